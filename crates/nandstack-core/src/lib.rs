@@ -1,0 +1,18 @@
+//! nandstack-core: the vocabulary every other nandstack crate shares.
+//!
+//! * [`units`]: `Nanos` and `Bytes` newtypes (units last in names, never raw integers in APIs).
+//! * [`rng`]: a seeded, portable, fast PRNG (xoshiro256++), so results are byte-identical everywhere.
+//! * [`error`]: the one error enum of the engine (config, geometry, trace, invariant, capacity).
+//! * [`stats`]: running summaries (min/mean/max/stddev) used by every report.
+
+pub mod error;
+pub mod rng;
+pub mod stats;
+pub mod units;
+
+pub use error::{Error, Result};
+pub use rng::Rng;
+pub use units::{Bytes, Nanos};
+
+/// Size of the logical mapping unit (a "logical page") in bytes: 4 KiB everywhere in nandstack.
+pub const MAPPING_UNIT_BYTES: u64 = 4096;

@@ -1,0 +1,3 @@
+//! placeholder
+pub struct Ftl;
+pub struct FtlConfig;

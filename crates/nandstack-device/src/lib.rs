@@ -1,0 +1,14 @@
+//! nandstack-device: what sits below the host interface.
+//!
+//! * [`nand`]: geometry (channels → chips → dies → planes → blocks → pages), cell modes and their endurance
+//!   and timing parameters.
+//! * [`ftl`]: the page-mapped flash translation layer: 4 KiB mapping, out-of-place updates, read-modify-write
+//!   of sub-unit writes, placement streams, allocation across parallel units, garbage collection with
+//!   pluggable victim policies, TRIM, static wear levelling, invariant checks and read-after-write
+//!   verification.
+
+pub mod ftl;
+pub mod nand;
+
+pub use ftl::{Ftl, FtlConfig};
+pub use nand::{CellMode, Geometry};

@@ -1,0 +1,7 @@
+//! NAND organisation and cell-mode characteristics.
+
+pub mod cell;
+pub mod geometry;
+
+pub use cell::{CellMode, CellTiming};
+pub use geometry::{Geometry, PlaneAddr};
