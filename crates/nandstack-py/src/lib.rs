@@ -1,1 +1,38 @@
+//! nandstack-py: PyO3 bindings of nandstack. Translation only: every simulation decision lives in the
+//! core crates; this crate converts arguments, releases the GIL and maps errors (see `errors.rs`).
+//! The Python-facing API is `python/nandstack/`; the stubs are `python/nandstack/_core.pyi`.
 
+use pyo3::prelude::*;
+
+mod errors;
+mod run;
+
+/// The default config as commented TOML.
+#[pyfunction]
+fn default_config_toml() -> String {
+    nandstack_sim::default_config_toml()
+}
+
+/// Markdown reference of every config key.
+#[pyfunction]
+fn config_reference_markdown() -> String {
+    nandstack_sim::config_reference_markdown()
+}
+
+/// Run a built-in benchmark (GIL released); returns its report as JSON.
+#[pyfunction]
+#[pyo3(name = "bench", signature = (name, quick=false))]
+fn bench_py(py: Python<'_>, name: String, quick: bool) -> PyResult<String> {
+    py.allow_threads(|| nandstack_sim::bench_json(&name, quick))
+        .map_err(errors::to_py_err)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(run::run, m)?)?;
+    m.add_function(wrap_pyfunction!(default_config_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(config_reference_markdown, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_py, m)?)?;
+    errors::register(m)
+}

@@ -1,0 +1,47 @@
+//! `run`: one simulation, GIL released; Ctrl-C and callback errors stop the engine through `progress`.
+
+use nandstack_sim::{Progress, RunOptions};
+use pyo3::prelude::*;
+
+use crate::errors::to_py_err;
+
+/// Run one simulation from a JSON config; returns the report as a JSON string.
+///
+/// The GIL is released while the engine runs. At every progress tick the GIL is re-acquired to call
+/// `progress(phase, done, total)` (if given) and to check for signals; an exception from either (e.g.
+/// `KeyboardInterrupt` on Ctrl-C) stops the engine and is re-raised here.
+#[pyfunction]
+#[pyo3(signature = (config_json, seed=None, verify=false, progress=None))]
+pub fn run(
+    py: Python<'_>,
+    config_json: String,
+    seed: Option<u64>,
+    verify: bool,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
+    let opts = RunOptions { seed, verify };
+    let mut pending: Option<PyErr> = None;
+    let result = py.allow_threads(|| {
+        let mut on_progress = |p: &Progress| -> bool {
+            Python::with_gil(|py| {
+                let outcome = match &progress {
+                    Some(callback) => callback.call1(py, (p.phase, p.done, p.total)).map(drop),
+                    None => Ok(()),
+                };
+                match outcome.and_then(|()| py.check_signals()) {
+                    Ok(()) => true,
+                    Err(err) => {
+                        pending = Some(err);
+                        false
+                    }
+                }
+            })
+        };
+        nandstack_sim::run_json(&config_json, &opts, &mut on_progress)
+    });
+    // A Python exception raised during the run wins over the engine's `Interrupted` that it caused.
+    if let Some(err) = pending {
+        return Err(err);
+    }
+    result.map_err(to_py_err)
+}
