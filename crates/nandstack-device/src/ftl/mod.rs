@@ -1,3 +1,334 @@
-//! placeholder
-pub struct Ftl;
-pub struct FtlConfig;
+//! The page-mapped FTL.
+//!
+//! Layout: a physical unit address (`pua`) is `block × units_per_block + offset`, with
+//! `offset = page × units_per_page + unit`; a global block id is `plane × blocks_per_plane + block`.
+//! Metadata per physical 4 KiB unit: the reverse map `p2l` (4 bytes); per logical unit: `l2p` (4 bytes);
+//! per block: a few words (see [`blocks::BlockTable`]). Validity is derived: a unit is valid iff
+//! `l2p[p2l[pua]] == pua`, and the FTL keeps `p2l[pua] = NONE` for every invalid or free unit.
+
+pub mod blocks;
+pub mod config;
+pub mod counters;
+pub mod gc;
+pub mod placement;
+mod collect;
+mod verify;
+mod write;
+
+pub use config::{Allocation, FtlConfig, GcConfig, GcScope, Migration, ParallelUnit, PlacementConfig, VictimConfig};
+pub use counters::Counters;
+pub use verify::UnitCensus;
+
+use std::collections::VecDeque;
+
+use nandstack_core::stats::Summary;
+use nandstack_core::{Error, Result, Rng, MAPPING_UNIT_BYTES};
+
+use crate::nand::{Geometry, PlaneAddr};
+use blocks::{BlockState, BlockTable, NONE};
+use gc::VictimPolicy;
+use placement::PlacementPolicy;
+
+/// Read-after-write version tracking (verification mode only).
+struct Versions {
+    next: u64,
+    /// Latest version the host wrote to each logical unit; 0 = never written or trimmed.
+    expected: Vec<u64>,
+    /// Version held by each physical unit.
+    physical: Vec<u64>,
+}
+
+pub struct Ftl {
+    geo: Geometry,
+    cfg: FtlConfig,
+    planes: u32,
+    upp: u32,
+    upb: u32,
+    logical_units: u32,
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    blocks: BlockTable,
+    free: Vec<VecDeque<u32>>,
+    free_total: u32,
+    /// Open block of each (stream, plane): index `stream × planes + plane`.
+    active: Vec<u32>,
+    /// Stripe position → plane index, per `striping_order`.
+    stripe: Vec<u32>,
+    dyn_units: u64,
+    gc_rr: u32,
+    victim: Box<dyn VictimPolicy>,
+    placement: Box<dyn PlacementPolicy>,
+    streams: u32,
+    counters: Counters,
+    /// Logical clock: host units written so far (never reset; ages are differences).
+    clock: u64,
+    seal_seq: u64,
+    rng: Rng,
+    versions: Option<Versions>,
+    erase_baseline: Vec<u32>,
+    erases_since_wl_check: Vec<u32>,
+    in_wear_leveling: bool,
+}
+
+impl Ftl {
+    /// Build an FTL on an erased device. `seed` drives randomized policies only.
+    pub fn new(geo: Geometry, cfg: FtlConfig, seed: u64) -> Result<Ftl> {
+        geo.validate()?;
+        let placement = placement::build(&cfg.placement);
+        let streams = placement.streams();
+        cfg.validate(&geo, streams)?;
+        let planes = geo.planes();
+        let upp = geo.units_per_page();
+        let upb = geo.units_per_block();
+        let total_blocks = geo.total_blocks();
+        let logical_units = u32::try_from(cfg.logical_units(&geo))
+            .map_err(|_| Error::geometry("blocks_per_plane", "logical capacity exceeds 2^32 units"))?;
+        let blocks = BlockTable::new(total_blocks, geo.blocks_per_plane, upb);
+        let victim = gc::build(&cfg.gc.victim, planes, &blocks);
+        let free = (0..planes).map(|p| blocks.plane_blocks(p).collect::<VecDeque<u32>>()).collect();
+        let stripe = stripe_table(&geo, &cfg.striping_order);
+        Ok(Ftl {
+            planes,
+            upp,
+            upb,
+            logical_units,
+            l2p: vec![NONE; logical_units as usize],
+            p2l: vec![NONE; geo.total_units() as usize],
+            free,
+            free_total: total_blocks,
+            active: vec![NONE; (streams * planes) as usize],
+            stripe,
+            dyn_units: 0,
+            gc_rr: 0,
+            victim,
+            placement,
+            streams,
+            counters: Counters::default(),
+            clock: 0,
+            seal_seq: 0,
+            rng: Rng::derive(seed, 0x6763),
+            versions: None,
+            erase_baseline: vec![0; total_blocks as usize],
+            erases_since_wl_check: vec![0; planes as usize],
+            in_wear_leveling: false,
+            blocks,
+            geo,
+            cfg,
+        })
+    }
+
+    /// Turn on read-after-write version checking (costs 16 bytes per unit).
+    pub fn enable_verification(&mut self) {
+        let expected = self.l2p.iter().map(|&p| if p == NONE { 0 } else { 1 }).collect();
+        let physical = self.p2l.iter().map(|&l| if l == NONE { 0 } else { 1 }).collect();
+        self.versions = Some(Versions { next: 2, expected, physical });
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+    pub fn config(&self) -> &FtlConfig {
+        &self.cfg
+    }
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+    pub fn blocks(&self) -> &BlockTable {
+        &self.blocks
+    }
+    pub fn logical_units(&self) -> u32 {
+        self.logical_units
+    }
+    pub fn logical_bytes(&self) -> u64 {
+        self.logical_units as u64 * MAPPING_UNIT_BYTES
+    }
+    pub fn free_blocks(&self) -> u32 {
+        self.free_total
+    }
+    pub fn free_blocks_in_plane(&self, plane: u32) -> u32 {
+        self.free[plane as usize].len() as u32
+    }
+    pub fn streams(&self) -> u32 {
+        self.streams
+    }
+    pub fn victim_policy_name(&self) -> &'static str {
+        self.victim.name()
+    }
+    /// Physical unit currently holding a logical unit, if mapped.
+    pub fn lookup(&self, lpn: u32) -> Option<u32> {
+        let p = self.l2p[lpn as usize];
+        (p != NONE).then_some(p)
+    }
+
+    /// Zero all counters (after preconditioning); erase counts are kept but the per-phase distribution
+    /// is measured from here.
+    pub fn reset_counters(&mut self) {
+        self.counters = Counters::default();
+        self.erase_baseline.clone_from(&self.blocks.erase_count);
+    }
+
+    /// Write amplification: flash page programs ÷ host-written pages, where host-written pages =
+    /// host_write_bytes ÷ page_size. NaN when the host wrote nothing.
+    pub fn waf(&self) -> f64 {
+        let host_pages = self.counters.host_write_bytes as f64 / self.geo.page_size_bytes as f64;
+        if host_pages == 0.0 {
+            f64::NAN
+        } else {
+            self.counters.flash_program_pages as f64 / host_pages
+        }
+    }
+
+    /// Distribution of erases per block since the last counter reset.
+    pub fn erase_summary(&self) -> Summary {
+        Summary::of(self.blocks.erase_count.iter().zip(&self.erase_baseline).map(|(&e, &b)| (e - b) as f64))
+    }
+    /// Distribution of lifetime erase counts per block.
+    pub fn lifetime_erase_summary(&self) -> Summary {
+        Summary::of(self.blocks.erase_count.iter().map(|&e| e as f64))
+    }
+    /// Blocks whose lifetime erase count reached the cell mode's rated endurance.
+    pub fn blocks_past_endurance(&self) -> u32 {
+        let limit = self.geo.cell_mode.endurance_pe_cycles();
+        self.blocks.erase_count.iter().filter(|&&e| e >= limit).count() as u32
+    }
+
+    /// Effective over-provisioning seen by GC: blocks that can hold data (all blocks minus the free
+    /// reserve GC keeps — on average (start − 1 + stop) / 2 per scope — minus half of each open block on average)
+    /// relative to the logical capacity. This is the α − 1 of the analytic models.
+    pub fn effective_over_provisioning(&self) -> f64 {
+        // Free blocks oscillate between start − 1 (GC triggers) and stop (GC ends).
+        let held_free = (self.cfg.gc.start_free_blocks as f64 - 1.0 + self.cfg.gc.stop_free_blocks as f64) / 2.0;
+        let reserve_blocks = match self.cfg.gc.scope {
+            GcScope::Plane => held_free * self.planes as f64,
+            GcScope::Device => held_free,
+        };
+        let open = self.active.len() as f64 * 0.5;
+        let usable = (self.blocks.len() as f64 - reserve_blocks - open) * self.upb as f64;
+        usable / self.logical_units as f64 - 1.0
+    }
+
+    /// Unit of a byte offset, checking the request lies inside the logical space.
+    fn unit_range(&self, what: &str, offset: u64, len: u64) -> Result<(u32, u32)> {
+        let cap = self.logical_bytes();
+        if len == 0 || offset.checked_add(len).is_none_or(|end| end > cap) {
+            return Err(Error::OutOfRange(format!(
+                "{what} of {len} bytes at offset {offset} does not fit the logical capacity of {cap} bytes"
+            )));
+        }
+        let first = (offset / MAPPING_UNIT_BYTES) as u32;
+        let last = ((offset + len - 1) / MAPPING_UNIT_BYTES) as u32;
+        Ok((first, last))
+    }
+
+    /// Host read of `len` bytes at byte `offset`.
+    pub fn read(&mut self, offset: u64, len: u64) -> Result<()> {
+        let (first, last) = self.unit_range("read", offset, len)?;
+        self.counters.host_read_requests += 1;
+        self.counters.host_read_bytes += len;
+        let mut last_page = u64::MAX;
+        for lpn in first..=last {
+            self.counters.host_read_units += 1;
+            let pua = self.l2p[lpn as usize];
+            self.check_version(lpn, pua)?;
+            if pua == NONE {
+                self.counters.unmapped_read_units += 1;
+                continue;
+            }
+            let page = pua as u64 / self.upp as u64;
+            if page != last_page {
+                self.counters.host_read_pages += 1;
+                last_page = page;
+            }
+        }
+        Ok(())
+    }
+
+    /// Host write of `len` bytes at byte `offset`. Partial units are read-modify-written.
+    pub fn write(&mut self, offset: u64, len: u64) -> Result<()> {
+        let (first, last) = self.unit_range("write", offset, len)?;
+        self.counters.host_write_requests += 1;
+        self.counters.host_write_bytes += len;
+        let end = offset + len;
+        let req = len.min(u32::MAX as u64) as u32;
+        for lpn in first..=last {
+            let unit_start = lpn as u64 * MAPPING_UNIT_BYTES;
+            let partial = offset > unit_start || end < unit_start + MAPPING_UNIT_BYTES;
+            if partial {
+                self.counters.partial_unit_writes += 1;
+                let pua = self.l2p[lpn as usize];
+                if pua != NONE {
+                    self.check_version(lpn, pua)?;
+                    self.counters.rmw_read_pages += 1;
+                }
+            }
+            self.write_unit(lpn, req)?;
+        }
+        Ok(())
+    }
+
+    /// TRIM/discard of a byte range: every whole 4 KiB unit inside it is unmapped; partial units at the
+    /// edges keep their data (as real drives do for unaligned discards).
+    pub fn trim(&mut self, offset: u64, len: u64) -> Result<()> {
+        self.unit_range("trim", offset, len)?;
+        self.counters.host_trim_requests += 1;
+        self.counters.host_trim_bytes += len;
+        let first = offset.div_ceil(MAPPING_UNIT_BYTES);
+        let end = (offset + len) / MAPPING_UNIT_BYTES;
+        for lpn in first..end {
+            self.trim_unit(lpn as u32);
+        }
+        Ok(())
+    }
+
+    /// Program every partially filled open page (padding the rest), as a drive does on FLUSH or shutdown.
+    pub fn flush(&mut self) {
+        for slot in 0..self.active.len() {
+            let b = self.active[slot];
+            if b == NONE {
+                continue;
+            }
+            let w = self.blocks.written[b as usize];
+            let rem = w % self.upp;
+            if rem != 0 {
+                let pad = self.upp - rem;
+                self.blocks.written[b as usize] += pad;
+                self.counters.padding_units += pad as u64;
+                self.counters.flash_program_pages += 1;
+                if self.blocks.written[b as usize] == self.upb {
+                    self.seal(b, slot);
+                }
+            }
+        }
+    }
+}
+
+/// Stripe position → plane index: the first unit in `order` varies fastest.
+fn stripe_table(geo: &Geometry, order: &[ParallelUnit]) -> Vec<u32> {
+    (0..geo.planes())
+        .map(|k| {
+            let mut rem = k;
+            let mut a = PlaneAddr { channel: 0, chip: 0, die: 0, plane: 0 };
+            for unit in order {
+                let (n, slot) = match unit {
+                    ParallelUnit::Channel => (geo.channels, &mut a.channel),
+                    ParallelUnit::Chip => (geo.chips_per_channel, &mut a.chip),
+                    ParallelUnit::Die => (geo.dies_per_chip, &mut a.die),
+                    ParallelUnit::Plane => (geo.planes_per_die, &mut a.plane),
+                };
+                *slot = rem % n;
+                rem /= n;
+            }
+            geo.plane_index(a)
+        })
+        .collect()
+}
+
+impl Ftl {
+    #[inline]
+    fn state(&self, b: u32) -> BlockState {
+        self.blocks.state[b as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,75 @@
+//! Per-block metadata shared by the FTL and the policies (policies read it, only the FTL writes it).
+
+/// Sentinel for "no block / no page / unmapped".
+pub const NONE: u32 = u32::MAX;
+
+/// Life-cycle state of an erase block.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum BlockState {
+    /// Erased, in its plane's free pool.
+    Free,
+    /// Being filled: the active block of one (stream, plane).
+    Open,
+    /// Full: a GC candidate.
+    Sealed,
+    /// Chosen as a GC / wear-levelling victim, being emptied.
+    Victim,
+}
+
+/// Struct-of-arrays block table, indexed by global block id (plane × blocks_per_plane + block).
+#[derive(Clone, Debug)]
+pub struct BlockTable {
+    pub blocks_per_plane: u32,
+    pub units_per_block: u32,
+    /// Valid 4 KiB units in the block.
+    pub valid: Vec<u32>,
+    /// Units written since the last erase (the write pointer; includes padding).
+    pub written: Vec<u32>,
+    pub erase_count: Vec<u32>,
+    pub state: Vec<BlockState>,
+    /// Placement stream that filled the block.
+    pub stream: Vec<u8>,
+    /// Logical clock (host-written units) of the last write or invalidation: the "age" base of cost-benefit.
+    pub modified_at: Vec<u64>,
+    /// Order in which blocks were sealed (monotonic): FIFO's key.
+    pub sealed_seq: Vec<u64>,
+}
+
+impl BlockTable {
+    pub fn new(total_blocks: u32, blocks_per_plane: u32, units_per_block: u32) -> BlockTable {
+        let n = total_blocks as usize;
+        BlockTable {
+            blocks_per_plane,
+            units_per_block,
+            valid: vec![0; n],
+            written: vec![0; n],
+            erase_count: vec![0; n],
+            state: vec![BlockState::Free; n],
+            stream: vec![0; n],
+            modified_at: vec![0; n],
+            sealed_seq: vec![0; n],
+        }
+    }
+    #[inline]
+    pub fn len(&self) -> u32 {
+        self.valid.len() as u32
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.valid.is_empty()
+    }
+    #[inline]
+    pub fn plane_of(&self, block: u32) -> u32 {
+        block / self.blocks_per_plane
+    }
+    /// Global block ids of one plane.
+    pub fn plane_blocks(&self, plane: u32) -> std::ops::Range<u32> {
+        plane * self.blocks_per_plane..(plane + 1) * self.blocks_per_plane
+    }
+    /// Valid fraction of a block, u in [0, 1].
+    #[inline]
+    pub fn utilization(&self, block: u32) -> f64 {
+        self.valid[block as usize] as f64 / self.units_per_block as f64
+    }
+}

@@ -1,0 +1,177 @@
+//! Garbage collection and static wear levelling: victim selection (through the policy), migration of valid
+//! units (through the placement policy), erase.
+
+use nandstack_core::{Error, Result};
+
+use super::blocks::{BlockState, NONE};
+use super::gc::Scope;
+use super::placement::{WriteCause, WriteCtx};
+use super::{Ftl, GcScope, Migration};
+
+impl Ftl {
+    /// Called before a host write opens a new block in `plane`: run GC if the thresholds say so, and always
+    /// keep more than one free block per stream in the plane so that migrations find room.
+    pub(super) fn maybe_gc(&mut self, plane: u32) -> Result<()> {
+        let gc = &self.cfg.gc;
+        let (triggered, scope) = match gc.scope {
+            GcScope::Plane => ((self.free[plane as usize].len() as u32) < gc.start_free_blocks, Scope::Plane(plane)),
+            GcScope::Device => (self.free_total < gc.start_free_blocks, Scope::Device),
+        };
+        if triggered {
+            self.counters.gc_invocations += 1;
+            let cfg_scope = gc.scope;
+            self.gc_until(scope, |f| f.gc_done(cfg_scope, plane))?;
+        }
+        let floor = self.streams;
+        if self.free[plane as usize].len() as u32 <= floor {
+            self.counters.gc_invocations += 1;
+            self.gc_until(Scope::Plane(plane), |f| f.free[plane as usize].len() as u32 > floor)?;
+        }
+        Ok(())
+    }
+
+    /// Collect victims in `scope` until `done` holds. Fails with DeviceFull when no progress is possible.
+    fn gc_until(&mut self, scope: Scope, done: impl Fn(&Ftl) -> bool) -> Result<()> {
+        let blocks_in_scope = match scope {
+            Scope::Plane(_) => self.geo.blocks_per_plane,
+            Scope::Device => self.blocks.len(),
+        } as u64;
+        let mut rounds = 0u64;
+        while !done(self) {
+            rounds += 1;
+            if rounds > 2 * blocks_in_scope + 2 {
+                return Err(Error::DeviceFull(format!(
+                    "GC in {scope:?} collected {rounds} victims without reaching its free-block target; the \
+                     logical data does not fit (raise ftl.over_provisioning)"
+                )));
+            }
+            self.collect_one(scope)?;
+        }
+        Ok(())
+    }
+
+    /// Select one victim, migrate its valid units and erase it.
+    fn collect_one(&mut self, scope: Scope) -> Result<()> {
+        let v = self
+            .victim
+            .select(scope, &self.blocks, self.clock, &mut self.rng)
+            .ok_or_else(|| Error::DeviceFull(format!("GC found no sealed block in {scope:?}")))?;
+        debug_assert_eq!(self.state(v), BlockState::Sealed, "policy {} returned a non-sealed block", self.victim.name());
+        self.blocks.state[v as usize] = BlockState::Victim;
+        self.counters.gc_victim_blocks += 1;
+        self.migrate_block(v, WriteCause::Gc)?;
+        self.erase(v, WriteCause::Gc);
+        Ok(())
+    }
+
+    /// Move every valid unit out of block `v` (in offset order).
+    pub(super) fn migrate_block(&mut self, v: u32, cause: WriteCause) -> Result<()> {
+        let base = v * self.upb;
+        let written = self.blocks.written[v as usize];
+        let source_stream = Some(self.blocks.stream[v as usize]);
+        let src_plane = self.blocks.plane_of(v);
+        let mut last_page = NONE;
+        for off in 0..written {
+            if self.blocks.valid[v as usize] == 0 {
+                break;
+            }
+            let old = base + off;
+            let lpn = self.p2l[old as usize];
+            if lpn == NONE {
+                continue;
+            }
+            let page = old / self.upp;
+            if page != last_page {
+                last_page = page;
+                match cause {
+                    WriteCause::Gc => self.counters.gc_read_pages += 1,
+                    _ => self.counters.wear_leveling_read_pages += 1,
+                }
+            }
+            let ctx = WriteCtx { lpn, cause, source_stream, request_bytes: 0 };
+            let stream = self.placement.stream_for(&ctx) as u32;
+            let plane = match self.cfg.gc.migration {
+                Migration::SamePlane => src_plane,
+                Migration::AnyPlane => self.next_gc_plane(),
+            };
+            self.ensure_open(stream, plane, false)?;
+            self.p2l[old as usize] = NONE;
+            self.blocks.valid[v as usize] -= 1;
+            let new = self.append(stream, plane);
+            self.commit(new, lpn);
+            if let Some(ver) = self.versions.as_mut() {
+                ver.physical[new as usize] = ver.physical[old as usize];
+            }
+            match cause {
+                WriteCause::Gc => {
+                    self.counters.program_units_gc += 1;
+                    self.counters.gc_migrated_units += 1;
+                }
+                _ => {
+                    self.counters.program_units_wear_leveling += 1;
+                    self.counters.wear_leveling_migrated_units += 1;
+                }
+            }
+        }
+        debug_assert_eq!(self.blocks.valid[v as usize], 0);
+        Ok(())
+    }
+
+    /// Erase an emptied victim and return it to its plane's free pool.
+    fn erase(&mut self, v: u32, cause: WriteCause) {
+        let i = v as usize;
+        debug_assert_eq!(self.blocks.valid[i], 0);
+        self.blocks.written[i] = 0;
+        self.blocks.erase_count[i] += 1;
+        self.blocks.state[i] = BlockState::Free;
+        let plane = self.blocks.plane_of(v);
+        self.free[plane as usize].push_back(v);
+        self.free_total += 1;
+        match cause {
+            WriteCause::Gc => self.counters.gc_erases += 1,
+            _ => self.counters.wear_leveling_erases += 1,
+        }
+        if self.cfg.wear_leveling.enabled && !self.in_wear_leveling {
+            let n = &mut self.erases_since_wl_check[plane as usize];
+            *n += 1;
+            if *n >= self.cfg.wear_leveling.check_every_erases {
+                *n = 0;
+                self.in_wear_leveling = true;
+                let r = self.level_wear(plane);
+                self.in_wear_leveling = false;
+                // Wear levelling only runs when the plane has spare free blocks, so it cannot run out.
+                debug_assert!(r.is_ok(), "{r:?}");
+                let _ = r;
+            }
+        }
+    }
+
+    /// Static wear levelling in one plane: if the erase-count gap exceeds the threshold, recycle the
+    /// least-erased sealed block (cold data sitting on a young block).
+    fn level_wear(&mut self, plane: u32) -> Result<()> {
+        if self.free[plane as usize].len() as u32 <= self.streams + 1 {
+            return Ok(());
+        }
+        let mut max_erase = 0;
+        let mut coldest: Option<u32> = None;
+        for b in self.blocks.plane_blocks(plane) {
+            let e = self.blocks.erase_count[b as usize];
+            max_erase = max_erase.max(e);
+            if self.blocks.state[b as usize] == BlockState::Sealed
+                && coldest.is_none_or(|c| e < self.blocks.erase_count[c as usize])
+            {
+                coldest = Some(b);
+            }
+        }
+        let Some(c) = coldest else { return Ok(()) };
+        if max_erase - self.blocks.erase_count[c as usize] <= self.cfg.wear_leveling.threshold {
+            return Ok(());
+        }
+        self.counters.wear_leveling_invocations += 1;
+        self.victim.remove(c, &self.blocks);
+        self.blocks.state[c as usize] = BlockState::Victim;
+        self.migrate_block(c, WriteCause::WearLeveling)?;
+        self.erase(c, WriteCause::WearLeveling);
+        Ok(())
+    }
+}

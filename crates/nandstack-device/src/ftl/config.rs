@@ -1,0 +1,286 @@
+//! FTL configuration (serde; unknown keys rejected; every field documented with default and unit).
+
+use nandstack_core::{Error, Result};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::nand::Geometry;
+
+/// How host writes are spread over planes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Allocation {
+    /// The plane is a fixed function of the logical page: stripe = lpn / units_per_page, plane =
+    /// stripe mod planes, decomposed in `striping_order` (first named unit varies fastest).
+    Static,
+    /// Round-robin over planes in `striping_order` regardless of address (a write goes to the next
+    /// plane in turn; with the timing model, the least busy).
+    Dynamic,
+}
+
+/// A level of the parallel hierarchy, for the striping order.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ParallelUnit {
+    Channel,
+    Chip,
+    Die,
+    Plane,
+}
+
+/// GC victim selection policy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", tag = "policy", deny_unknown_fields)]
+pub enum VictimConfig {
+    /// Fewest valid pages (O(1) via valid-count buckets; FIFO within a bucket).
+    Greedy,
+    /// Largest age × (1 − u) / 2u (Rosenblum & Ousterhout); age = host writes since last modification.
+    CostBenefit,
+    /// Oldest sealed block first (a circular log).
+    Fifo,
+    /// Uniformly random sealed block.
+    Random,
+    /// Greedy among `d` uniformly sampled sealed blocks.
+    DChoices {
+        /// Number of sampled candidates (≥ 1). Default 10.
+        #[serde(default = "d_d")]
+        d: u32,
+    },
+}
+fn d_d() -> u32 {
+    10
+}
+
+/// Where GC looks for victims and counts free blocks.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GcScope {
+    /// Thresholds are per plane; the victim comes from the plane that is short of free blocks.
+    Plane,
+    /// Thresholds are on the device total; the victim comes from anywhere.
+    Device,
+}
+
+/// Where GC writes migrated pages.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Migration {
+    /// Into the victim's own plane (copyback-style; the default).
+    SamePlane,
+    /// To the next plane in the dynamic order.
+    AnyPlane,
+}
+
+/// Garbage collection.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GcConfig {
+    /// Victim policy. Default `{ policy = "greedy" }`.
+    #[serde(default = "d_victim")]
+    pub victim: VictimConfig,
+    /// `plane` (default) or `device`.
+    #[serde(default = "d_scope")]
+    pub scope: GcScope,
+    /// GC starts when free blocks (per plane or on the device, see `scope`) fall below this. Default 3.
+    #[serde(default = "d_start")]
+    pub start_free_blocks: u32,
+    /// GC stops once free blocks reach this. Default 4 (must be ≥ start_free_blocks).
+    #[serde(default = "d_stop")]
+    pub stop_free_blocks: u32,
+    /// `same_plane` (default) or `any_plane`.
+    #[serde(default = "d_migration")]
+    pub migration: Migration,
+}
+fn d_victim() -> VictimConfig {
+    VictimConfig::Greedy
+}
+fn d_scope() -> GcScope {
+    GcScope::Plane
+}
+fn d_start() -> u32 {
+    3
+}
+fn d_stop() -> u32 {
+    4
+}
+fn d_migration() -> Migration {
+    Migration::SamePlane
+}
+impl Default for GcConfig {
+    fn default() -> Self {
+        GcConfig {
+            victim: d_victim(),
+            scope: d_scope(),
+            start_free_blocks: d_start(),
+            stop_free_blocks: d_stop(),
+            migration: d_migration(),
+        }
+    }
+}
+
+/// Placement policy: maps every write (host or GC) to a stream; one open block per (stream, plane).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", tag = "policy", deny_unknown_fields)]
+pub enum PlacementConfig {
+    /// One stream for everything (the default).
+    Single,
+    /// Stream 0 for host writes, stream 1 for GC and wear-levelling migrations.
+    HostGc,
+}
+fn d_placement() -> PlacementConfig {
+    PlacementConfig::Single
+}
+
+/// Simple static wear levelling: every `check_every_erases` erases in a plane, if the plane's most-erased
+/// block exceeds its least-erased sealed block by more than `threshold` erases, the least-erased block's
+/// data is migrated and the block erased, so it re-enters the free pool and absorbs new writes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WearLevelingConfig {
+    /// Off by default.
+    #[serde(default)]
+    pub enabled: bool,
+    /// Allowed erase-count gap inside a plane. Default 50.
+    #[serde(default = "d_wl_threshold")]
+    pub threshold: u32,
+    /// How often (in erases per plane) the gap is checked. Default 16.
+    #[serde(default = "d_wl_every")]
+    pub check_every_erases: u32,
+}
+fn d_wl_threshold() -> u32 {
+    50
+}
+fn d_wl_every() -> u32 {
+    16
+}
+impl Default for WearLevelingConfig {
+    fn default() -> Self {
+        WearLevelingConfig { enabled: false, threshold: d_wl_threshold(), check_every_erases: d_wl_every() }
+    }
+}
+
+/// The flash translation layer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FtlConfig {
+    /// Over-provisioning as a fraction of the logical capacity: logical = floor(physical / (1 + op)),
+    /// rounded down to whole 4 KiB units. Physical counts every block, including the GC free-block
+    /// reserve and the open blocks (see docs/model-ftl.md for the effective figure). Default 0.07.
+    #[serde(default = "d_op")]
+    pub over_provisioning: f64,
+    /// `static` (default) or `dynamic`.
+    #[serde(default = "d_alloc")]
+    pub allocation: Allocation,
+    /// Order in which consecutive stripes visit the parallel units, fastest-varying first.
+    /// Default `["channel", "chip", "die", "plane"]`.
+    #[serde(default = "d_order")]
+    pub striping_order: Vec<ParallelUnit>,
+    /// Placement policy. Default `{ policy = "single" }`.
+    #[serde(default = "d_placement")]
+    pub placement: PlacementConfig,
+    #[serde(default)]
+    pub gc: GcConfig,
+    #[serde(default)]
+    pub wear_leveling: WearLevelingConfig,
+}
+fn d_op() -> f64 {
+    0.07
+}
+fn d_alloc() -> Allocation {
+    Allocation::Static
+}
+fn d_order() -> Vec<ParallelUnit> {
+    vec![ParallelUnit::Channel, ParallelUnit::Chip, ParallelUnit::Die, ParallelUnit::Plane]
+}
+impl Default for FtlConfig {
+    fn default() -> Self {
+        FtlConfig {
+            over_provisioning: d_op(),
+            allocation: d_alloc(),
+            striping_order: d_order(),
+            placement: d_placement(),
+            gc: GcConfig::default(),
+            wear_leveling: WearLevelingConfig::default(),
+        }
+    }
+}
+
+impl FtlConfig {
+    /// Logical capacity in 4 KiB units for a geometry.
+    pub fn logical_units(&self, geo: &Geometry) -> u64 {
+        (geo.total_units() as f64 / (1.0 + self.over_provisioning)).floor() as u64
+    }
+
+    /// Check values against each other and the geometry; errors name the key and the reason.
+    pub fn validate(&self, geo: &Geometry, streams: u32) -> Result<()> {
+        let op = self.over_provisioning;
+        if !(op.is_finite() && op > 0.0 && op <= 10.0) {
+            return Err(Error::config("ftl.over_provisioning", format!("is {op}: must be in (0, 10]")));
+        }
+        let mut order = self.striping_order.clone();
+        order.sort_by_key(|u| *u as u8);
+        order.dedup();
+        if order.len() != 4 || self.striping_order.len() != 4 {
+            return Err(Error::config(
+                "ftl.striping_order",
+                "must name each of channel, chip, die, plane exactly once",
+            ));
+        }
+        let gc = &self.gc;
+        if gc.stop_free_blocks < gc.start_free_blocks {
+            return Err(Error::config(
+                "ftl.gc.stop_free_blocks",
+                format!("is {} but must be ≥ start_free_blocks ({})", gc.stop_free_blocks, gc.start_free_blocks),
+            ));
+        }
+        if let VictimConfig::DChoices { d } = gc.victim {
+            if d == 0 {
+                return Err(Error::config("ftl.gc.victim.d", "must be at least 1"));
+            }
+        }
+        let bpp = geo.blocks_per_plane;
+        let (scope_blocks, scope_name) = match gc.scope {
+            GcScope::Plane => (bpp, "per plane"),
+            GcScope::Device => (geo.total_blocks(), "on the device"),
+        };
+        if gc.scope == GcScope::Plane && gc.start_free_blocks <= streams {
+            return Err(Error::config(
+                "ftl.gc.start_free_blocks",
+                format!(
+                    "is {} but per-plane GC needs more than one free block per placement stream ({streams}) so \
+                     that migration always finds room",
+                    gc.start_free_blocks
+                ),
+            ));
+        }
+        if gc.start_free_blocks == 0 {
+            return Err(Error::config("ftl.gc.start_free_blocks", "must be at least 1"));
+        }
+        // Blocks that never hold data: free reserve + one open block per stream, in the GC scope.
+        let open = match gc.scope {
+            GcScope::Plane => streams,
+            GcScope::Device => streams * geo.planes(),
+        };
+        let logical_blocks = (self.logical_units(geo)).div_ceil(geo.units_per_block() as u64);
+        let logical_in_scope = match gc.scope {
+            GcScope::Plane => logical_blocks.div_ceil(geo.planes() as u64),
+            GcScope::Device => logical_blocks,
+        };
+        let needed = logical_in_scope + gc.stop_free_blocks as u64 + open as u64 + 1;
+        if needed > scope_blocks as u64 {
+            return Err(Error::config(
+                "ftl.gc.stop_free_blocks",
+                format!(
+                    "leaves no room for GC: {scope_name} the logical data needs {logical_in_scope} blocks, the free \
+                     target {} and the open blocks {open}, but there are only {scope_blocks} blocks; raise \
+                     ftl.over_provisioning or lower the thresholds",
+                    gc.stop_free_blocks
+                ),
+            ));
+        }
+        if self.wear_leveling.enabled && self.wear_leveling.check_every_erases == 0 {
+            return Err(Error::config("ftl.wear_leveling.check_every_erases", "must be at least 1"));
+        }
+        Ok(())
+    }
+}

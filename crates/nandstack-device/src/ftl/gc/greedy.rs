@@ -1,0 +1,137 @@
+//! Greedy: the sealed block with the fewest valid units. O(1) per event via per-plane valid-count buckets
+//! (intrusive doubly-linked lists); FIFO within a bucket (the oldest arrival in the bucket goes first, as in
+//! the Cosmos+ OpenSSD firmware). Device scope takes the plane whose best bucket is lowest (lower plane id on
+//! ties).
+
+use nandstack_core::Rng;
+
+use super::{Scope, VictimPolicy};
+use crate::ftl::blocks::{BlockTable, NONE};
+
+pub struct Greedy {
+    buckets_per_plane: usize,
+    head: Vec<u32>,
+    tail: Vec<u32>,
+    next: Vec<u32>,
+    prev: Vec<u32>,
+    /// Bucket (valid count) a block is filed under, or NONE when not a candidate.
+    bucket_of: Vec<u32>,
+    /// Lowest possibly non-empty bucket per plane.
+    low: Vec<u32>,
+}
+
+impl Greedy {
+    pub fn new(planes: u32, table: &BlockTable) -> Greedy {
+        let b = table.units_per_block as usize + 1;
+        let n = table.len() as usize;
+        Greedy {
+            buckets_per_plane: b,
+            head: vec![NONE; planes as usize * b],
+            tail: vec![NONE; planes as usize * b],
+            next: vec![NONE; n],
+            prev: vec![NONE; n],
+            bucket_of: vec![NONE; n],
+            low: vec![0; planes as usize],
+        }
+    }
+
+    #[inline]
+    fn slot(&self, plane: u32, bucket: u32) -> usize {
+        plane as usize * self.buckets_per_plane + bucket as usize
+    }
+
+    #[inline]
+    fn push_back(&mut self, block: u32, bucket: u32, table: &BlockTable) {
+        let plane = table.plane_of(block);
+        let s = self.slot(plane, bucket);
+        let t = self.tail[s];
+        self.prev[block as usize] = t;
+        self.next[block as usize] = NONE;
+        if t == NONE {
+            self.head[s] = block;
+        } else {
+            self.next[t as usize] = block;
+        }
+        self.tail[s] = block;
+        self.bucket_of[block as usize] = bucket;
+        if bucket < self.low[plane as usize] {
+            self.low[plane as usize] = bucket;
+        }
+    }
+
+    #[inline]
+    fn unlink(&mut self, block: u32, table: &BlockTable) {
+        let bucket = self.bucket_of[block as usize];
+        if bucket == NONE {
+            return;
+        }
+        let s = self.slot(table.plane_of(block), bucket);
+        let (p, n) = (self.prev[block as usize], self.next[block as usize]);
+        if p == NONE {
+            self.head[s] = n;
+        } else {
+            self.next[p as usize] = n;
+        }
+        if n == NONE {
+            self.tail[s] = p;
+        } else {
+            self.prev[n as usize] = p;
+        }
+        self.bucket_of[block as usize] = NONE;
+    }
+
+    /// Lowest non-empty bucket of a plane (advancing the hint), if any.
+    fn lowest(&mut self, plane: u32) -> Option<u32> {
+        let mut b = self.low[plane as usize];
+        while (b as usize) < self.buckets_per_plane {
+            if self.head[self.slot(plane, b)] != NONE {
+                self.low[plane as usize] = b;
+                return Some(b);
+            }
+            b += 1;
+        }
+        self.low[plane as usize] = b;
+        None
+    }
+}
+
+impl VictimPolicy for Greedy {
+    fn name(&self) -> &'static str {
+        "greedy"
+    }
+    fn on_sealed(&mut self, block: u32, table: &BlockTable) {
+        self.push_back(block, table.valid[block as usize], table);
+    }
+    #[inline]
+    fn on_invalidated(&mut self, block: u32, table: &BlockTable) {
+        self.unlink(block, table);
+        self.push_back(block, table.valid[block as usize], table);
+    }
+    fn remove(&mut self, block: u32, table: &BlockTable) {
+        self.unlink(block, table);
+    }
+    fn select(&mut self, scope: Scope, table: &BlockTable, _now: u64, _rng: &mut Rng) -> Option<u32> {
+        let plane = match scope {
+            Scope::Plane(p) => {
+                self.lowest(p)?;
+                p
+            }
+            Scope::Device => {
+                let planes = self.low.len() as u32;
+                let mut best: Option<(u32, u32)> = None;
+                for p in 0..planes {
+                    if let Some(b) = self.lowest(p) {
+                        if best.is_none_or(|(bb, _)| b < bb) {
+                            best = Some((b, p));
+                        }
+                    }
+                }
+                best?.1
+            }
+        };
+        let b = self.low[plane as usize];
+        let block = self.head[self.slot(plane, b)];
+        self.unlink(block, table);
+        Some(block)
+    }
+}

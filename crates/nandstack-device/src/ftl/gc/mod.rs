@@ -1,0 +1,64 @@
+//! GC victim selection policies.
+//!
+//! # Contract (every [`VictimPolicy`] obeys it; `tests::conformance` checks each one)
+//! * The FTL tells the policy about every candidate: [`VictimPolicy::on_sealed`] when a block becomes full,
+//!   [`VictimPolicy::on_invalidated`] each time a sealed block loses one valid unit, and
+//!   [`VictimPolicy::remove`] when the FTL takes a sealed block away by other means (wear levelling).
+//! * [`VictimPolicy::select`] returns a sealed block inside the scope (the given plane, or anywhere) and
+//!   forgets it; it returns `None` only when the scope has no sealed block. It never returns an open, free
+//!   or already-selected block, and never the same block twice without an intervening `on_sealed`.
+//! * Policies are deterministic given the block table and the RNG they are handed; ties break on the
+//!   lower block id or the earlier insertion, never on hash order.
+//! * Policies never write the block table.
+
+mod candidates;
+mod cost_benefit;
+mod d_choices;
+mod fifo;
+mod greedy;
+mod random;
+
+pub use candidates::CandidateSet;
+pub use cost_benefit::CostBenefit;
+pub use d_choices::DChoices;
+pub use fifo::Fifo;
+pub use greedy::Greedy;
+pub use random::RandomVictim;
+
+use nandstack_core::Rng;
+
+use super::blocks::BlockTable;
+use super::config::VictimConfig;
+
+/// Where to look for a victim.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Plane(u32),
+    Device,
+}
+
+pub trait VictimPolicy: Send {
+    fn name(&self) -> &'static str;
+    /// `block` just became full and is a candidate from now on.
+    fn on_sealed(&mut self, block: u32, table: &BlockTable);
+    /// Sealed `block` just lost one valid unit (`table.valid[block]` is the new count).
+    fn on_invalidated(&mut self, block: u32, table: &BlockTable);
+    /// Forget `block` (it is no longer a candidate).
+    fn remove(&mut self, block: u32, table: &BlockTable);
+    /// Choose and forget a victim within `scope`; `now` is the logical clock (host units written).
+    fn select(&mut self, scope: Scope, table: &BlockTable, now: u64, rng: &mut Rng) -> Option<u32>;
+}
+
+/// Build the policy a config names.
+pub fn build(cfg: &VictimConfig, planes: u32, table: &BlockTable) -> Box<dyn VictimPolicy> {
+    match cfg {
+        VictimConfig::Greedy => Box::new(Greedy::new(planes, table)),
+        VictimConfig::CostBenefit => Box::new(CostBenefit::new(planes, table)),
+        VictimConfig::Fifo => Box::new(Fifo::new(planes, table)),
+        VictimConfig::Random => Box::new(RandomVictim::new(planes, table)),
+        VictimConfig::DChoices { d } => Box::new(DChoices::new(planes, table, *d)),
+    }
+}
+
+#[cfg(test)]
+mod tests;

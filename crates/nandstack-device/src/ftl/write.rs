@@ -1,0 +1,169 @@
+//! The write path: unit writes, invalidation, allocation of open blocks, sealing.
+
+use nandstack_core::{Error, Result};
+
+use super::blocks::{BlockState, NONE};
+use super::placement::{WriteCause, WriteCtx};
+use super::{Allocation, Ftl, GcScope};
+
+impl Ftl {
+    /// Write one 4 KiB logical unit on behalf of the host.
+    pub(super) fn write_unit(&mut self, lpn: u32, request_bytes: u32) -> Result<()> {
+        let ctx = WriteCtx { lpn, cause: WriteCause::Host, source_stream: None, request_bytes };
+        let stream = self.placement.stream_for(&ctx) as u32;
+        let plane = self.host_plane(lpn);
+        // Make room first: GC may move this unit's old copy, which is still valid until we invalidate it.
+        self.ensure_open(stream, plane, true)?;
+        self.clock += 1;
+        self.invalidate(lpn);
+        let pua = self.append(stream, plane);
+        self.commit(pua, lpn);
+        self.counters.host_write_units += 1;
+        self.counters.program_units_host += 1;
+        if let Some(v) = self.versions.as_mut() {
+            v.expected[lpn as usize] = v.next;
+            v.physical[pua as usize] = v.next;
+            v.next += 1;
+        }
+        Ok(())
+    }
+
+    pub(super) fn trim_unit(&mut self, lpn: u32) {
+        if self.l2p[lpn as usize] != NONE {
+            self.invalidate(lpn);
+            self.counters.trimmed_units += 1;
+            self.placement.on_trim(lpn);
+        }
+        if let Some(v) = self.versions.as_mut() {
+            v.expected[lpn as usize] = 0;
+        }
+    }
+
+    /// Plane of a host write.
+    #[inline]
+    fn host_plane(&mut self, lpn: u32) -> u32 {
+        match self.cfg.allocation {
+            Allocation::Static => self.stripe[((lpn / self.upp) % self.planes) as usize],
+            Allocation::Dynamic => {
+                // Page-granular round robin: fill one page of a plane, then move on.
+                let k = (self.dyn_units / self.upp as u64) % self.planes as u64;
+                self.dyn_units += 1;
+                self.stripe[k as usize]
+            }
+        }
+    }
+
+    /// Next plane for `any_plane` migration.
+    pub(super) fn next_gc_plane(&mut self) -> u32 {
+        let p = self.stripe[self.gc_rr as usize];
+        self.gc_rr = (self.gc_rr + 1) % self.planes;
+        p
+    }
+
+    /// Make sure (stream, plane) has an open block with room. Host allocations may trigger GC first;
+    /// GC allocations never do (they draw on the reserve GC keeps).
+    pub(super) fn ensure_open(&mut self, stream: u32, plane: u32, host: bool) -> Result<()> {
+        let slot = (stream * self.planes + plane) as usize;
+        if self.active[slot] != NONE {
+            return Ok(());
+        }
+        if host {
+            self.maybe_gc(plane)?;
+            if self.active[slot] != NONE {
+                return Ok(()); // GC opened a block for this very slot (shared host/GC stream).
+            }
+        }
+        let b = self.free[plane as usize].pop_front().ok_or_else(|| {
+            Error::DeviceFull(format!(
+                "plane {plane} has no free block for stream {stream} ({}); over-provisioning {} leaves GC no room",
+                if host { "host write" } else { "migration" },
+                self.cfg.over_provisioning
+            ))
+        })?;
+        self.free_total -= 1;
+        debug_assert_eq!(self.state(b), BlockState::Free);
+        debug_assert_eq!(self.blocks.written[b as usize], 0);
+        self.blocks.state[b as usize] = BlockState::Open;
+        self.blocks.stream[b as usize] = stream as u8;
+        self.active[slot] = b;
+        Ok(())
+    }
+
+    /// Take the next unit of the open block of (stream, plane); the caller commits it.
+    #[inline]
+    pub(super) fn append(&mut self, stream: u32, plane: u32) -> u32 {
+        let b = self.active[(stream * self.planes + plane) as usize];
+        debug_assert!(b != NONE);
+        let w = &mut self.blocks.written[b as usize];
+        let pua = b * self.upb + *w;
+        *w += 1;
+        if *w % self.upp == 0 {
+            self.counters.flash_program_pages += 1;
+        }
+        pua
+    }
+
+    /// Map `lpn` to the freshly appended `pua`; seal the block if it is full.
+    #[inline]
+    pub(super) fn commit(&mut self, pua: u32, lpn: u32) {
+        self.p2l[pua as usize] = lpn;
+        self.l2p[lpn as usize] = pua;
+        let b = pua / self.upb;
+        self.blocks.valid[b as usize] += 1;
+        self.blocks.modified_at[b as usize] = self.clock;
+        if self.blocks.written[b as usize] == self.upb {
+            let slot = (self.blocks.stream[b as usize] as u32 * self.planes + self.blocks.plane_of(b)) as usize;
+            self.seal(b, slot);
+        }
+    }
+
+    pub(super) fn seal(&mut self, b: u32, slot: usize) {
+        debug_assert_eq!(self.active[slot], b);
+        self.active[slot] = NONE;
+        self.blocks.state[b as usize] = BlockState::Sealed;
+        self.seal_seq += 1;
+        self.blocks.sealed_seq[b as usize] = self.seal_seq;
+        self.victim.on_sealed(b, &self.blocks);
+    }
+
+    /// Drop the current physical copy of `lpn`, if any.
+    #[inline]
+    pub(super) fn invalidate(&mut self, lpn: u32) {
+        let old = self.l2p[lpn as usize];
+        if old == NONE {
+            return;
+        }
+        self.p2l[old as usize] = NONE;
+        self.l2p[lpn as usize] = NONE;
+        let b = old / self.upb;
+        self.blocks.valid[b as usize] -= 1;
+        self.blocks.modified_at[b as usize] = self.clock;
+        if self.blocks.state[b as usize] == BlockState::Sealed {
+            self.victim.on_invalidated(b, &self.blocks);
+        }
+    }
+
+    /// Verification mode: the copy at `pua` must carry the version the host last wrote to `lpn`.
+    #[inline]
+    pub(super) fn check_version(&self, lpn: u32, pua: u32) -> Result<()> {
+        let Some(v) = self.versions.as_ref() else { return Ok(()) };
+        let want = v.expected[lpn as usize];
+        let got = if pua == NONE { 0 } else { v.physical[pua as usize] };
+        if want != got {
+            return Err(Error::Invariant(format!(
+                "read-after-write check failed for logical unit {lpn}: expected version {want}, the mapped copy \
+                 (physical unit {}) holds version {got}",
+                if pua == NONE { "none".to_string() } else { pua.to_string() }
+            )));
+        }
+        Ok(())
+    }
+
+    /// Whether GC in `scope` has reached its stop target.
+    pub(super) fn gc_done(&self, scope: GcScope, plane: u32) -> bool {
+        match scope {
+            GcScope::Plane => self.free[plane as usize].len() as u32 >= self.cfg.gc.stop_free_blocks,
+            GcScope::Device => self.free_total >= self.cfg.gc.stop_free_blocks,
+        }
+    }
+}
