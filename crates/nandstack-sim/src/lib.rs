@@ -3,7 +3,18 @@
 //! The public entry points used by the Python binding (which only translates) are:
 //! [`run_json`], [`default_config_toml`], [`config_reference_markdown`], [`bench_json`].
 
+pub mod bench;
+pub mod config;
+pub mod reference;
+pub mod report;
+pub mod run;
+
 use nandstack_core::Result;
+
+pub use config::SimConfig;
+pub use reference::{config_reference_markdown, default_config_toml};
+pub use report::Report;
+pub use run::Simulation;
 
 /// Options that are not part of the experiment's identity.
 #[derive(Clone, Debug, Default)]
@@ -24,25 +35,17 @@ pub struct Progress {
 }
 
 /// Run one simulation described by a JSON config (the TOML config converted to JSON).
-/// `progress` is called every ~0.5% of work; returning `false` interrupts the run (Error::Interrupted).
+/// `progress` is called every ~0.5% of each phase; returning `false` interrupts the run (Error::Interrupted).
 /// Returns the report as a JSON string (stable keys, see docs/metrics.md).
 pub fn run_json(config_json: &str, opts: &RunOptions, progress: &mut dyn FnMut(&Progress) -> bool) -> Result<String> {
-    let _ = (config_json, opts, progress);
-    Err(nandstack_core::Error::config("run", "not implemented yet"))
+    let cfg = SimConfig::from_json(config_json)?;
+    Ok(Simulation::new(cfg, opts)?.run(progress)?.to_json())
 }
 
-/// The default config as commented TOML (what `nandstack run` uses with no file).
-pub fn default_config_toml() -> String {
-    String::new()
+/// Run a config given as TOML (Rust callers, tests).
+pub fn run_toml(config_toml: &str, opts: &RunOptions) -> Result<Report> {
+    let cfg = SimConfig::from_toml(config_toml)?;
+    Simulation::new(cfg, opts)?.run(&mut |_| true)
 }
 
-/// Markdown reference of every config key, generated from the config types.
-pub fn config_reference_markdown() -> String {
-    String::new()
-}
-
-/// Run a built-in benchmark by name ("ftl"); returns JSON with ops/s figures.
-pub fn bench_json(name: &str, quick: bool) -> Result<String> {
-    let _ = (name, quick);
-    Err(nandstack_core::Error::config("bench", "not implemented yet"))
-}
+pub use bench::bench_json;

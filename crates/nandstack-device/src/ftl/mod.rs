@@ -178,6 +178,18 @@ impl Ftl {
         }
     }
 
+    /// Bytes of FTL metadata: both mapping directions, the block table, the free pools and the victim
+    /// policy's index (verification versions excluded).
+    pub fn metadata_bytes(&self) -> u64 {
+        let per_block = 4 + 4 + 4 + 1 + 1 + 8 + 8; // valid, written, erase_count, state, stream, modified_at, sealed_seq
+        (4 * self.l2p.len()
+            + 4 * self.p2l.len()
+            + per_block * self.blocks.len() as usize
+            + 4 * self.free.iter().map(|q| q.capacity()).sum::<usize>()
+            + 4 * self.active.len()
+            + self.victim.memory_bytes()) as u64
+    }
+
     /// Distribution of erases per block since the last counter reset.
     pub fn erase_summary(&self) -> Summary {
         Summary::of(self.blocks.erase_count.iter().zip(&self.erase_baseline).map(|(&e, &b)| (e - b) as f64))

@@ -25,6 +25,9 @@ impl CandidateSet {
         v.push(block);
         self.total += 1;
     }
+    pub fn memory_bytes(&self) -> usize {
+        4 * self.pos.len() + self.per_plane.iter().map(|v| 4 * v.capacity()).sum::<usize>()
+    }
     pub fn contains(&self, block: u32) -> bool {
         self.pos[block as usize] != NONE
     }

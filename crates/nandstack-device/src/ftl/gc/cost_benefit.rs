@@ -28,6 +28,9 @@ impl CostBenefit {
 }
 
 impl VictimPolicy for CostBenefit {
+    fn memory_bytes(&self) -> usize {
+        self.set.memory_bytes()
+    }
     fn name(&self) -> &'static str {
         "cost_benefit"
     }

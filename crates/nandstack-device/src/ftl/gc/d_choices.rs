@@ -18,6 +18,9 @@ impl DChoices {
 }
 
 impl VictimPolicy for DChoices {
+    fn memory_bytes(&self) -> usize {
+        self.set.memory_bytes()
+    }
     fn name(&self) -> &'static str {
         "d_choices"
     }

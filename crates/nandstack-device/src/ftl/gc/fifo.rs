@@ -32,6 +32,9 @@ impl Fifo {
 }
 
 impl VictimPolicy for Fifo {
+    fn memory_bytes(&self) -> usize {
+        self.queues.iter().map(|q| q.capacity() * 16).sum::<usize>() + self.member.len()
+    }
     fn name(&self) -> &'static str {
         "fifo"
     }

@@ -96,6 +96,9 @@ impl Greedy {
 }
 
 impl VictimPolicy for Greedy {
+    fn memory_bytes(&self) -> usize {
+        4 * (self.head.len() + self.tail.len() + self.next.len() + self.prev.len() + self.bucket_of.len() + self.low.len())
+    }
     fn name(&self) -> &'static str {
         "greedy"
     }

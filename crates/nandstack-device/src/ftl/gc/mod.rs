@@ -47,6 +47,8 @@ pub trait VictimPolicy: Send {
     fn remove(&mut self, block: u32, table: &BlockTable);
     /// Choose and forget a victim within `scope`; `now` is the logical clock (host units written).
     fn select(&mut self, scope: Scope, table: &BlockTable, now: u64, rng: &mut Rng) -> Option<u32>;
+    /// Bytes of memory the policy's index uses (for the metadata budget).
+    fn memory_bytes(&self) -> usize;
 }
 
 /// Build the policy a config names.

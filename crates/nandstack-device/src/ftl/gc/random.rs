@@ -16,6 +16,9 @@ impl RandomVictim {
 }
 
 impl VictimPolicy for RandomVictim {
+    fn memory_bytes(&self) -> usize {
+        self.set.memory_bytes()
+    }
     fn name(&self) -> &'static str {
         "random"
     }

@@ -1,0 +1,216 @@
+//! The simulation config: one TOML document (or its JSON form) with `seed`, `[device]`, `[ftl]`,
+//! `[precondition]`, `[workload]`. Unknown keys are errors that name the key and list the allowed ones.
+
+use nandstack_core::{Error, Result};
+use nandstack_device::nand::{CellMode, Geometry};
+use nandstack_device::FtlConfig;
+use nandstack_workload::SyntheticConfig;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A whole simulation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    /// Seed of every random choice (workload, fill order, randomized policies). Default 42.
+    #[serde(default = "d_seed")]
+    pub seed: u64,
+    #[serde(default)]
+    pub device: DeviceConfig,
+    #[serde(default)]
+    pub ftl: FtlConfig,
+    #[serde(default)]
+    pub precondition: PreconditionConfig,
+    #[serde(default)]
+    pub workload: SyntheticConfig,
+    #[serde(default)]
+    pub run: RunConfig,
+}
+fn d_seed() -> u64 {
+    42
+}
+
+/// The device: a named preset, with any geometry field overridden.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    /// `default` (16 GiB TLC, 16 KiB pages, 16 planes), `diss` (DISS Table 1, 32 GiB, 4 KiB pages,
+    /// 128 planes) or `tlc-1tb` (1 TiB TLC, 16 KiB pages, 256 planes). Default `default`.
+    #[serde(default = "d_preset")]
+    pub preset: String,
+    /// Overrides of the preset's geometry; any field left out keeps the preset's value.
+    #[serde(default)]
+    pub geometry: GeometryOverrides,
+}
+fn d_preset() -> String {
+    "default".into()
+}
+impl Default for DeviceConfig {
+    fn default() -> Self {
+        DeviceConfig { preset: d_preset(), geometry: GeometryOverrides::default() }
+    }
+}
+
+/// Geometry fields to override (see the `Geometry` type for meanings).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GeometryOverrides {
+    /// Channels (buses).
+    pub channels: Option<u32>,
+    /// Chips per channel.
+    pub chips_per_channel: Option<u32>,
+    /// Dies per chip.
+    pub dies_per_chip: Option<u32>,
+    /// Planes per die.
+    pub planes_per_die: Option<u32>,
+    /// Erase blocks per plane.
+    pub blocks_per_plane: Option<u32>,
+    /// Pages per block.
+    pub pages_per_block: Option<u32>,
+    /// Page size in bytes (4096, 8192, 12288 or 16384).
+    pub page_size_bytes: Option<u32>,
+    /// slc, mlc, tlc or qlc.
+    pub cell_mode: Option<CellMode>,
+}
+
+impl DeviceConfig {
+    /// The preset with overrides applied, validated.
+    pub fn geometry(&self) -> Result<Geometry> {
+        let mut g = Geometry::preset(&self.preset)?;
+        let o = &self.geometry;
+        macro_rules! apply {
+            ($($f:ident),*) => { $( if let Some(v) = o.$f { g.$f = v; } )* };
+        }
+        apply!(channels, chips_per_channel, dies_per_chip, planes_per_die, blocks_per_plane, pages_per_block, page_size_bytes, cell_mode);
+        g.validate()?;
+        Ok(g)
+    }
+}
+
+/// Order of the preconditioning fill.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FillOrder {
+    Sequential,
+    /// Each unit of the filled fraction written once, in a seeded random order.
+    Random,
+}
+
+/// Bring the device to a realistic state before measuring. Counters are reset afterwards.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PreconditionConfig {
+    /// Fraction of the logical space written before the run (the "aged ratio"), in [0, 1]. Default 1.
+    #[serde(default = "d_fill")]
+    pub fill_fraction: f64,
+    /// `sequential` (default) or `random`.
+    #[serde(default = "d_fill_order")]
+    pub fill_order: FillOrder,
+    /// Steady-state warm-up: run the workload itself until it has written this many times the logical
+    /// capacity, then reset counters and measure `workload.requests` more. Default 1.0; 0 disables.
+    #[serde(default = "d_warmup")]
+    pub warmup_capacity_multiples: f64,
+}
+fn d_fill() -> f64 {
+    1.0
+}
+fn d_fill_order() -> FillOrder {
+    FillOrder::Sequential
+}
+fn d_warmup() -> f64 {
+    1.0
+}
+impl Default for PreconditionConfig {
+    fn default() -> Self {
+        PreconditionConfig { fill_fraction: d_fill(), fill_order: d_fill_order(), warmup_capacity_multiples: d_warmup() }
+    }
+}
+
+/// Run-time checking.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// In verify mode, run the full FTL invariant check every this many requests (0 = 16 times per phase).
+    /// Default 0.
+    #[serde(default)]
+    pub invariant_check_every: u64,
+}
+
+impl SimConfig {
+    /// Parse the JSON form; errors carry the dotted path of the bad key.
+    pub fn from_json(text: &str) -> Result<SimConfig> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(de).map_err(|e| Error::config(path_or_root(e.path().to_string()), e.inner().to_string()))
+    }
+
+    /// Parse the TOML form; errors carry the dotted path of the bad key.
+    pub fn from_toml(text: &str) -> Result<SimConfig> {
+        let de = toml::Deserializer::new(text);
+        serde_path_to_error::deserialize(de)
+            .map_err(|e| Error::config(path_or_root(e.path().to_string()), e.inner().message().to_string()))
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        let p = &self.precondition;
+        if !(p.fill_fraction.is_finite() && (0.0..=1.0).contains(&p.fill_fraction)) {
+            return Err(Error::config("precondition.fill_fraction", format!("is {}: must be in [0, 1]", p.fill_fraction)));
+        }
+        if !(p.warmup_capacity_multiples.is_finite() && (0.0..=1000.0).contains(&p.warmup_capacity_multiples)) {
+            return Err(Error::config(
+                "precondition.warmup_capacity_multiples",
+                format!("is {}: must be in [0, 1000]", p.warmup_capacity_multiples),
+            ));
+        }
+        if p.warmup_capacity_multiples > 0.0 && self.workload.read_fraction + self.workload.trim_fraction >= 1.0 {
+            return Err(Error::config(
+                "precondition.warmup_capacity_multiples",
+                "the workload never writes, so a write-volume warm-up cannot end; set it to 0",
+            ));
+        }
+        if self.workload.requests == 0 {
+            return Err(Error::config("workload.requests", "must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+fn path_or_root(p: String) -> String {
+    if p == "." || p.is_empty() {
+        "(top level)".into()
+    } else {
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_keys_name_the_key_and_the_allowed_ones() {
+        let e = SimConfig::from_toml("[ftl.gc]\nvictims = \"greedy\"\n").unwrap_err().to_string();
+        assert!(e.contains("ftl.gc") && e.contains("victims") && e.contains("start_free_blocks"), "{e}");
+        let e = SimConfig::from_json(r#"{"workload": {"patern": "zipf"}}"#).unwrap_err().to_string();
+        assert!(e.contains("patern") && e.contains("pattern"), "{e}");
+        let e = SimConfig::from_toml("bogus = 1\n").unwrap_err().to_string();
+        assert!(e.contains("bogus") && e.contains("workload"), "{e}");
+        let e = SimConfig::from_toml("[workload]\npattern = \"zipfian\"\n").unwrap_err().to_string();
+        assert!(e.contains("workload.pattern") && e.contains("zipf"), "{e}");
+    }
+
+    #[test]
+    fn preset_overrides_apply() {
+        let c = SimConfig::from_toml("[device]\npreset = \"diss\"\n[device.geometry]\nchannels = 2\n").unwrap();
+        let g = c.device.geometry().unwrap();
+        assert_eq!((g.channels, g.planes_per_die, g.page_size_bytes), (2, 4, 4096));
+        let c = SimConfig::from_toml("[device.geometry]\npages_per_block = 0\n").unwrap();
+        assert!(c.device.geometry().unwrap_err().to_string().contains("pages_per_block"));
+    }
+
+    #[test]
+    fn json_and_toml_forms_agree_and_round_trip() {
+        let c = SimConfig::from_toml("seed = 5\n[workload]\npattern = \"zipf\"\nzipf_theta = 1.1\n").unwrap();
+        let j = serde_json::to_string(&c).unwrap();
+        assert_eq!(SimConfig::from_json(&j).unwrap(), c);
+    }
+}

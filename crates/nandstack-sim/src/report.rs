@@ -1,0 +1,178 @@
+//! The run report: a JSON document with stable keys (documented in docs/metrics.md).
+//!
+//! Units: bytes are bytes; "pages" in `flash_*` keys are flash pages of `device.page_size_bytes`; the
+//! migrated/trimmed/unmapped "pages" are 4 KiB logical pages (mapping units). Wall-clock keys start with
+//! `wall_` and are the only keys that differ between two runs of the same config and seed.
+
+use nandstack_core::stats::Summary;
+use nandstack_device::ftl::UnitCensus;
+use nandstack_device::Ftl;
+use serde::Serialize;
+
+use crate::config::SimConfig;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceInfo {
+    pub preset: String,
+    pub raw_bytes: u64,
+    pub logical_bytes: u64,
+    pub page_size_bytes: u32,
+    pub units_per_page: u32,
+    pub planes: u32,
+    pub blocks: u32,
+    pub pages_per_block: u32,
+    pub cell_mode: &'static str,
+    pub endurance_pe_cycles: u32,
+    pub over_provisioning: f64,
+    /// (blocks that can hold data − average free reserve − half the open blocks) × units ÷ logical − 1.
+    pub effective_over_provisioning: f64,
+    pub streams: u32,
+    pub victim_policy: &'static str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ByCause {
+    pub host: f64,
+    pub gc: f64,
+    pub wear_leveling: f64,
+    pub padding: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ReadsByCause {
+    pub host: u64,
+    pub gc: u64,
+    pub wear_leveling: u64,
+    pub read_modify_write: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ErasesByCause {
+    pub gc: u64,
+    pub wear_leveling: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub nandstack_version: &'static str,
+    pub seed: u64,
+    pub device: DeviceInfo,
+    /// flash_program_pages ÷ host_write_pages.
+    pub waf: Option<f64>,
+    pub host_write_requests: u64,
+    pub host_read_requests: u64,
+    pub host_trim_requests: u64,
+    pub host_write_bytes: u64,
+    pub host_read_bytes: u64,
+    pub host_trim_bytes: u64,
+    /// host_write_bytes ÷ page_size_bytes.
+    pub host_write_pages: f64,
+    pub flash_program_pages: u64,
+    /// Programmed flash pages attributed by cause (units of the cause ÷ units per page).
+    pub flash_program_pages_by_cause: ByCause,
+    pub flash_read_pages: u64,
+    pub flash_read_pages_by_cause: ReadsByCause,
+    pub flash_erases: u64,
+    pub flash_erases_by_cause: ErasesByCause,
+    pub gc_invocations: u64,
+    pub gc_victim_blocks: u64,
+    /// 4 KiB logical pages moved by GC.
+    pub gc_migrated_pages: u64,
+    pub wear_leveling_invocations: u64,
+    pub wear_leveling_migrated_pages: u64,
+    pub partial_page_writes: u64,
+    pub trimmed_pages: u64,
+    pub unmapped_read_pages: u64,
+    /// Erases per block during the measured phase.
+    pub erase_count: Summary,
+    /// Erases per block over the device's life (preconditioning included).
+    pub erase_count_lifetime: Summary,
+    pub blocks_past_endurance: u32,
+    pub free_blocks: u32,
+    /// Bytes of FTL metadata (mapping tables, block table, victim-policy index).
+    pub metadata_bytes: u64,
+    /// Where every physical 4 KiB unit is at the end (valid + invalid + free = total).
+    pub units: UnitCensus,
+    pub verified: bool,
+    pub wall_seconds_precondition: f64,
+    pub wall_seconds: f64,
+    /// Flash page programs per wall-clock second in the measured phase.
+    pub wall_flash_programs_per_second: f64,
+    pub config: SimConfig,
+}
+
+impl Report {
+    pub fn build(cfg: &SimConfig, ftl: &Ftl, verified: bool, wall_pre: f64, wall: f64) -> Report {
+        let c = ftl.counters();
+        let g = ftl.geometry();
+        let upp = g.units_per_page() as f64;
+        let waf = ftl.waf();
+        Report {
+            nandstack_version: env!("CARGO_PKG_VERSION"),
+            seed: cfg.seed,
+            device: DeviceInfo {
+                preset: cfg.device.preset.clone(),
+                raw_bytes: g.raw_bytes(),
+                logical_bytes: ftl.logical_bytes(),
+                page_size_bytes: g.page_size_bytes,
+                units_per_page: g.units_per_page(),
+                planes: g.planes(),
+                blocks: g.total_blocks(),
+                pages_per_block: g.pages_per_block,
+                cell_mode: g.cell_mode.name(),
+                endurance_pe_cycles: g.cell_mode.endurance_pe_cycles(),
+                over_provisioning: ftl.config().over_provisioning,
+                effective_over_provisioning: ftl.effective_over_provisioning(),
+                streams: ftl.streams(),
+                victim_policy: ftl.victim_policy_name(),
+            },
+            waf: waf.is_finite().then_some(waf),
+            host_write_requests: c.host_write_requests,
+            host_read_requests: c.host_read_requests,
+            host_trim_requests: c.host_trim_requests,
+            host_write_bytes: c.host_write_bytes,
+            host_read_bytes: c.host_read_bytes,
+            host_trim_bytes: c.host_trim_bytes,
+            host_write_pages: c.host_write_bytes as f64 / g.page_size_bytes as f64,
+            flash_program_pages: c.flash_program_pages,
+            flash_program_pages_by_cause: ByCause {
+                host: c.program_units_host as f64 / upp,
+                gc: c.program_units_gc as f64 / upp,
+                wear_leveling: c.program_units_wear_leveling as f64 / upp,
+                padding: c.padding_units as f64 / upp,
+            },
+            flash_read_pages: c.host_read_pages + c.gc_read_pages + c.wear_leveling_read_pages + c.rmw_read_pages,
+            flash_read_pages_by_cause: ReadsByCause {
+                host: c.host_read_pages,
+                gc: c.gc_read_pages,
+                wear_leveling: c.wear_leveling_read_pages,
+                read_modify_write: c.rmw_read_pages,
+            },
+            flash_erases: c.gc_erases + c.wear_leveling_erases,
+            flash_erases_by_cause: ErasesByCause { gc: c.gc_erases, wear_leveling: c.wear_leveling_erases },
+            gc_invocations: c.gc_invocations,
+            gc_victim_blocks: c.gc_victim_blocks,
+            gc_migrated_pages: c.gc_migrated_units,
+            wear_leveling_invocations: c.wear_leveling_invocations,
+            wear_leveling_migrated_pages: c.wear_leveling_migrated_units,
+            partial_page_writes: c.partial_unit_writes,
+            trimmed_pages: c.trimmed_units,
+            unmapped_read_pages: c.unmapped_read_units,
+            erase_count: ftl.erase_summary(),
+            erase_count_lifetime: ftl.lifetime_erase_summary(),
+            blocks_past_endurance: ftl.blocks_past_endurance(),
+            free_blocks: ftl.free_blocks(),
+            metadata_bytes: ftl.metadata_bytes(),
+            units: ftl.census(),
+            verified,
+            wall_seconds_precondition: wall_pre,
+            wall_seconds: wall,
+            wall_flash_programs_per_second: if wall > 0.0 { c.flash_program_pages as f64 / wall } else { 0.0 },
+            config: cfg.clone(),
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("report serializes")
+    }
+}
