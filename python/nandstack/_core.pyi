@@ -1,0 +1,49 @@
+# Type stubs of the compiled module built from crates/nandstack-py (kept in sync by tests/test_stubs.py).
+from typing import Callable
+
+__version__: str
+
+class NandstackError(Exception):
+    """Base class of every nandstack error."""
+
+class ConfigError(NandstackError):
+    """A config value is missing, unknown or invalid. Engine errors carry `key`."""
+
+    key: str
+
+class GeometryError(NandstackError):
+    """The NAND geometry cannot be built."""
+
+    field: str
+
+class TraceError(NandstackError):
+    """A trace line could not be parsed."""
+
+    file: str
+    line: int
+
+class OutOfRangeError(NandstackError):
+    """A request addresses space outside the device."""
+
+class DeviceFullError(NandstackError):
+    """The device ran out of free blocks."""
+
+class InvariantError(NandstackError):
+    """An internal invariant was violated (a bug)."""
+
+def run(
+    config_json: str,
+    seed: int | None = None,
+    verify: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> str:
+    """Run one simulation from a JSON config; returns the report JSON. Releases the GIL while running."""
+
+def default_config_toml() -> str:
+    """The default config as commented TOML."""
+
+def config_reference_markdown() -> str:
+    """Markdown reference of every config key."""
+
+def bench(name: str, quick: bool = False) -> str:
+    """Run a built-in benchmark (GIL released); returns its report JSON."""

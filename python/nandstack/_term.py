@@ -1,0 +1,117 @@
+"""Terminal output without dependencies: a progress bar and aligned key/value tables."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any, TextIO
+
+__all__ = ["ProgressBar", "flatten", "format_table", "format_value"]
+
+
+class ProgressBar:
+    """`progress(phase, done, total)` callback drawing on a stream (stderr by default).
+
+    On a terminal it redraws one line per phase in place (`\\r`, at most ~10 times a second). Elsewhere
+    (CI logs, pipes) it prints a plain line at 0/25/50/75/100% of each phase so logs stay short.
+    """
+
+    def __init__(self, stream: TextIO | None = None, tty: bool | None = None, width: int = 30) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = _isatty(self.stream) if tty is None else tty
+        self.width = width
+        self._phase: str | None = None
+        self._phase_start = 0.0
+        self._last_draw = 0.0
+        self._next_quarter = 0
+        self._line_open = False
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if phase != self._phase:
+            self.close()
+            self._phase, self._phase_start, self._next_quarter = phase, now, 0
+        fraction = min(done / total, 1.0) if total > 0 else 1.0
+        if self.tty:
+            if now - self._last_draw >= 0.1 or fraction >= 1.0 or not self._line_open:
+                self._draw(phase, done, total, fraction, now)
+        elif fraction * 4 >= self._next_quarter:
+            quarter = int(fraction * 4)
+            elapsed = now - self._phase_start
+            self.stream.write(f"{phase}: {quarter * 25:3d}% ({done}/{total}) {elapsed:.1f}s\n")
+            self.stream.flush()
+            self._next_quarter = quarter + 1
+
+    def _draw(self, phase: str, done: int, total: int, fraction: float, now: float) -> None:
+        filled = int(fraction * self.width)
+        bar = "#" * filled + "-" * (self.width - filled)
+        elapsed = now - self._phase_start
+        self.stream.write(f"\r{phase:<12} [{bar}] {fraction:6.1%} {done}/{total} {elapsed:.1f}s\x1b[K")
+        self.stream.flush()
+        self._last_draw, self._line_open = now, True
+
+    def close(self) -> None:
+        """End the current line (call before printing anything else to the stream)."""
+        if self._line_open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._line_open = False
+
+
+def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """`{"a": {"b": 1}}` -> `{"a.b": 1}`; lists and scalars are kept as values."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def format_table(rows: Iterable[tuple[str, Any]]) -> str:
+    """Aligned `key  value` lines; numbers right-aligned in one column."""
+    cells = [(key, format_value(key, value)) for key, value in rows]
+    if not cells:
+        return ""
+    key_width = max(len(k) for k, _ in cells)
+    value_width = max(len(v.split(" (")[0]) for _, v in cells)
+    lines = []
+    for key, text in cells:
+        number, sep, note = text.partition(" (")
+        lines.append(f"{key:<{key_width}}  {number:>{value_width}}{' (' + note if sep else ''}".rstrip())
+    return "\n".join(lines)
+
+
+def format_value(key: str, value: Any) -> str:
+    """Ints with thousands separators (`*bytes` also in binary units); floats to 4 significant digits."""
+    if isinstance(value, bool) or value is None:
+        return str(value).lower() if isinstance(value, bool) else "-"
+    if isinstance(value, int):
+        text = f"{value:,}"
+        if key.endswith("bytes") and abs(value) >= 1024:
+            text += f" ({_binary(value)})"
+        return text
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.1f}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _binary(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(size) < 1024 or unit == "TiB":
+            return f"{size:.2f} {unit}" if unit != "B" else f"{n} B"
+        size /= 1024
+    return f"{n} B"  # unreachable
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,155 @@
+"""The `nandstack` command line: run, bench, config.
+
+Exit codes: 0 success, 2 usage or nandstack error (`error: <message>` on stderr, no traceback),
+130 interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from . import _core, config
+from ._api import run as api_run
+from ._term import ProgressBar, flatten, format_table
+
+DEFAULT_OUT = Path("results") / "latest"
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+#: Metrics shown first in the run summary, in this order (when present in the report).
+SUMMARY_KEYS = (
+    "waf",
+    "host_write_bytes",
+    "host_read_bytes",
+    "flash_program_pages",
+    "flash_read_pages",
+    "gc_migrated_pages",
+    "erase_count.min",
+    "erase_count.mean",
+    "erase_count.max",
+    "erase_count.stddev",
+    "seed",
+    "wall_seconds",
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except _core.NandstackError as e:
+        return _fail(str(e))
+    except OSError as e:
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        return _fail(f"{where}{e.strerror or e}")
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nandstack",
+        description="nandstack: an SSD/flash storage-stack simulator.",
+        epilog="Run `nandstack <command> --help` for the options of a command.",
+    )
+    parser.add_argument("--version", action="version", version=f"nandstack {_core.__version__}")
+    commands = parser.add_subparsers(title="commands", dest="command", metavar="<command>", required=True)
+
+    run = commands.add_parser(
+        "run",
+        help="run one simulation and write its report",
+        description="Run one simulation; print a summary and write summary.json and config.toml to --out.",
+    )
+    run.add_argument("config", nargs="?", type=Path, help="TOML config file (default: the built-in config)")
+    run.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config value on a dotted path, e.g. --set ftl.gc.victim=greedy "
+        "--set workload.read_fraction=0.3 (repeatable; VALUE is read as TOML, else as a string)",
+    )
+    run.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default: {DEFAULT_OUT})"
+    )
+    run.add_argument("--seed", type=int, help="override the config's seed")
+    run.add_argument("--verify", action="store_true", help="check read-after-write versions and invariants")
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary table")
+    run.set_defaults(func=cmd_run)
+
+    bench = commands.add_parser(
+        "bench", help="run a built-in benchmark", description="Run a built-in benchmark and print ops/s."
+    )
+    bench.add_argument("name", nargs="?", default="ftl", help="benchmark name (default: ftl)")
+    bench.add_argument("--quick", action="store_true", help="short run (for smoke tests)")
+    bench.add_argument("--json", action="store_true", help="print the raw JSON report")
+    bench.set_defaults(func=cmd_bench)
+
+    cfg = commands.add_parser(
+        "config",
+        help="print the default config or the config reference",
+        description="Print the default config as commented TOML (default) or the reference of every key.",
+    )
+    which = cfg.add_mutually_exclusive_group()
+    which.add_argument("--default", action="store_true", help="print the default config TOML (the default)")
+    which.add_argument("--reference", action="store_true", help="print the config reference (Markdown)")
+    cfg.set_defaults(func=cmd_config)
+    return parser
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    effective = config.load_config(args.config, args.overrides)
+    bar = None if args.quiet else ProgressBar()
+    try:
+        result = api_run(effective, seed=args.seed, verify=args.verify, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(result.to_json() + "\n", encoding="utf-8")
+    (out / "config.toml").write_text(config.dumps(result.config), encoding="utf-8")
+    if not args.quiet:
+        print(format_table(summary_rows(result.summary)))
+        print(f"wrote {out / 'summary.json'} and {out / 'config.toml'}", file=sys.stderr)
+    return 0
+
+
+def summary_rows(report: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The important metrics of a report, then every latency figure it has, as (name, value) rows."""
+    flat = flatten({k: v for k, v in report.items() if k != "config"})
+    rows = [(key, flat[key]) for key in SUMMARY_KEYS if key in flat]
+    rows += [(key, value) for key, value in flat.items() if "latency" in key and key not in SUMMARY_KEYS]
+    return rows
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    report = _core.bench(args.name, args.quick)
+    if args.json:
+        print(report)
+    else:
+        print(format_table(flatten(json.loads(report)).items()))
+    return 0
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    text = _core.config_reference_markdown() if args.reference else _core.default_config_toml()
+    sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+    return 0
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

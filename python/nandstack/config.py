@@ -1,0 +1,120 @@
+"""Load a config (a TOML file or the built-in default) and apply `key=value` overrides on dotted paths.
+
+Keys are not validated here: the engine rejects unknown keys with a message that names them.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, Union
+
+from . import _core, _toml
+from ._core import ConfigError
+
+__all__ = [
+    "Overrides",
+    "apply_overrides",
+    "default_config",
+    "dumps",
+    "load_config",
+    "parse_override",
+    "set_path",
+]
+
+#: `["ftl.gc.victim=greedy", ...]`, or a mapping of dotted key to an already-typed value.
+Overrides = Union[Iterable[str], Mapping[str, Any]]
+
+
+def default_config() -> dict[str, Any]:
+    """The built-in default config (what `nandstack run` uses without a file)."""
+    return _toml.loads(_core.default_config_toml())
+
+
+def load_config(path: str | os.PathLike[str] | None = None, overrides: Overrides = ()) -> dict[str, Any]:
+    """Read the TOML file at `path` (or the default config when `None`) and apply `overrides`.
+
+    Raises `FileNotFoundError`/`OSError` for unreadable files and `ConfigError` for bad TOML or overrides.
+    """
+    if path is None:
+        config = default_config()
+    else:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        try:
+            config = _toml.loads(text)
+        except _toml.TOMLDecodeError as e:
+            raise _error(f"{os.fspath(path)}: invalid TOML: {e}") from None
+    return apply_overrides(config, overrides)
+
+
+def apply_overrides(config: dict[str, Any], overrides: Overrides) -> dict[str, Any]:
+    """Apply overrides in order (later ones win) to `config` in place; returns `config`."""
+    if isinstance(overrides, Mapping):
+        pairs = [(split_key(k), v) for k, v in overrides.items()]
+    else:
+        if isinstance(overrides, str):
+            raise TypeError("overrides must be a list of 'key=value' strings, not a single string")
+        pairs = [parse_override(item) for item in overrides]
+    for path, value in pairs:
+        set_path(config, path, value)
+    return config
+
+
+def parse_override(item: str) -> tuple[list[str], Any]:
+    """Parse `key.path=value`. The value is read as a TOML value if it is one (`8`, `0.3`, `true`,
+    `"text"`, `[1, 2]`), else kept as the raw string (`greedy`). Dates stay strings."""
+    key, sep, raw = item.partition("=")
+    if not sep:
+        raise _error(f"override `{item}` is not of the form key=value (e.g. ftl.gc.victim=greedy)", key)
+    return split_key(key), _parse_value(raw.strip())
+
+
+def split_key(key: str) -> list[str]:
+    """Split a dotted TOML key (`a.b.c`, quoted parts allowed: `a."b.c"`) into its parts."""
+    key = key.strip()
+    try:
+        parsed: Any = _toml.loads(f"{key} = 0")
+    except _toml.TOMLDecodeError:
+        raise _error(f"invalid config key `{key}` in override", key) from None
+    parts: list[str] = []
+    while isinstance(parsed, dict):
+        (name, parsed), *_ = parsed.items()
+        parts.append(name)
+    return parts
+
+
+def set_path(config: dict[str, Any], path: list[str], value: Any) -> None:
+    """Set `config[path[0]][path[1]]... = value`, creating missing tables on the way."""
+    table = config
+    for i, part in enumerate(path[:-1]):
+        child = table.setdefault(part, {})
+        if not isinstance(child, dict):
+            where = ".".join(path[: i + 1])
+            dotted = ".".join(path)
+            raise _error(f"cannot set `{dotted}`: `{where}` is a value ({child!r}), not a table", dotted)
+        table = child
+    table[path[-1]] = value
+
+
+def dumps(config: Mapping[str, Any]) -> str:
+    """The config as TOML text."""
+    return _toml.dumps(dict(config))
+
+
+def _parse_value(raw: str) -> Any:
+    try:
+        value = _toml.loads(f"v = {raw}")["v"]
+    except _toml.TOMLDecodeError:
+        return raw
+    if isinstance(value, (_dt.date, _dt.time)):  # datetime is a date subclass
+        return raw
+    return value
+
+
+def _error(msg: str, key: str = "") -> ConfigError:
+    """A `ConfigError` shaped like the engine's: the message plus the offending `key` attribute."""
+    err = ConfigError(msg)
+    err.key = key.strip()
+    return err
