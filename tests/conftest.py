@@ -1,0 +1,54 @@
+"""Shared helpers: a tiny device so every run takes well under a second in a release build."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+#: Overrides that shrink the device and the workload (1 channel, 64 blocks of 32 x 4 KiB pages).
+TINY = [
+    "device.geometry.channels=1",
+    "device.geometry.chips_per_channel=1",
+    "device.geometry.dies_per_chip=1",
+    "device.geometry.planes_per_die=1",
+    "device.geometry.blocks_per_plane=64",
+    "device.geometry.pages_per_block=32",
+    "device.geometry.page_size_bytes=4096",
+    "workload.requests=20000",
+]
+
+#: Every `--set` flag for TINY, ready to splice into a command line.
+TINY_ARGS = [arg for item in TINY for arg in ("--set", item)]
+
+
+def without_wall_clock(value):
+    """The report with every `wall_*` key (at any depth) removed: the only keys allowed to vary."""
+    if isinstance(value, dict):
+        return {k: without_wall_clock(v) for k, v in value.items() if not k.startswith("wall_")}
+    if isinstance(value, list):
+        return [without_wall_clock(v) for v in value]
+    return value
+
+
+CliRunner = Callable[..., subprocess.CompletedProcess]
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> CliRunner:
+    """Run `python -m nandstack ARGS...` in a temporary directory; returns the completed process."""
+
+    def run(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "nandstack", *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+
+    return run

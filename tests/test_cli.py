@@ -1,0 +1,161 @@
+"""The `nandstack` command line, run as a subprocess (exit codes, files written, messages)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from importlib.metadata import entry_points
+
+import pytest
+
+from conftest import TINY_ARGS, without_wall_clock
+from nandstack import _toml
+
+
+@pytest.mark.parametrize("command", [[], ["run"], ["bench"], ["config"]])
+def test_help(cli, command):
+    proc = cli(*command, "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: nandstack")
+    assert proc.stderr == ""
+
+
+def test_missing_command_is_a_usage_error(cli):
+    proc = cli()
+    assert proc.returncode == 2
+    assert "usage:" in proc.stderr
+
+
+def test_console_script_points_at_main():
+    scripts = entry_points(group="console_scripts")
+    (script,) = [ep for ep in scripts if ep.name == "nandstack"]
+    assert script.value == "nandstack.cli:main"
+
+
+def test_run_writes_summary_and_effective_config(cli, tmp_path):
+    proc = cli("run", *TINY_ARGS, "--set", "workload.read_fraction=0.3", "--seed", "3", "--out", "out")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    for key in ("waf", "host_write_bytes", "flash_program_pages", "gc_migrated_pages", "erase_count"):
+        assert key in summary
+    assert summary["seed"] == 3
+    assert summary["waf"] >= 1.0
+    config = _toml.loads((tmp_path / "out" / "config.toml").read_text())
+    assert config["seed"] == 3
+    assert config["device"]["geometry"]["blocks_per_plane"] == 64
+    assert config["workload"]["read_fraction"] == 0.3
+    # The summary table names the headline metrics, one per line.
+    lines = proc.stdout.splitlines()
+    assert any(line.split()[0] == "waf" for line in lines if line.strip())
+    assert any(line.startswith("erase_count.max") for line in lines)
+
+
+def test_written_config_reproduces_the_run(cli, tmp_path):
+    first = cli("run", *TINY_ARGS, "--seed", "5", "--out", "a", "--quiet")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == ""
+    second = cli("run", "a/config.toml", "--out", "b", "--quiet")
+    assert second.returncode == 0, second.stderr
+    a = json.loads((tmp_path / "a" / "summary.json").read_text())
+    b = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert without_wall_clock(a) == without_wall_clock(b)
+
+
+def test_default_out_dir_is_results_latest(cli, tmp_path):
+    proc = cli("run", *TINY_ARGS, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "results" / "latest" / "summary.json").is_file()
+    assert (tmp_path / "results" / "latest" / "config.toml").is_file()
+
+
+def test_unknown_config_key_exits_2_and_names_the_key(cli, tmp_path):
+    proc = cli("run", *TINY_ARGS, "--set", "device.geometry.chanels=8", "--out", "out")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ")
+    assert "chanels" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_override_syntax_exits_2(cli):
+    proc = cli("run", "--set", "workload.requests")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ")
+    assert "key=value" in proc.stderr
+
+
+def test_missing_config_file_exits_2(cli):
+    proc = cli("run", "no-such-config.toml")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ")
+    assert "no-such-config.toml" in proc.stderr
+
+
+def test_invalid_toml_exits_2(cli, tmp_path):
+    (tmp_path / "bad.toml").write_text("[device\n")
+    proc = cli("run", "bad.toml")
+    assert proc.returncode == 2
+    assert "bad.toml" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_config_default_is_valid_toml(cli):
+    proc = cli("config")
+    assert proc.returncode == 0, proc.stderr
+    config = _toml.loads(proc.stdout)
+    assert {"device", "workload"} <= set(config)
+    assert cli("config", "--default").stdout == proc.stdout
+
+
+def test_config_reference_lists_keys(cli):
+    proc = cli("config", "--reference")
+    assert proc.returncode == 0, proc.stderr
+    for key in ("page_size_bytes", "read_fraction"):
+        assert key in proc.stdout
+
+
+def test_config_flags_are_exclusive(cli):
+    assert cli("config", "--default", "--reference").returncode == 2
+
+
+def test_bench_quick(cli):
+    as_json = cli("bench", "--quick", "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    assert isinstance(json.loads(as_json.stdout), dict)
+    table = cli("bench", "--quick")
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.strip()
+
+
+def test_unknown_bench_exits_2(cli):
+    proc = cli("bench", "no-such-bench", "--quick")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ")
+
+
+def test_ctrl_c_exits_130(tmp_path):
+    """SIGINT during a long run stops the engine promptly (GIL released, signals checked at progress)."""
+    long_run = [*TINY_ARGS, "--set", "workload.requests=100000000"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nandstack", "run", *long_run, "--out", "out"],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        first = proc.stderr.readline()  # the first progress line: the engine is running
+        assert "%" in first, first
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "out").exists()
