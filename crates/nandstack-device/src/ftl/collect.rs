@@ -92,7 +92,7 @@ impl Ftl {
             let stream = self.placement.stream_for(&ctx) as u32;
             let plane = match self.cfg.gc.migration {
                 Migration::SamePlane => src_plane,
-                Migration::AnyPlane => self.next_gc_plane(),
+                Migration::AnyPlane => self.next_gc_plane(stream)?,
             };
             self.ensure_open(stream, plane, false)?;
             self.p2l[old as usize] = NONE;

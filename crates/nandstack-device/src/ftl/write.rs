@@ -53,11 +53,18 @@ impl Ftl {
         }
     }
 
-    /// Next plane for `any_plane` migration.
-    pub(super) fn next_gc_plane(&mut self) -> u32 {
-        let p = self.stripe[self.gc_rr as usize];
-        self.gc_rr = (self.gc_rr + 1) % self.planes;
-        p
+    /// Next plane for `any_plane` migration of a `stream` write: round robin over the striping order,
+    /// skipping planes that could not take it (no open block for the stream and no free block).
+    pub(super) fn next_gc_plane(&mut self, stream: u32) -> Result<u32> {
+        for _ in 0..self.planes {
+            let p = self.stripe[self.gc_rr as usize];
+            self.gc_rr = (self.gc_rr + 1) % self.planes;
+            let open = self.active[(stream * self.planes + p) as usize] != NONE;
+            if open || !self.free[p as usize].is_empty() {
+                return Ok(p);
+            }
+        }
+        Err(Error::DeviceFull(format!("no plane has room for a migrated page of stream {stream}")))
     }
 
     /// Make sure (stream, plane) has an open block with room. Host allocations may trigger GC first;
