@@ -15,7 +15,9 @@ mod collect;
 mod verify;
 mod write;
 
-pub use config::{Allocation, FtlConfig, GcConfig, GcScope, Migration, ParallelUnit, PlacementConfig, VictimConfig};
+pub use config::{
+    Allocation, FtlConfig, GcConfig, GcScope, Migration, ParallelUnit, PlacementConfig, VictimConfig, WearLevelingConfig,
+};
 pub use counters::Counters;
 pub use verify::UnitCensus;
 
