@@ -31,12 +31,14 @@ pub fn peak_rss_bytes() -> Option<u64> {
 
 /// FTL-only steady state: 4 KiB uniform random writes, greedy GC, OP 12%, on a 64 GiB device of 4 KiB
 /// pages (128 planes × 1024 blocks × 128 pages), filled sequentially and warmed up with one capacity of
-/// random writes; the measured phase writes twice the logical capacity. `quick` uses a 1 GiB device.
+/// random writes; the measured phase writes twice the logical capacity. `quick` uses a 512 MiB device.
 fn ftl_bench(quick: bool) -> Result<BenchResult> {
-    let (blocks, requests) = if quick { (16, 400_000) } else { (1024, 30_000_000) };
+    // quick: 2 channels × 1 chip × 1 die × 2 planes × 256 blocks = 512 MiB.
+    let (chips, dies, blocks, requests) = if quick { (1, 1, 256, 400_000) } else { (4, 2, 1024, 30_000_000) };
+    let channels = if quick { 2 } else { 8 };
     let toml = format!(
-        "seed = 1\n[device.geometry]\nchannels = 8\nchips_per_channel = 4\ndies_per_chip = 2\nplanes_per_die = 2\n\
-         blocks_per_plane = {blocks}\npages_per_block = 128\npage_size_bytes = 4096\n\
+        "seed = 1\n[device.geometry]\nchannels = {channels}\nchips_per_channel = {chips}\ndies_per_chip = {dies}\n\
+         planes_per_die = 2\nblocks_per_plane = {blocks}\npages_per_block = 128\npage_size_bytes = 4096\n\
          [ftl]\nover_provisioning = 0.12\n[precondition]\nwarmup_capacity_multiples = 1.0\n\
          [workload]\npattern = \"uniform\"\nrequests = {requests}\n"
     );

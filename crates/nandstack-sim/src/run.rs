@@ -60,6 +60,8 @@ pub struct Simulation {
     pub ftl: Ftl,
     pub workload: BlockGenerator,
     verify: bool,
+    /// The next request, generated one ahead so its mapping entry can be prefetched.
+    pending: Option<BlockRequest>,
 }
 
 impl Simulation {
@@ -74,7 +76,20 @@ impl Simulation {
             ftl.enable_verification();
         }
         let workload = BlockGenerator::new(&cfg.workload, ftl.logical_bytes(), cfg.seed)?;
-        Ok(Simulation { cfg, ftl, workload, verify: opts.verify })
+        Ok(Simulation { cfg, ftl, workload, verify: opts.verify, pending: None })
+    }
+
+    /// Apply the next workload request, prefetching the mapping entry of the one after it.
+    #[inline]
+    fn step(&mut self) -> Result<()> {
+        let r = match self.pending.take() {
+            Some(r) => r,
+            None => self.workload.next_request(),
+        };
+        let next = self.workload.next_request();
+        self.ftl.prefetch(next.offset);
+        self.pending = Some(next);
+        apply(&mut self.ftl, &r)
     }
 
     fn check_every(&self, phase_len: u64) -> u64 {
@@ -134,8 +149,7 @@ impl Simulation {
             if done >= target {
                 break;
             }
-            let r = self.workload.next_request();
-            apply(&mut self.ftl, &r)?;
+            self.step()?;
             t.tick(done)?;
             self.maybe_check(i, every)?;
             i += 1;
@@ -149,8 +163,7 @@ impl Simulation {
         let mut t = Ticker::new("measure", n, cb)?;
         let every = self.check_every(n);
         for i in 0..n {
-            let r = self.workload.next_request();
-            apply(&mut self.ftl, &r)?;
+            self.step()?;
             t.tick(i + 1)?;
             self.maybe_check(i, every)?;
         }

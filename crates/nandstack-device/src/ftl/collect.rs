@@ -65,29 +65,46 @@ impl Ftl {
     }
 
     /// Move every valid unit out of block `v` (in offset order).
+    ///
+    /// Two passes: the first collects the valid units and checks each one's forward mapping (these loads
+    /// are independent, so the CPU overlaps their cache misses); the second moves them, by then with the
+    /// mapping entries in cache.
     pub(super) fn migrate_block(&mut self, v: u32, cause: WriteCause) -> Result<()> {
         let base = v * self.upb;
         let written = self.blocks.written[v as usize];
         let source_stream = Some(self.blocks.stream[v as usize]);
         let src_plane = self.blocks.plane_of(v);
+        let mut moves = std::mem::take(&mut self.scratch);
+        moves.clear();
+        let mut pages_read = 0u64;
         let mut last_page = NONE;
         for off in 0..written {
-            if self.blocks.valid[v as usize] == 0 {
-                break;
-            }
             let old = base + off;
             let lpn = self.p2l[old as usize];
             if lpn == NONE {
                 continue;
             }
+            if self.l2p[lpn as usize] != old {
+                return Err(Error::Invariant(format!(
+                    "GC of block {v}: physical unit {old} claims lpn {lpn}, which maps to {}",
+                    self.l2p[lpn as usize]
+                )));
+            }
             let page = old / self.upp;
             if page != last_page {
                 last_page = page;
-                match cause {
-                    WriteCause::Gc => self.counters.gc_read_pages += 1,
-                    _ => self.counters.wear_leveling_read_pages += 1,
-                }
+                pages_read += 1;
             }
+            moves.push((old, lpn));
+        }
+        if moves.len() as u32 != self.blocks.valid[v as usize] {
+            return Err(Error::Invariant(format!(
+                "GC of block {v}: valid count {} but {} units map back",
+                self.blocks.valid[v as usize],
+                moves.len()
+            )));
+        }
+        for &(old, lpn) in &moves {
             let ctx = WriteCtx { lpn, cause, source_stream, request_bytes: 0 };
             let stream = self.placement.stream_for(&ctx) as u32;
             let plane = match self.cfg.gc.migration {
@@ -96,24 +113,27 @@ impl Ftl {
             };
             self.ensure_open(stream, plane, false)?;
             self.p2l[old as usize] = NONE;
-            self.blocks.valid[v as usize] -= 1;
             let new = self.append(stream, plane);
             self.commit(new, lpn);
             if let Some(ver) = self.versions.as_mut() {
                 ver.physical[new as usize] = ver.physical[old as usize];
             }
-            match cause {
-                WriteCause::Gc => {
-                    self.counters.program_units_gc += 1;
-                    self.counters.gc_migrated_units += 1;
-                }
-                _ => {
-                    self.counters.program_units_wear_leveling += 1;
-                    self.counters.wear_leveling_migrated_units += 1;
-                }
+        }
+        let n = moves.len() as u64;
+        self.blocks.valid[v as usize] = 0;
+        self.scratch = moves;
+        match cause {
+            WriteCause::Gc => {
+                self.counters.gc_read_pages += pages_read;
+                self.counters.program_units_gc += n;
+                self.counters.gc_migrated_units += n;
+            }
+            _ => {
+                self.counters.wear_leveling_read_pages += pages_read;
+                self.counters.program_units_wear_leveling += n;
+                self.counters.wear_leveling_migrated_units += n;
             }
         }
-        debug_assert_eq!(self.blocks.valid[v as usize], 0);
         Ok(())
     }
 

@@ -6,6 +6,7 @@
 //! per block: a few words (see [`blocks::BlockTable`]). Validity is derived: a unit is valid iff
 //! `l2p[p2l[pua]] == pua`, and the FTL keeps `p2l[pua] = NONE` for every invalid or free unit.
 
+mod bigvec;
 pub mod blocks;
 pub mod config;
 pub mod counters;
@@ -70,6 +71,8 @@ pub struct Ftl {
     erase_baseline: Vec<u32>,
     erases_since_wl_check: Vec<u32>,
     in_wear_leveling: bool,
+    /// Reused buffer of (physical, logical) pairs a migration moves.
+    scratch: Vec<(u32, u32)>,
 }
 
 impl Ftl {
@@ -94,8 +97,8 @@ impl Ftl {
             upp,
             upb,
             logical_units,
-            l2p: vec![NONE; logical_units as usize],
-            p2l: vec![NONE; geo.total_units() as usize],
+            l2p: bigvec::filled(NONE, logical_units as usize),
+            p2l: bigvec::filled(NONE, geo.total_units() as usize),
             free,
             free_total: total_blocks,
             active: vec![NONE; (streams * planes) as usize],
@@ -113,6 +116,7 @@ impl Ftl {
             erase_baseline: vec![0; total_blocks as usize],
             erases_since_wl_check: vec![0; planes as usize],
             in_wear_leveling: false,
+            scratch: Vec::new(),
             blocks,
             geo,
             cfg,
@@ -156,6 +160,16 @@ impl Ftl {
     pub fn victim_policy_name(&self) -> &'static str {
         self.victim.name()
     }
+    /// Touch the mapping entry of the unit at byte `offset` so that a later request finds it in cache
+    /// (drivers call it one request ahead; a software prefetch without `unsafe`).
+    #[inline]
+    pub fn prefetch(&self, offset: u64) {
+        let lpn = (offset / MAPPING_UNIT_BYTES) as usize;
+        if let Some(&p) = self.l2p.get(lpn) {
+            std::hint::black_box(p);
+        }
+    }
+
     /// Physical unit currently holding a logical unit, if mapped.
     pub fn lookup(&self, lpn: u32) -> Option<u32> {
         let p = self.l2p[lpn as usize];
