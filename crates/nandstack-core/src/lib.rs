@@ -6,11 +6,13 @@
 //! * [`stats`]: running summaries (min/mean/max/stddev) used by every report.
 
 pub mod error;
+pub mod histogram;
 pub mod rng;
 pub mod stats;
 pub mod units;
 
 pub use error::{Error, Result};
+pub use histogram::Histogram;
 pub use rng::Rng;
 pub use units::{Bytes, Nanos};
 

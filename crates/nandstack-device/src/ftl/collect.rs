@@ -5,6 +5,7 @@ use nandstack_core::{Error, Result};
 
 use super::blocks::{BlockState, NONE};
 use super::gc::Scope;
+use super::ops::{OpCause, OpKind};
 use super::placement::{WriteCause, WriteCtx};
 use super::{Ftl, GcScope, Migration};
 
@@ -74,6 +75,7 @@ impl Ftl {
         let written = self.blocks.written[v as usize];
         let source_stream = Some(self.blocks.stream[v as usize]);
         let src_plane = self.blocks.plane_of(v);
+        let op_cause = if cause == WriteCause::Gc { OpCause::Gc } else { OpCause::WearLeveling };
         let mut moves = std::mem::take(&mut self.scratch);
         moves.clear();
         let mut pages_read = 0u64;
@@ -94,6 +96,7 @@ impl Ftl {
             if page != last_page {
                 last_page = page;
                 pages_read += 1;
+                self.op(OpKind::Read, op_cause, old);
             }
             moves.push((old, lpn));
         }
@@ -113,7 +116,7 @@ impl Ftl {
             };
             self.ensure_open(stream, plane, false)?;
             self.p2l[old as usize] = NONE;
-            let new = self.append(stream, plane);
+            let new = self.append(stream, plane, op_cause);
             self.commit(new, lpn);
             if let Some(ver) = self.versions.as_mut() {
                 ver.physical[new as usize] = ver.physical[old as usize];
@@ -147,6 +150,8 @@ impl Ftl {
         let plane = self.blocks.plane_of(v);
         self.free[plane as usize].push_back(v);
         self.free_total += 1;
+        let op_cause = if cause == WriteCause::Gc { OpCause::Gc } else { OpCause::WearLeveling };
+        self.op(OpKind::Erase, op_cause, v * self.upb);
         match cause {
             WriteCause::Gc => self.counters.gc_erases += 1,
             _ => self.counters.wear_leveling_erases += 1,

@@ -13,6 +13,7 @@ pub mod counters;
 pub mod gc;
 pub mod placement;
 mod collect;
+pub mod ops;
 mod verify;
 mod write;
 
@@ -71,6 +72,9 @@ pub struct Ftl {
     erase_baseline: Vec<u32>,
     erases_since_wl_check: Vec<u32>,
     in_wear_leveling: bool,
+    /// Physical operations since the last drain (only when `record_ops`).
+    ops: Vec<ops::FlashOp>,
+    record_ops: bool,
     /// Reused buffer of (physical, logical) pairs a migration moves.
     scratch: Vec<(u32, u32)>,
 }
@@ -117,6 +121,8 @@ impl Ftl {
             erases_since_wl_check: vec![0; planes as usize],
             in_wear_leveling: false,
             scratch: Vec::new(),
+            ops: Vec::new(),
+            record_ops: false,
             blocks,
             geo,
             cfg,
@@ -160,6 +166,32 @@ impl Ftl {
     pub fn victim_policy_name(&self) -> &'static str {
         self.victim.name()
     }
+    /// Record every physical operation from now on (for the timing model); drain with [`Ftl::drain_ops`].
+    pub fn record_ops(&mut self, on: bool) {
+        self.record_ops = on;
+        self.ops.clear();
+    }
+
+    /// Move the recorded operations into `out` (which is cleared first).
+    pub fn drain_ops(&mut self, out: &mut Vec<ops::FlashOp>) {
+        out.clear();
+        std::mem::swap(out, &mut self.ops);
+    }
+
+    #[inline]
+    pub(crate) fn op(&mut self, kind: ops::OpKind, cause: ops::OpCause, pua: u32) {
+        if self.record_ops {
+            let plane = pua / self.upb / self.geo.blocks_per_plane;
+            self.ops.push(ops::FlashOp { kind, cause, plane });
+        }
+    }
+
+    /// Plane holding a physical unit.
+    #[inline]
+    pub fn plane_of_unit(&self, pua: u32) -> u32 {
+        pua / self.upb / self.geo.blocks_per_plane
+    }
+
     /// Touch the mapping entry of the unit at byte `offset` so that a later request finds it in cache
     /// (drivers call it one request ahead; a software prefetch without `unsafe`).
     #[inline]
@@ -266,6 +298,7 @@ impl Ftl {
             if page != last_page {
                 self.counters.host_read_pages += 1;
                 last_page = page;
+                self.op(ops::OpKind::Read, ops::OpCause::Host, pua);
             }
         }
         Ok(())
@@ -287,6 +320,7 @@ impl Ftl {
                 if pua != NONE {
                     self.check_version(lpn, pua)?;
                     self.counters.rmw_read_pages += 1;
+                    self.op(ops::OpKind::Read, ops::OpCause::ReadModifyWrite, pua);
                 }
             }
             self.write_unit(lpn, req)?;
@@ -322,6 +356,7 @@ impl Ftl {
                 self.blocks.written[b as usize] += pad;
                 self.counters.padding_units += pad as u64;
                 self.counters.flash_program_pages += 1;
+                self.op(ops::OpKind::Program, ops::OpCause::Padding, b * self.upb);
                 if self.blocks.written[b as usize] == self.upb {
                     self.seal(b, slot);
                 }

@@ -3,6 +3,7 @@
 use nandstack_core::{Error, Result};
 
 use super::blocks::{BlockState, NONE};
+use super::ops::{OpCause, OpKind};
 use super::placement::{WriteCause, WriteCtx};
 use super::{Allocation, Ftl, GcScope};
 
@@ -16,7 +17,7 @@ impl Ftl {
         self.ensure_open(stream, plane, true)?;
         self.clock += 1;
         self.invalidate(lpn);
-        let pua = self.append(stream, plane);
+        let pua = self.append(stream, plane, OpCause::Host);
         self.commit(pua, lpn);
         self.counters.host_write_units += 1;
         self.counters.program_units_host += 1;
@@ -96,16 +97,22 @@ impl Ftl {
         Ok(())
     }
 
-    /// Take the next unit of the open block of (stream, plane); the caller commits it.
+    /// Take the next unit of the open block of (stream, plane); the caller commits it. Host units are
+    /// transferred to the die as they arrive; the page is programmed when its last unit is filled.
     #[inline]
-    pub(super) fn append(&mut self, stream: u32, plane: u32) -> u32 {
+    pub(super) fn append(&mut self, stream: u32, plane: u32, cause: OpCause) -> u32 {
         let b = self.active[(stream * self.planes + plane) as usize];
         debug_assert!(b != NONE);
         let w = &mut self.blocks.written[b as usize];
         let pua = b * self.upb + *w;
         *w += 1;
-        if *w % self.upp == 0 {
+        let full = *w % self.upp == 0;
+        if cause == OpCause::Host {
+            self.op(OpKind::Transfer, cause, pua);
+        }
+        if full {
             self.counters.flash_program_pages += 1;
+            self.op(OpKind::Program, cause, pua);
         }
         pua
     }

@@ -1,0 +1,36 @@
+//! The FTL's log of physical operations. With recording on, every flash read, program, erase and host
+//! data transfer the FTL performs is appended here in order; the device's timing model drains the log
+//! after each request and places the operations on die and channel timelines. The FTL itself never
+//! knows about time.
+
+/// What the flash array does.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    /// Page read (array → page register); data leaves over the channel unless it is a copyback.
+    Read,
+    /// Page program (page register → array).
+    Program,
+    /// Block erase.
+    Erase,
+    /// One 4 KiB unit of host data moved over the channel into the die's page register.
+    Transfer,
+}
+
+/// Why it does it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum OpCause {
+    Host,
+    Gc,
+    WearLeveling,
+    ReadModifyWrite,
+    Padding,
+    Translation,
+    BufferFlush,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct FlashOp {
+    pub kind: OpKind,
+    pub cause: OpCause,
+    pub plane: u32,
+}
