@@ -9,7 +9,8 @@ from typing import Callable
 
 import pytest
 
-#: Overrides that shrink the device and the workload (1 channel, 64 blocks of 32 x 4 KiB pages).
+#: Overrides that shrink the device and the workload (1 channel, 64 blocks of 32 x 4 KiB pages; enough
+#: over-provisioning that the GC thresholds fit in one plane).
 TINY = [
     "device.geometry.channels=1",
     "device.geometry.chips_per_channel=1",
@@ -18,6 +19,7 @@ TINY = [
     "device.geometry.blocks_per_plane=64",
     "device.geometry.pages_per_block=32",
     "device.geometry.page_size_bytes=4096",
+    "ftl.over_provisioning=0.25",
     "workload.requests=20000",
 ]
 
