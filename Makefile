@@ -1,0 +1,63 @@
+# nandstack: one target per habit. `make` (or `make help`) lists them.
+#
+# Python work happens in the current interpreter ($(PYTHON)); no virtualenv is required. `make deps`
+# installs the build/test tools only when they are missing, so every target stays quick to re-run.
+
+PYTHON ?= python3
+CARGO  ?= cargo
+PIP    := $(PYTHON) -m pip
+# Extra arguments for `make run` / `make bench`, e.g. make run RUN_ARGS="--set workload.requests=100000".
+RUN_ARGS   ?=
+BENCH_ARGS ?=
+
+export PIP_DISABLE_PIP_VERSION_CHECK ?= 1
+export PIP_ROOT_USER_ACTION ?= ignore
+# Installing into a system Python as root, without a venv (PEP 668 would refuse it otherwise).
+export PIP_BREAK_SYSTEM_PACKAGES ?= 1
+
+.DEFAULT_GOAL := help
+.PHONY: help deps build run test test-rust test-py bench lint fmt docs clean
+
+help: ## list the targets
+	@echo "usage: make <target>   (PYTHON=$(PYTHON))"
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+deps: ## install maturin, pytest and ruff into the current python if missing
+	@$(PYTHON) -c "import maturin, pytest, ruff" 2>/dev/null || $(PIP) install "maturin>=1.5,<2" pytest ruff
+
+build: deps ## build the extension (release) and install nandstack editable (current python)
+	$(PIP) install --no-build-isolation --editable .
+
+run: build ## build, then run the default simulation (results in results/latest; RUN_ARGS=...)
+	$(PYTHON) -m nandstack run $(RUN_ARGS)
+
+test: test-rust test-py ## cargo tests, then build the extension and run pytest
+
+test-rust: ## cargo tests of the engine crates (default members: no PyO3)
+	$(CARGO) test
+
+test-py: build ## build the extension and run pytest
+	$(PYTHON) -m pytest
+
+bench: build ## run the built-in benchmark (BENCH_ARGS=--quick for a smoke run)
+	$(PYTHON) -m nandstack bench $(BENCH_ARGS)
+
+lint: deps ## clippy (warnings are errors), rustfmt --check, ruff check and ruff format --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) fmt --all --check
+	$(PYTHON) -m ruff check python tests
+	$(PYTHON) -m ruff format --check python tests
+
+fmt: deps ## format Rust and Python sources, apply ruff's safe fixes
+	$(CARGO) fmt --all
+	$(PYTHON) -m ruff format python tests
+	$(PYTHON) -m ruff check --fix python tests
+
+docs: build ## regenerate docs/config-reference.md from the config types
+	$(PYTHON) -m nandstack config --reference > docs/config-reference.md.tmp
+	mv docs/config-reference.md.tmp docs/config-reference.md
+
+clean: ## remove the built extension and Python caches (not target/: use cargo clean)
+	rm -f python/nandstack/_core*.so
+	rm -rf .pytest_cache .ruff_cache
+	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
