@@ -7,7 +7,9 @@
 //!   pluggable victim policies, TRIM, static wear levelling, invariant checks and read-after-write
 //!   verification.
 
+pub mod cache;
 pub mod ftl;
+pub mod ssd;
 pub mod nand;
 
 pub use ftl::{Ftl, FtlConfig};

@@ -31,6 +31,35 @@ impl Ftl {
         Ok(())
     }
 
+    /// Background GC step: if free blocks are below `target_free` (in the plane with the fewest free
+    /// blocks for plane scope, or on the device), collect one victim there. Returns whether it did.
+    pub fn background_collect(&mut self, target_free: u32) -> Result<bool> {
+        let scope = match self.cfg.gc.scope {
+            GcScope::Plane => {
+                let (p, n) = (0..self.planes).map(|p| (p, self.free[p as usize].len() as u32)).min_by_key(|&(p, n)| (n, p)).expect("≥ 1 plane");
+                if n >= target_free {
+                    return Ok(false);
+                }
+                Scope::Plane(p)
+            }
+            GcScope::Device => {
+                if self.free_total >= target_free {
+                    return Ok(false);
+                }
+                Scope::Device
+            }
+        };
+        match self.collect_one(scope) {
+            Ok(()) => {
+                self.counters.background_gc_victims += 1;
+                Ok(true)
+            }
+            // Nothing to collect in the idle window is not an error.
+            Err(Error::DeviceFull(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Collect victims in `scope` until `done` holds. Fails with DeviceFull when no progress is possible.
     fn gc_until(&mut self, scope: Scope, done: impl Fn(&Ftl) -> bool) -> Result<()> {
         let blocks_in_scope = match scope {
@@ -115,6 +144,7 @@ impl Ftl {
                 Migration::AnyPlane => self.next_gc_plane(stream)?,
             };
             self.ensure_open(stream, plane, false)?;
+            self.map_access(lpn, true);
             self.p2l[old as usize] = NONE;
             let new = self.append(stream, plane, op_cause);
             self.commit(new, lpn);

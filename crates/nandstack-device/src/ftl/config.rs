@@ -182,6 +182,9 @@ pub struct FtlConfig {
     pub gc: GcConfig,
     #[serde(default)]
     pub wear_leveling: WearLevelingConfig,
+    /// DFTL-style mapping cache (off by default).
+    #[serde(default)]
+    pub mapping_cache: crate::cache::MappingCacheConfig,
 }
 fn d_op() -> f64 {
     0.07
@@ -201,6 +204,7 @@ impl Default for FtlConfig {
             placement: d_placement(),
             gc: GcConfig::default(),
             wear_leveling: WearLevelingConfig::default(),
+            mapping_cache: Default::default(),
         }
     }
 }

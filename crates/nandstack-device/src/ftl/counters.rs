@@ -38,8 +38,14 @@ pub struct Counters {
     /// Times GC was triggered (a trigger may collect several victims).
     pub gc_invocations: u64,
     pub gc_victim_blocks: u64,
+    /// Victims collected by background GC in idle periods (included in gc_victim_blocks).
+    pub background_gc_victims: u64,
     /// 4 KiB units moved by GC.
     pub gc_migrated_units: u64,
     pub wear_leveling_invocations: u64,
     pub wear_leveling_migrated_units: u64,
+    /// Translation-page reads caused by mapping-cache misses.
+    pub translation_read_pages: u64,
+    /// Translation-page programs caused by dirty mapping-cache evictions (included in flash_program_pages).
+    pub translation_program_pages: u64,
 }

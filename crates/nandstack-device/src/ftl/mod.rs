@@ -75,6 +75,7 @@ pub struct Ftl {
     /// Physical operations since the last drain (only when `record_ops`).
     ops: Vec<ops::FlashOp>,
     record_ops: bool,
+    mapcache: Option<crate::cache::MappingCache>,
     /// Reused buffer of (physical, logical) pairs a migration moves.
     scratch: Vec<(u32, u32)>,
 }
@@ -123,6 +124,9 @@ impl Ftl {
             scratch: Vec::new(),
             ops: Vec::new(),
             record_ops: false,
+            mapcache: (cfg.mapping_cache.entries > 0).then(|| {
+                crate::cache::MappingCache::new(logical_units, cfg.mapping_cache.entries.min(logical_units as u64) as u32, geo.page_size_bytes)
+            }),
             blocks,
             geo,
             cfg,
@@ -182,8 +186,35 @@ impl Ftl {
     pub(crate) fn op(&mut self, kind: ops::OpKind, cause: ops::OpCause, pua: u32) {
         if self.record_ops {
             let plane = pua / self.upb / self.geo.blocks_per_plane;
-            self.ops.push(ops::FlashOp { kind, cause, plane });
+            self.ops.push(ops::FlashOp { kind, cause, plane, units: 1 });
         }
+    }
+
+    /// Look up (and for `update`, modify) the mapping entry of `lpn` through the mapping cache, if one
+    /// is configured: a miss reads a translation page, a dirty eviction programs one.
+    #[inline]
+    pub(crate) fn map_access(&mut self, lpn: u32, update: bool) {
+        let Some(mc) = self.mapcache.as_mut() else { return };
+        let a = mc.access(lpn, update);
+        let planes = self.planes;
+        if let Some(t) = a.read_tpage {
+            self.counters.translation_read_pages += 1;
+            if self.record_ops {
+                self.ops.push(ops::FlashOp { kind: ops::OpKind::Read, cause: ops::OpCause::Translation, plane: t % planes, units: self.upp });
+            }
+        }
+        if let Some(t) = a.write_tpage {
+            self.counters.translation_program_pages += 1;
+            self.counters.flash_program_pages += 1;
+            if self.record_ops {
+                self.ops.push(ops::FlashOp { kind: ops::OpKind::Transfer, cause: ops::OpCause::Translation, plane: t % planes, units: self.upp });
+                self.ops.push(ops::FlashOp { kind: ops::OpKind::Program, cause: ops::OpCause::Translation, plane: t % planes, units: 1 });
+            }
+        }
+    }
+
+    pub fn mapping_cache(&self) -> Option<&crate::cache::MappingCache> {
+        self.mapcache.as_ref()
     }
 
     /// Plane holding a physical unit.
@@ -288,6 +319,7 @@ impl Ftl {
         let mut last_page = u64::MAX;
         for lpn in first..=last {
             self.counters.host_read_units += 1;
+            self.map_access(lpn, false);
             let pua = self.l2p[lpn as usize];
             self.check_version(lpn, pua)?;
             if pua == NONE {
@@ -299,6 +331,10 @@ impl Ftl {
                 self.counters.host_read_pages += 1;
                 last_page = page;
                 self.op(ops::OpKind::Read, ops::OpCause::Host, pua);
+            } else if self.record_ops {
+                if let Some(last) = self.ops.last_mut() {
+                    last.units += 1;
+                }
             }
         }
         Ok(())
@@ -324,6 +360,19 @@ impl Ftl {
                 }
             }
             self.write_unit(lpn, req)?;
+        }
+        Ok(())
+    }
+
+    /// Read the old data of a unit about to be partially overwritten in the write buffer (the buffer then
+    /// holds the merged unit). No-op for an unmapped unit.
+    pub fn read_for_merge(&mut self, lpn: u32) -> Result<()> {
+        self.map_access(lpn, false);
+        let pua = self.l2p[lpn as usize];
+        if pua != NONE {
+            self.check_version(lpn, pua)?;
+            self.counters.rmw_read_pages += 1;
+            self.op(ops::OpKind::Read, ops::OpCause::ReadModifyWrite, pua);
         }
         Ok(())
     }

@@ -33,4 +33,6 @@ pub struct FlashOp {
     pub kind: OpKind,
     pub cause: OpCause,
     pub plane: u32,
+    /// 4 KiB units involved: for a read, how many leave over the channel; otherwise 1.
+    pub units: u32,
 }

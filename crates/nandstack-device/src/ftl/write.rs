@@ -16,6 +16,7 @@ impl Ftl {
         // Make room first: GC may move this unit's old copy, which is still valid until we invalidate it.
         self.ensure_open(stream, plane, true)?;
         self.clock += 1;
+        self.map_access(lpn, true);
         self.invalidate(lpn);
         let pua = self.append(stream, plane, OpCause::Host);
         self.commit(pua, lpn);
@@ -30,6 +31,7 @@ impl Ftl {
     }
 
     pub(super) fn trim_unit(&mut self, lpn: u32) {
+        self.map_access(lpn, true);
         if self.l2p[lpn as usize] != NONE {
             self.invalidate(lpn);
             self.counters.trimmed_units += 1;

@@ -2,6 +2,8 @@
 
 pub mod cell;
 pub mod geometry;
+pub mod timing;
 
 pub use cell::{CellMode, CellTiming};
 pub use geometry::{Geometry, PlaneAddr};
+pub use timing::{Timelines, TimingConfig};

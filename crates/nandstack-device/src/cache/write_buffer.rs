@@ -1,0 +1,42 @@
+//! The controller's DRAM write buffer: write-back, LRU, whole 4 KiB units. A write to a buffered unit is
+//! absorbed (no flash write); reads of buffered units are served from DRAM; when full, the least recently
+//! written unit is evicted to the FTL, whose open page programs once it is full — so the flash sees whole
+//! pages. TRIM drops buffered units it covers. Flush (FLUSH command / end of run) writes everything back.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::LruMap;
+
+/// Write buffer. Off by default.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteBufferConfig {
+    /// Buffer size in bytes (rounded down to 4 KiB units); 0 = no buffer. Default 0.
+    #[serde(default)]
+    pub bytes: u64,
+    /// DRAM access time for a buffer hit or insert, per request, in ns. Default 1000.
+    #[serde(default = "d_dram")]
+    pub dram_access_ns: u64,
+}
+fn d_dram() -> u64 {
+    1000
+}
+impl Default for WriteBufferConfig {
+    fn default() -> Self {
+        WriteBufferConfig { bytes: 0, dram_access_ns: d_dram() }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct WriteBuffer {
+    pub lru: LruMap,
+    pub dram_access_ns: u64,
+}
+
+impl WriteBuffer {
+    pub fn new(logical_units: u32, cfg: &WriteBufferConfig) -> Option<WriteBuffer> {
+        let units = cfg.bytes / nandstack_core::MAPPING_UNIT_BYTES;
+        (units > 0).then(|| WriteBuffer { lru: LruMap::new(logical_units, units.min(u32::MAX as u64) as u32), dram_access_ns: cfg.dram_access_ns })
+    }
+}

@@ -1,0 +1,240 @@
+//! NAND timing: per-mode tR / tPROG / tBERS, channel transfer rate, and busy-until timelines per die (or
+//! per plane with multi-plane parallelism) and per channel.
+//!
+//! Model (FCFS reservation, computed directly — no event queue is needed because every operation is
+//! placed on the resources it needs in request order):
+//! * read: the die senses the page (tR), then the data crosses the channel (bytes ÷ rate); the die stays
+//!   busy until its page register is drained. A copyback read (same-plane GC) needs no channel.
+//! * host data: each 4 KiB unit crosses the channel into the die's cache register as it is written; the
+//!   die array is not busy for that.
+//! * program: the die is busy tPROG, starting when the die is free and its data has arrived.
+//! * erase: the die is busy tBERS.
+
+use nandstack_core::Nanos;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{CellMode, Geometry};
+
+/// Timing parameters. Unset times come from the cell mode's defaults (see `CellMode::default_timing`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TimingConfig {
+    /// Model time at all. Default true; false runs the FTL alone (no latencies, fastest).
+    #[serde(default = "d_true")]
+    pub enabled: bool,
+    /// Page read time tR in µs. Default: the cell mode's (SLC 30, MLC 50, TLC 66, QLC 140).
+    #[serde(default)]
+    pub read_us: Option<f64>,
+    /// Page program time tPROG in µs. Default: the cell mode's (SLC 160, MLC 600, TLC 730, QLC 3102).
+    #[serde(default)]
+    pub program_us: Option<f64>,
+    /// Block erase time tBERS in µs. Default: the cell mode's (SLC 3000, MLC 3000, TLC 4800, QLC 3500).
+    #[serde(default)]
+    pub erase_us: Option<f64>,
+    /// Channel transfer rate in MB/s (10^6 bytes per second). Default 800 (ONFI 4 / Toggle 3 class).
+    #[serde(default = "d_channel")]
+    pub channel_mb_per_s: f64,
+    /// Planes of a die operate independently (ideal multi-plane). Default false: one array operation per
+    /// die at a time.
+    #[serde(default)]
+    pub plane_parallelism: bool,
+}
+fn d_true() -> bool {
+    true
+}
+fn d_channel() -> f64 {
+    800.0
+}
+impl Default for TimingConfig {
+    fn default() -> Self {
+        TimingConfig { enabled: true, read_us: None, program_us: None, erase_us: None, channel_mb_per_s: d_channel(), plane_parallelism: false }
+    }
+}
+
+impl TimingConfig {
+    /// The DISS evaluation device's 3D NAND: tR = 4 µs, tPROG = 75 µs (Table 1 of the DISS paper); erase
+    /// keeps the cell mode's default.
+    pub fn diss() -> TimingConfig {
+        TimingConfig { read_us: Some(4.0), program_us: Some(75.0), ..TimingConfig::default() }
+    }
+
+    pub fn validate(&self) -> nandstack_core::Result<()> {
+        for (k, v) in [("read_us", self.read_us), ("program_us", self.program_us), ("erase_us", self.erase_us)] {
+            if let Some(v) = v {
+                if !(v.is_finite() && v > 0.0 && v < 1e7) {
+                    return Err(nandstack_core::Error::config(format!("device.timing.{k}"), format!("is {v}: must be in (0, 1e7) µs")));
+                }
+            }
+        }
+        let c = self.channel_mb_per_s;
+        if !(c.is_finite() && c > 0.0 && c <= 1e6) {
+            return Err(nandstack_core::Error::config("device.timing.channel_mb_per_s", format!("is {c}: must be in (0, 1e6]")));
+        }
+        Ok(())
+    }
+
+    /// Resolved (tR, tPROG, tBERS) for a cell mode.
+    pub fn resolve(&self, mode: CellMode) -> (Nanos, Nanos, Nanos) {
+        let d = mode.default_timing();
+        let us = |v: Option<f64>, def: Nanos| v.map_or(def, |x| Nanos((x * 1000.0).round() as u64));
+        (us(self.read_us, d.read), us(self.program_us, d.program), us(self.erase_us, d.erase))
+    }
+}
+
+/// Busy-until timelines of the flash array's resources, and their accumulated busy time.
+#[derive(Clone, Debug)]
+pub struct Timelines {
+    /// Busy-until per die (or per plane with plane parallelism), ns.
+    array: Vec<u64>,
+    /// Busy-until per channel, ns.
+    channel: Vec<u64>,
+    planes_per_array: u32,
+    planes_per_channel: u32,
+    pub t_read: u64,
+    pub t_prog: u64,
+    pub t_erase: u64,
+    /// Channel time per byte, in picoseconds (integer arithmetic, deterministic).
+    ps_per_byte: u64,
+    pub array_busy_ns: u64,
+    pub channel_busy_ns: u64,
+}
+
+impl Timelines {
+    pub fn new(geo: &Geometry, cfg: &TimingConfig) -> Timelines {
+        let (r, p, e) = cfg.resolve(geo.cell_mode);
+        let planes_per_array = if cfg.plane_parallelism { 1 } else { geo.planes_per_die };
+        let planes_per_channel = geo.planes() / geo.channels;
+        Timelines {
+            array: vec![0; (geo.planes() / planes_per_array) as usize],
+            channel: vec![0; geo.channels as usize],
+            planes_per_array,
+            planes_per_channel,
+            t_read: r.0,
+            t_prog: p.0,
+            t_erase: e.0,
+            ps_per_byte: (1e6 / cfg.channel_mb_per_s).round().max(1.0) as u64,
+            array_busy_ns: 0,
+            channel_busy_ns: 0,
+        }
+    }
+
+    /// Channel time to move `bytes`.
+    #[inline]
+    pub fn transfer_ns(&self, bytes: u64) -> u64 {
+        (bytes * self.ps_per_byte).div_ceil(1000)
+    }
+
+    #[inline]
+    fn slots(&self, plane: u32) -> (usize, usize) {
+        ((plane / self.planes_per_array) as usize, (plane / self.planes_per_channel) as usize)
+    }
+
+    /// Page read ready at `ready`; `out_bytes` cross the channel afterwards (0 for copyback). Returns
+    /// when the data is out (or sensed, for copyback).
+    #[inline]
+    pub fn read(&mut self, plane: u32, ready: u64, out_bytes: u64) -> u64 {
+        let (a, c) = self.slots(plane);
+        let start = ready.max(self.array[a]);
+        let sensed = start + self.t_read;
+        let end = if out_bytes > 0 {
+            let xs = sensed.max(self.channel[c]);
+            let t = self.transfer_ns(out_bytes);
+            self.channel[c] = xs + t;
+            self.channel_busy_ns += t;
+            xs + t
+        } else {
+            sensed
+        };
+        self.array_busy_ns += end - start;
+        self.array[a] = end;
+        end
+    }
+
+    /// `bytes` of data into the die's cache register over the channel. Returns the arrival time.
+    #[inline]
+    pub fn transfer_in(&mut self, plane: u32, ready: u64, bytes: u64) -> u64 {
+        let (_, c) = self.slots(plane);
+        let xs = ready.max(self.channel[c]);
+        let t = self.transfer_ns(bytes);
+        self.channel[c] = xs + t;
+        self.channel_busy_ns += t;
+        xs + t
+    }
+
+    /// Page program whose data is in the register at `ready`. Returns the completion time.
+    #[inline]
+    pub fn program(&mut self, plane: u32, ready: u64) -> u64 {
+        let (a, _) = self.slots(plane);
+        let start = ready.max(self.array[a]);
+        self.array[a] = start + self.t_prog;
+        self.array_busy_ns += self.t_prog;
+        start + self.t_prog
+    }
+
+    /// Block erase. Returns the completion time.
+    #[inline]
+    pub fn erase(&mut self, plane: u32, ready: u64) -> u64 {
+        let (a, _) = self.slots(plane);
+        let start = ready.max(self.array[a]);
+        self.array[a] = start + self.t_erase;
+        self.array_busy_ns += self.t_erase;
+        start + self.t_erase
+    }
+
+    /// When the array of `plane` is next free.
+    pub fn array_free_at(&self, plane: u32) -> u64 {
+        self.array[self.slots(plane).0]
+    }
+
+    /// Latest busy-until over all resources (the device is idle after this).
+    pub fn all_idle_at(&self) -> u64 {
+        self.array.iter().chain(&self.channel).copied().max().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tl(plane_parallelism: bool) -> Timelines {
+        let geo = Geometry { channels: 2, chips_per_channel: 1, dies_per_chip: 1, planes_per_die: 2, page_size_bytes: 16384, cell_mode: CellMode::Tlc, ..Geometry::default() };
+        Timelines::new(&geo, &TimingConfig { plane_parallelism, ..TimingConfig::default() })
+    }
+
+    #[test]
+    fn uncontended_latencies_are_the_closed_form() {
+        let mut t = tl(false);
+        // 4 KiB at 800 MB/s = 5.12 µs.
+        assert_eq!(t.transfer_ns(4096), 5120);
+        assert_eq!(t.read(0, 1000, 4096), 1000 + 66_000 + 5120);
+        assert_eq!(t.program(2, 0), 730_000); // plane 2 is on channel 1's die: independent
+        assert_eq!(t.erase(3, 730_000), 730_000 + 4_800_000);
+    }
+
+    #[test]
+    fn contention_queues_on_the_die_and_the_channel() {
+        let mut t = tl(false);
+        let a = t.program(0, 0);
+        // Plane 1 shares plane 0's die: waits for the program.
+        assert_eq!(t.read(1, 10, 0), a + 66_000);
+        // With plane parallelism it would not.
+        let mut p = tl(true);
+        p.program(0, 0);
+        assert_eq!(p.read(1, 10, 0), 10 + 66_000);
+        // Two transfers on one channel serialize; on different channels they overlap.
+        let mut t = tl(false);
+        assert_eq!(t.transfer_in(0, 0, 4096), 5120);
+        assert_eq!(t.transfer_in(1, 0, 4096), 10240);
+        assert_eq!(t.transfer_in(2, 0, 4096), 5120);
+        assert_eq!(t.all_idle_at(), 10240);
+    }
+
+    #[test]
+    fn diss_and_overrides_resolve() {
+        let (r, p, e) = TimingConfig::diss().resolve(CellMode::Tlc);
+        assert_eq!((r.0, p.0, e.0), (4_000, 75_000, 4_800_000));
+        let bad = TimingConfig { read_us: Some(-1.0), ..TimingConfig::default() };
+        assert!(bad.validate().unwrap_err().to_string().contains("device.timing.read_us"));
+    }
+}

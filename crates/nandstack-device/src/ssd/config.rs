@@ -1,0 +1,62 @@
+//! Controller configuration: write buffer, TRIM cost, background GC.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::cache::WriteBufferConfig;
+
+/// Background GC in idle periods (off by default: all GC is foreground).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BackgroundGcConfig {
+    /// Default false.
+    #[serde(default)]
+    pub enabled: bool,
+    /// The device counts as idle once no host request has been outstanding for this long, in µs.
+    /// Default 1000.
+    #[serde(default = "d_idle")]
+    pub idle_threshold_us: f64,
+    /// Collect in idle time while free blocks (per plane or device, as `ftl.gc.scope`) are below this.
+    /// Default: `ftl.gc.stop_free_blocks` + 2.
+    #[serde(default)]
+    pub target_free_blocks: Option<u32>,
+}
+fn d_idle() -> f64 {
+    1000.0
+}
+impl Default for BackgroundGcConfig {
+    fn default() -> Self {
+        BackgroundGcConfig { enabled: false, idle_threshold_us: d_idle(), target_free_blocks: None }
+    }
+}
+
+/// The SSD controller around the FTL.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerConfig {
+    #[serde(default)]
+    pub write_buffer: WriteBufferConfig,
+    /// Fixed cost of each TRIM command, in µs. Default 0.
+    #[serde(default)]
+    pub trim_command_overhead_us: f64,
+    /// Cost of looking up one mapping entry a TRIM touches (in DRAM; a mapping-cache miss additionally
+    /// reads a translation page), in ns. Default 0.
+    #[serde(default)]
+    pub trim_entry_lookup_ns: u64,
+    #[serde(default)]
+    pub background_gc: BackgroundGcConfig,
+}
+
+impl ControllerConfig {
+    pub fn validate(&self) -> nandstack_core::Result<()> {
+        let t = self.trim_command_overhead_us;
+        if !(t.is_finite() && (0.0..1e7).contains(&t)) {
+            return Err(nandstack_core::Error::config("controller.trim_command_overhead_us", format!("is {t}: must be in [0, 1e7)")));
+        }
+        let i = self.background_gc.idle_threshold_us;
+        if !(i.is_finite() && i >= 0.0) {
+            return Err(nandstack_core::Error::config("controller.background_gc.idle_threshold_us", format!("is {i}: must be ≥ 0")));
+        }
+        Ok(())
+    }
+}

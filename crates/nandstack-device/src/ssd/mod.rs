@@ -1,0 +1,250 @@
+//! `BlockSsd`: a block-interface SSD — controller (write buffer, TRIM cost, background GC) + FTL + NAND
+//! timing. It answers each host command with its completion time and never reaches back into the host.
+
+mod config;
+mod schedule;
+
+pub use config::{BackgroundGcConfig, ControllerConfig};
+
+use nandstack_core::{Result, MAPPING_UNIT_BYTES};
+use serde::Serialize;
+
+use crate::cache::WriteBuffer;
+use crate::ftl::ops::FlashOp;
+use crate::ftl::{Ftl, Migration};
+use crate::nand::{Timelines, TimingConfig};
+
+/// Host-visible counters of the controller (the FTL keeps the flash-side ones).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct HostCounters {
+    pub write_requests: u64,
+    pub read_requests: u64,
+    pub trim_requests: u64,
+    pub write_bytes: u64,
+    pub read_bytes: u64,
+    pub trim_bytes: u64,
+    /// Units read from the write buffer instead of flash.
+    pub buffer_read_hit_units: u64,
+    /// Unit writes that overwrote a unit still in the buffer (no flash write for the older data).
+    pub buffer_absorbed_units: u64,
+    /// Units evicted from the buffer to flash to make room.
+    pub buffer_evicted_units: u64,
+    /// Units written back by flushes.
+    pub buffer_flushed_units: u64,
+}
+
+pub struct BlockSsd {
+    pub ftl: Ftl,
+    timelines: Option<Timelines>,
+    buffer: Option<WriteBuffer>,
+    cfg: ControllerConfig,
+    ops: Vec<FlashOp>,
+    /// Arrival of the last host data transfer per plane (a page program waits for its data).
+    last_xfer: Vec<u64>,
+    copyback: bool,
+    page_bytes: u64,
+    counters: HostCounters,
+    /// When the device last finished host work (it is idle after this).
+    busy_until: u64,
+    bg_target: u32,
+}
+
+impl BlockSsd {
+    pub fn new(mut ftl: Ftl, timing: &TimingConfig, cfg: ControllerConfig) -> Result<BlockSsd> {
+        timing.validate()?;
+        cfg.validate()?;
+        let geo = ftl.geometry().clone();
+        let timelines = timing.enabled.then(|| Timelines::new(&geo, timing));
+        ftl.record_ops(timing.enabled);
+        let buffer = WriteBuffer::new(ftl.logical_units(), &cfg.write_buffer);
+        let bg_target = cfg.background_gc.target_free_blocks.unwrap_or(ftl.config().gc.stop_free_blocks + 2);
+        Ok(BlockSsd {
+            copyback: ftl.config().gc.migration == Migration::SamePlane,
+            page_bytes: geo.page_size_bytes as u64,
+            last_xfer: vec![0; geo.planes() as usize],
+            timelines,
+            buffer,
+            cfg,
+            ops: Vec::new(),
+            counters: HostCounters::default(),
+            busy_until: 0,
+            bg_target,
+            ftl,
+        })
+    }
+
+    pub fn counters(&self) -> &HostCounters {
+        &self.counters
+    }
+    pub fn timelines(&self) -> Option<&Timelines> {
+        self.timelines.as_ref()
+    }
+    pub fn timed(&self) -> bool {
+        self.timelines.is_some()
+    }
+    pub fn logical_bytes(&self) -> u64 {
+        self.ftl.logical_bytes()
+    }
+    pub fn buffered_units(&self) -> u32 {
+        self.buffer.as_ref().map_or(0, |b| b.lru.len())
+    }
+
+    /// Reset host and FTL counters (after preconditioning).
+    pub fn reset_counters(&mut self) {
+        self.counters = HostCounters::default();
+        self.ftl.reset_counters();
+        if let Some(t) = self.timelines.as_mut() {
+            t.array_busy_ns = 0;
+            t.channel_busy_ns = 0;
+        }
+    }
+
+    /// WAF: flash page programs ÷ (host-written bytes ÷ page size).
+    pub fn waf(&self) -> f64 {
+        let host_pages = self.counters.write_bytes as f64 / self.page_bytes as f64;
+        if host_pages == 0.0 {
+            f64::NAN
+        } else {
+            self.ftl.counters().flash_program_pages as f64 / host_pages
+        }
+    }
+
+    /// Host write of `len` bytes at `offset`, arriving at `now` (ns). Returns the completion time.
+    pub fn write(&mut self, offset: u64, len: u64, now: u64) -> Result<u64> {
+        self.idle_work(now)?;
+        self.counters.write_requests += 1;
+        self.counters.write_bytes += len;
+        let done = if self.buffer.is_some() {
+            self.buffered_write(offset, len)?;
+            let dram = now + self.buffer.as_ref().map_or(0, |b| b.dram_access_ns);
+            self.schedule(now, false).max(dram)
+        } else {
+            self.ftl.write(offset, len)?;
+            self.schedule(now, true)
+        };
+        self.busy_until = self.busy_until.max(done);
+        Ok(done)
+    }
+
+    fn buffered_write(&mut self, offset: u64, len: u64) -> Result<()> {
+        if offset.checked_add(len).is_none_or(|e| e > self.ftl.logical_bytes()) || len == 0 {
+            // Let the FTL produce the canonical out-of-range error.
+            return self.ftl.write(offset, len);
+        }
+        let end = offset + len;
+        let first = offset / MAPPING_UNIT_BYTES;
+        let last = (end - 1) / MAPPING_UNIT_BYTES;
+        for u in first..=last {
+            let lpn = u as u32;
+            let buf = self.buffer.as_mut().expect("buffered");
+            if buf.lru.touch(lpn, true) {
+                self.counters.buffer_absorbed_units += 1;
+                continue;
+            }
+            let unit_start = u * MAPPING_UNIT_BYTES;
+            let partial = offset > unit_start || end < unit_start + MAPPING_UNIT_BYTES;
+            if partial {
+                self.ftl.read_for_merge(lpn)?;
+            }
+            let buf = self.buffer.as_mut().expect("buffered");
+            if let Some((victim, _)) = buf.lru.insert(lpn, true) {
+                self.counters.buffer_evicted_units += 1;
+                self.ftl.write(victim as u64 * MAPPING_UNIT_BYTES, MAPPING_UNIT_BYTES)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Host read. Buffered units come from DRAM; contiguous runs of the rest from flash.
+    pub fn read(&mut self, offset: u64, len: u64, now: u64) -> Result<u64> {
+        self.idle_work(now)?;
+        self.counters.read_requests += 1;
+        self.counters.read_bytes += len;
+        let mut done = now;
+        if let Some(buf) = self.buffer.as_ref() {
+            if offset.checked_add(len).is_none_or(|e| e > self.ftl.logical_bytes()) || len == 0 {
+                self.ftl.read(offset, len)?;
+            }
+            let dram = buf.dram_access_ns;
+            let first = offset / MAPPING_UNIT_BYTES;
+            let last = (offset + len - 1) / MAPPING_UNIT_BYTES;
+            let mut run: Option<u64> = None;
+            for u in first..=last + 1 {
+                let hit = u <= last && self.buffer.as_ref().is_some_and(|b| b.lru.contains(u as u32));
+                if u <= last && hit {
+                    self.counters.buffer_read_hit_units += 1;
+                    done = done.max(now + dram);
+                }
+                if u > last || hit {
+                    if let Some(s) = run.take() {
+                        self.ftl.read(s * MAPPING_UNIT_BYTES, (u - s) * MAPPING_UNIT_BYTES)?;
+                    }
+                } else if run.is_none() {
+                    run = Some(u);
+                }
+            }
+        } else {
+            self.ftl.read(offset, len)?;
+        }
+        let done = self.schedule(now, true).max(done);
+        self.busy_until = self.busy_until.max(done);
+        Ok(done)
+    }
+
+    /// Host TRIM: drops covered units from the buffer, unmaps them in the FTL; costs the per-command
+    /// overhead, a lookup per entry, and translation reads on mapping-cache misses.
+    pub fn trim(&mut self, offset: u64, len: u64, now: u64) -> Result<u64> {
+        self.idle_work(now)?;
+        self.counters.trim_requests += 1;
+        self.counters.trim_bytes += len;
+        let first = offset.div_ceil(MAPPING_UNIT_BYTES);
+        let end = offset.saturating_add(len) / MAPPING_UNIT_BYTES;
+        if let Some(buf) = self.buffer.as_mut() {
+            for u in first..end.min(self.ftl.logical_units() as u64) {
+                buf.lru.remove(u as u32);
+            }
+        }
+        self.ftl.trim(offset, len)?;
+        let entries = end.saturating_sub(first);
+        let overhead = (self.cfg.trim_command_overhead_us * 1000.0).round() as u64 + entries * self.cfg.trim_entry_lookup_ns;
+        let done = self.schedule(now, true).max(now) + if self.timed() { overhead } else { 0 };
+        self.busy_until = self.busy_until.max(done);
+        Ok(done)
+    }
+
+    /// Write back the whole buffer and pad open pages (FLUSH command; end of run). Returns completion.
+    pub fn flush(&mut self, now: u64) -> Result<u64> {
+        if let Some(buf) = self.buffer.as_mut() {
+            let keys = buf.lru.keys_lru_first();
+            for k in keys {
+                self.buffer.as_mut().expect("buffered").lru.remove(k);
+                self.counters.buffer_flushed_units += 1;
+                self.ftl.write(k as u64 * MAPPING_UNIT_BYTES, MAPPING_UNIT_BYTES)?;
+            }
+        }
+        self.ftl.flush();
+        let done = self.schedule(now, true);
+        self.busy_until = self.busy_until.max(done);
+        Ok(done)
+    }
+
+    /// Background GC: if the device has been idle past the threshold before `now`, collect victims in
+    /// the idle window (a victim already started delays the arriving request).
+    fn idle_work(&mut self, now: u64) -> Result<()> {
+        let bg = &self.cfg.background_gc;
+        if !bg.enabled || self.timelines.is_none() {
+            return Ok(());
+        }
+        let mut t = self.busy_until + (bg.idle_threshold_us * 1000.0).round() as u64;
+        while t < now {
+            if !self.ftl.background_collect(self.bg_target)? {
+                break;
+            }
+            t = self.schedule(t, true).max(t + 1);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,142 @@
+//! Hand-computed timing cases. Default TLC timing: tR 66 µs, tPROG 730 µs, tBERS 4.8 ms; 800 MB/s
+//! channel: 4 KiB = 5,120 ns.
+
+use super::*;
+use crate::cache::{MappingCacheConfig, WriteBufferConfig};
+use crate::ftl::{FtlConfig, GcConfig, VictimConfig};
+use crate::nand::{CellMode, Geometry};
+
+const U: u64 = 4096;
+const X: u64 = 5_120;
+const TR: u64 = 66_000;
+const TP: u64 = 730_000;
+const TE: u64 = 4_800_000;
+
+fn geo(planes_per_die: u32, blocks: u32) -> Geometry {
+    Geometry { channels: 1, chips_per_channel: 1, dies_per_chip: 1, planes_per_die, blocks_per_plane: blocks, pages_per_block: 4, page_size_bytes: 4096, cell_mode: CellMode::Tlc }
+}
+
+fn ssd_with(g: Geometry, ftl_cfg: FtlConfig, ctl: ControllerConfig) -> BlockSsd {
+    let mut ftl = Ftl::new(g, ftl_cfg, 0).unwrap();
+    ftl.enable_verification();
+    BlockSsd::new(ftl, &TimingConfig::default(), ctl).unwrap()
+}
+
+fn ssd(buffer_bytes: u64) -> BlockSsd {
+    let ctl = ControllerConfig { write_buffer: WriteBufferConfig { bytes: buffer_bytes, dram_access_ns: 1000 }, ..Default::default() };
+    ssd_with(geo(1, 16), FtlConfig { over_provisioning: 1.0, ..FtlConfig::default() }, ctl)
+}
+
+#[test]
+fn uncontended_write_and_read_latency_is_the_closed_form() {
+    let mut s = ssd(0);
+    assert_eq!(s.write(0, U, 0).unwrap(), X + TP);
+    // A second write at t=0: its transfer queues behind the first on the channel, its program behind the
+    // first program on the die.
+    assert_eq!(s.write(U, U, 0).unwrap(), X + TP + TP);
+    // Read issued long after: tR + transfer out.
+    let t = 10_000_000;
+    assert_eq!(s.read(0, U, t).unwrap(), t + TR + X);
+    // Reading two units of different pages of the same die: two sensing operations in a row.
+    assert_eq!(s.read(0, 2 * U, 2 * t).unwrap(), 2 * t + TR + X + TR + X);
+    // Unmapped data needs no flash access.
+    assert_eq!(s.read(20 * U, U, 3 * t).unwrap(), 3 * t);
+}
+
+#[test]
+fn reads_wait_behind_programs_on_their_die() {
+    let mut s = ssd(0);
+    s.write(0, U, 0).unwrap();
+    let w = s.write(U, U, 1_000_000).unwrap(); // program on the die until 1_000_000 + X + TP
+    assert_eq!(w, 1_000_000 + X + TP);
+    assert_eq!(s.read(0, U, 1_000_000 + X + 10).unwrap(), w + TR + X);
+}
+
+#[test]
+fn write_buffer_absorbs_and_serves_from_dram() {
+    let mut s = ssd(2 * U);
+    assert_eq!(s.write(0, U, 0).unwrap(), 1000);
+    assert_eq!(s.write(0, U, 5000).unwrap(), 6000); // absorbed
+    assert_eq!(s.read(0, U, 7000).unwrap(), 8000); // DRAM hit
+    assert_eq!(s.write(U, U, 9000).unwrap(), 10_000);
+    // Third distinct unit evicts unit 0 (LRU): its data crosses the channel before the command completes.
+    assert_eq!(s.write(2 * U, U, 20_000).unwrap(), 20_000 + X);
+    let c = s.counters().clone();
+    assert_eq!((c.buffer_absorbed_units, c.buffer_read_hit_units, c.buffer_evicted_units), (1, 1, 1));
+    assert_eq!(s.ftl.counters().flash_program_pages, 1);
+    // 4 host pages written, 1 programmed so far.
+    assert!((s.waf() - 0.25).abs() < 1e-12);
+    s.flush(100_000_000).unwrap();
+    assert_eq!(s.counters().buffer_flushed_units, 2);
+    assert_eq!(s.ftl.counters().flash_program_pages, 3);
+    s.ftl.check_invariants().unwrap();
+    s.ftl.verify_all_versions().unwrap();
+}
+
+#[test]
+fn foreground_gc_blocks_the_write_that_needs_space() {
+    // One plane of 6 blocks × 4 pages, logical 8 units; GC at < 2 free blocks.
+    let mut cfg = FtlConfig { over_provisioning: 2.0, ..FtlConfig::default() };
+    cfg.gc = GcConfig { victim: VictimConfig::Greedy, start_free_blocks: 2, stop_free_blocks: 2, ..GcConfig::default() };
+    let mut s = ssd_with(geo(1, 6), cfg, ControllerConfig::default());
+    let mut t = 0;
+    // Overwrite units 0..4 repeatedly: blocks fill with fully invalid data; the 5th block needs GC.
+    for i in 0..20u64 {
+        t = s.write((i % 4) * U, U, t).unwrap();
+    }
+    assert_eq!(s.ftl.counters().gc_victim_blocks, 0);
+    let start = t + 1_000_000_000;
+    let done = s.write(0, U, start).unwrap();
+    assert_eq!(s.ftl.counters().gc_victim_blocks, 1);
+    assert_eq!(s.ftl.counters().gc_migrated_units, 0);
+    // Victim holds no valid data: the erase (4.8 ms) precedes the host transfer and program.
+    assert_eq!(done, start + TE + X + TP);
+}
+
+#[test]
+fn mapping_cache_misses_read_translation_pages_first() {
+    let cfg = FtlConfig { over_provisioning: 1.0, mapping_cache: MappingCacheConfig { entries: 1 }, ..FtlConfig::default() };
+    let mut s = ssd_with(geo(1, 16), cfg, ControllerConfig::default());
+    // Miss on a clean cache: translation read (tR + 4 KiB out), then the host transfer and program.
+    assert_eq!(s.write(0, U, 0).unwrap(), TR + X + X + TP);
+    assert_eq!(s.ftl.counters().translation_read_pages, 1);
+    // Unit 1 evicts unit 0's dirty entry: translation read, plus a write-back nobody waits for.
+    let t = 10_000_000;
+    let d = s.write(U, U, t).unwrap();
+    assert_eq!(s.ftl.counters().translation_program_pages, 1);
+    assert!(d >= t + TR + X + X + TP, "{d}");
+    // flash_program_pages counts the translation write too.
+    assert_eq!(s.ftl.counters().flash_program_pages, 3);
+}
+
+#[test]
+fn trim_costs_overhead_and_lookups() {
+    let ctl = ControllerConfig { trim_command_overhead_us: 10.0, trim_entry_lookup_ns: 100, ..Default::default() };
+    let mut s = ssd_with(geo(1, 16), FtlConfig { over_provisioning: 1.0, ..FtlConfig::default() }, ctl);
+    s.write(0, 4 * U, 0).unwrap();
+    assert_eq!(s.trim(0, 4 * U, 50_000_000).unwrap(), 50_000_000 + 10_000 + 400);
+    assert_eq!(s.ftl.counters().trimmed_units, 4);
+}
+
+#[test]
+fn background_gc_uses_idle_time() {
+    let mut cfg = FtlConfig { over_provisioning: 2.0, ..FtlConfig::default() };
+    cfg.gc = GcConfig { start_free_blocks: 2, stop_free_blocks: 2, ..GcConfig::default() };
+    let ctl = ControllerConfig {
+        background_gc: BackgroundGcConfig { enabled: true, idle_threshold_us: 100.0, target_free_blocks: Some(5) },
+        ..Default::default()
+    };
+    let mut s = ssd_with(geo(1, 6), cfg, ctl);
+    let mut t = 0;
+    for i in 0..16u64 {
+        t = s.write((i % 4) * U, U, t).unwrap();
+    }
+    let free_before = s.ftl.free_blocks();
+    // Long idle gap: background GC collects the invalid blocks before the next request.
+    let start = t + 1_000_000_000;
+    let done = s.write(0, U, start).unwrap();
+    assert!(s.ftl.counters().background_gc_victims > 0);
+    assert!(s.ftl.free_blocks() + 1 > free_before);
+    assert_eq!(done, start + X + TP, "background GC finished before the request arrived");
+    s.ftl.check_invariants().unwrap();
+}
