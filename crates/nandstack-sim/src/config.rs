@@ -2,7 +2,8 @@
 //! `[precondition]`, `[workload]`. Unknown keys are errors that name the key and list the allowed ones.
 
 use nandstack_core::{Error, Result};
-use nandstack_device::nand::{CellMode, Geometry};
+use nandstack_device::nand::{CellMode, Geometry, TimingConfig};
+use nandstack_device::ssd::ControllerConfig;
 use nandstack_device::FtlConfig;
 use nandstack_workload::SyntheticConfig;
 use schemars::JsonSchema;
@@ -20,11 +21,93 @@ pub struct SimConfig {
     #[serde(default)]
     pub ftl: FtlConfig,
     #[serde(default)]
+    pub controller: ControllerConfig,
+    #[serde(default)]
+    pub host: HostConfig,
+    #[serde(default)]
     pub precondition: PreconditionConfig,
+    /// The synthetic workload: measured unless `[trace]` is set; always used for the warm-up.
     #[serde(default)]
     pub workload: SyntheticConfig,
+    /// Replay a block trace in the measured phase instead of the synthetic workload.
+    #[serde(default)]
+    pub trace: Option<TraceConfig>,
     #[serde(default)]
     pub run: RunConfig,
+}
+
+/// How the host issues requests.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HostMode {
+    /// Keep `queue_depth` requests outstanding (fio iodepth × numjobs); a request is issued when one
+    /// completes. Latency = completion − issue.
+    ClosedLoop,
+    /// Issue each request at its arrival time (trace timestamps × `time_scale`, or Poisson arrivals at
+    /// `workload.arrival_iops`). Latency = completion − arrival.
+    OpenLoop,
+}
+
+/// The host interface.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    /// `closed_loop` (default) or `open_loop`.
+    #[serde(default = "d_mode")]
+    pub mode: HostMode,
+    /// Outstanding requests in closed-loop mode. Default 32.
+    #[serde(default = "d_qd")]
+    pub queue_depth: u32,
+    /// Open loop: multiply arrival times by this (0.5 replays twice as fast). Default 1.
+    #[serde(default = "d_one")]
+    pub time_scale: f64,
+}
+fn d_mode() -> HostMode {
+    HostMode::ClosedLoop
+}
+fn d_qd() -> u32 {
+    32
+}
+fn d_one() -> f64 {
+    1.0
+}
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig { mode: d_mode(), queue_depth: d_qd(), time_scale: d_one() }
+    }
+}
+
+/// What to do with a trace request that lies beyond the device's logical capacity.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LbaPolicy {
+    /// Stop with an error naming the request (default).
+    Error,
+    /// Offset modulo the capacity (a request crossing the end restarts at 0).
+    Wrap,
+    /// Scale the trace's address space (its largest end offset, found by a first pass) onto the device,
+    /// 4 KiB-aligned.
+    Scale,
+}
+
+/// A block trace to replay.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TraceConfig {
+    /// Path of the trace (gz, bz2, xz and zst are decompressed transparently).
+    pub path: String,
+    /// Format: msr, blkparse, disksim, mqsim, ssdsim, fio, tencent, cloudphysics, systor17, heimdall,
+    /// wiscsee, arc, hp_srt (see docs/trace-formats.md).
+    pub format: String,
+    /// `error` (default), `wrap` or `scale`.
+    #[serde(default = "d_lba")]
+    pub lba: LbaPolicy,
+    /// Replay at most this many requests (0 = all). Default 0.
+    #[serde(default)]
+    pub max_requests: u64,
+}
+fn d_lba() -> LbaPolicy {
+    LbaPolicy::Error
 }
 fn d_seed() -> u64 {
     42
@@ -41,13 +124,17 @@ pub struct DeviceConfig {
     /// Overrides of the preset's geometry; any field left out keeps the preset's value.
     #[serde(default)]
     pub geometry: GeometryOverrides,
+    /// NAND timing. Unset read/program/erase times come from the preset (DISS: tR 4 µs, tPROG 75 µs),
+    /// else from the cell mode.
+    #[serde(default)]
+    pub timing: TimingConfig,
 }
 fn d_preset() -> String {
     "default".into()
 }
 impl Default for DeviceConfig {
     fn default() -> Self {
-        DeviceConfig { preset: d_preset(), geometry: GeometryOverrides::default() }
+        DeviceConfig { preset: d_preset(), geometry: GeometryOverrides::default(), timing: TimingConfig::default() }
     }
 }
 
@@ -84,6 +171,22 @@ impl DeviceConfig {
         apply!(channels, chips_per_channel, dies_per_chip, planes_per_die, blocks_per_plane, pages_per_block, page_size_bytes, cell_mode);
         g.validate()?;
         Ok(g)
+    }
+}
+
+impl DeviceConfig {
+    /// Timing with preset values filled in where the user left read/program/erase unset.
+    pub fn timing(&self) -> TimingConfig {
+        let preset = match self.preset.as_str() {
+            "diss" => TimingConfig::diss(),
+            _ => TimingConfig::default(),
+        };
+        TimingConfig {
+            read_us: self.timing.read_us.or(preset.read_us),
+            program_us: self.timing.program_us.or(preset.program_us),
+            erase_us: self.timing.erase_us.or(preset.erase_us),
+            ..self.timing.clone()
+        }
     }
 }
 
@@ -126,7 +229,7 @@ impl Default for PreconditionConfig {
     }
 }
 
-/// Run-time checking.
+/// Run-time checking and the interval time series.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
@@ -134,6 +237,13 @@ pub struct RunConfig {
     /// Default 0.
     #[serde(default)]
     pub invariant_check_every: u64,
+    /// Emit a time-series row every this many host bytes (read + written). 0 = not by bytes. Default 0.
+    #[serde(default)]
+    pub interval_host_bytes: u64,
+    /// Emit a time-series row every this many simulated seconds. 0 = not by time. Default 0. With neither
+    /// set, a row every 1/20 of the measured requests.
+    #[serde(default)]
+    pub interval_sim_seconds: f64,
 }
 
 impl SimConfig {
@@ -166,6 +276,23 @@ impl SimConfig {
                 "precondition.warmup_capacity_multiples",
                 "the workload never writes, so a write-volume warm-up cannot end; set it to 0",
             ));
+        }
+        if self.host.queue_depth == 0 || self.host.queue_depth > 1_000_000 {
+            return Err(Error::config("host.queue_depth", format!("is {}: must be in [1, 1000000]", self.host.queue_depth)));
+        }
+        let ts = self.host.time_scale;
+        if !(ts.is_finite() && ts >= 0.0) {
+            return Err(Error::config("host.time_scale", format!("is {ts}: must be ≥ 0")));
+        }
+        if self.host.mode == HostMode::OpenLoop && self.trace.is_none() && self.workload.arrival_iops.is_none() {
+            return Err(Error::config(
+                "workload.arrival_iops",
+                "open-loop mode with a synthetic workload needs an arrival rate (requests per simulated second)",
+            ));
+        }
+        let i = self.run.interval_sim_seconds;
+        if !(i.is_finite() && i >= 0.0) {
+            return Err(Error::config("run.interval_sim_seconds", format!("is {i}: must be ≥ 0")));
         }
         if self.workload.requests == 0 {
             return Err(Error::config("workload.requests", "must be at least 1"));

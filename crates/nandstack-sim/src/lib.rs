@@ -5,9 +5,12 @@
 
 pub mod bench;
 pub mod config;
+pub mod host;
 pub mod reference;
 pub mod report;
 pub mod run;
+pub mod series;
+pub mod source;
 
 use nandstack_core::Result;
 

@@ -4,12 +4,15 @@
 //! migrated/trimmed/unmapped "pages" are 4 KiB logical pages (mapping units). Wall-clock keys start with
 //! `wall_` and are the only keys that differ between two runs of the same config and seed.
 
+use nandstack_core::histogram::Percentiles;
 use nandstack_core::stats::Summary;
 use nandstack_device::ftl::UnitCensus;
-use nandstack_device::Ftl;
+use nandstack_device::ssd::BlockSsd;
 use serde::Serialize;
 
 use crate::config::SimConfig;
+use crate::host::Measured;
+use crate::series::TimeSeries;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct DeviceInfo {
@@ -36,6 +39,7 @@ pub struct ByCause {
     pub gc: f64,
     pub wear_leveling: f64,
     pub padding: f64,
+    pub translation: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -44,6 +48,19 @@ pub struct ReadsByCause {
     pub gc: u64,
     pub wear_leveling: u64,
     pub read_modify_write: u64,
+    pub translation: u64,
+}
+
+/// Controller DRAM caches.
+#[derive(Clone, Debug, Serialize)]
+pub struct CacheStats {
+    pub write_buffer_read_hit_pages: u64,
+    pub write_buffer_absorbed_pages: u64,
+    pub write_buffer_evicted_pages: u64,
+    pub write_buffer_flushed_pages: u64,
+    pub mapping_cache_hits: u64,
+    pub mapping_cache_misses: u64,
+    pub mapping_cache_dirty_evictions: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -94,19 +111,63 @@ pub struct Report {
     /// Where every physical 4 KiB unit is at the end (valid + invalid + free = total).
     pub units: UnitCensus,
     pub verified: bool,
+    pub caches: CacheStats,
+    /// Latency objects and rates exist only when timing is modelled (`device.timing.enabled`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_latency_us: Option<Percentiles>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_latency_us: Option<Percentiles>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trim_latency_us: Option<Percentiles>,
+    /// Requests per simulated second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iops: Option<f64>,
+    /// Host bytes read + written per simulated second, in MB/s (10^6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throughput_mb_per_s: Option<f64>,
+    /// Simulated time of the measured phase (first issue to last completion).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sim_seconds: Option<f64>,
+    /// Fraction of the measured time the dies' arrays (or planes') and the channels were busy, averaged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub die_utilization: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub channel_utilization: Option<f64>,
+    pub requests: u64,
     pub wall_seconds_precondition: f64,
     pub wall_seconds: f64,
     /// Flash page programs per wall-clock second in the measured phase.
     pub wall_flash_programs_per_second: f64,
+    /// Wall-clock host requests per second in the measured phase.
+    pub wall_requests_per_second: f64,
     pub config: SimConfig,
+    /// Interval time series (also written as timeseries.csv by the CLI).
+    pub timeseries: TimeSeries,
 }
 
 impl Report {
-    pub fn build(cfg: &SimConfig, ftl: &Ftl, verified: bool, wall_pre: f64, wall: f64) -> Report {
+    pub fn build(cfg: &SimConfig, ssd: &BlockSsd, m: &Measured, verified: bool, wall_pre: f64, wall: f64) -> Report {
+        let ftl = &ssd.ftl;
         let c = ftl.counters();
+        let h = ssd.counters();
         let g = ftl.geometry();
         let upp = g.units_per_page() as f64;
-        let waf = ftl.waf();
+        let waf = ssd.waf();
+        let timed = ssd.timed();
+        let sim_s = m.sim_ns as f64 / 1e9;
+        let lat = |hist: &nandstack_core::Histogram| (timed && !hist.is_empty()).then(|| hist.percentiles(1e-3));
+        let rate = |x: f64| (timed && sim_s > 0.0).then(|| x / sim_s);
+        let (die_util, chan_util) = match ssd.timelines() {
+            Some(t) if m.sim_ns > 0 => {
+                let arrays = if cfg.device.timing().plane_parallelism { g.planes() } else { g.dies() } as f64;
+                (
+                    Some(t.array_busy_ns as f64 / (arrays * m.sim_ns as f64)),
+                    Some(t.channel_busy_ns as f64 / (g.channels as f64 * m.sim_ns as f64)),
+                )
+            }
+            _ => (None, None),
+        };
+        let mc = ftl.mapping_cache();
         Report {
             nandstack_version: env!("CARGO_PKG_VERSION"),
             seed: cfg.seed,
@@ -127,26 +188,28 @@ impl Report {
                 victim_policy: ftl.victim_policy_name(),
             },
             waf: waf.is_finite().then_some(waf),
-            host_write_requests: c.host_write_requests,
-            host_read_requests: c.host_read_requests,
-            host_trim_requests: c.host_trim_requests,
-            host_write_bytes: c.host_write_bytes,
-            host_read_bytes: c.host_read_bytes,
-            host_trim_bytes: c.host_trim_bytes,
-            host_write_pages: c.host_write_bytes as f64 / g.page_size_bytes as f64,
+            host_write_requests: h.write_requests,
+            host_read_requests: h.read_requests,
+            host_trim_requests: h.trim_requests,
+            host_write_bytes: h.write_bytes,
+            host_read_bytes: h.read_bytes,
+            host_trim_bytes: h.trim_bytes,
+            host_write_pages: h.write_bytes as f64 / g.page_size_bytes as f64,
             flash_program_pages: c.flash_program_pages,
             flash_program_pages_by_cause: ByCause {
                 host: c.program_units_host as f64 / upp,
                 gc: c.program_units_gc as f64 / upp,
                 wear_leveling: c.program_units_wear_leveling as f64 / upp,
                 padding: c.padding_units as f64 / upp,
+                translation: c.translation_program_pages as f64,
             },
-            flash_read_pages: c.host_read_pages + c.gc_read_pages + c.wear_leveling_read_pages + c.rmw_read_pages,
+            flash_read_pages: c.host_read_pages + c.gc_read_pages + c.wear_leveling_read_pages + c.rmw_read_pages + c.translation_read_pages,
             flash_read_pages_by_cause: ReadsByCause {
                 host: c.host_read_pages,
                 gc: c.gc_read_pages,
                 wear_leveling: c.wear_leveling_read_pages,
                 read_modify_write: c.rmw_read_pages,
+                translation: c.translation_read_pages,
             },
             flash_erases: c.gc_erases + c.wear_leveling_erases,
             flash_erases_by_cause: ErasesByCause { gc: c.gc_erases, wear_leveling: c.wear_leveling_erases },
@@ -165,10 +228,30 @@ impl Report {
             metadata_bytes: ftl.metadata_bytes(),
             units: ftl.census(),
             verified,
+            caches: CacheStats {
+                write_buffer_read_hit_pages: h.buffer_read_hit_units,
+                write_buffer_absorbed_pages: h.buffer_absorbed_units,
+                write_buffer_evicted_pages: h.buffer_evicted_units,
+                write_buffer_flushed_pages: h.buffer_flushed_units,
+                mapping_cache_hits: mc.map_or(0, |m| m.hits),
+                mapping_cache_misses: mc.map_or(0, |m| m.misses),
+                mapping_cache_dirty_evictions: mc.map_or(0, |m| m.dirty_evictions),
+            },
+            read_latency_us: lat(&m.reads),
+            write_latency_us: lat(&m.writes),
+            trim_latency_us: lat(&m.trims),
+            iops: rate(m.requests as f64),
+            throughput_mb_per_s: rate((h.read_bytes + h.write_bytes) as f64 / 1e6),
+            sim_seconds: timed.then_some(sim_s),
+            die_utilization: die_util,
+            channel_utilization: chan_util,
+            requests: m.requests,
             wall_seconds_precondition: wall_pre,
             wall_seconds: wall,
             wall_flash_programs_per_second: if wall > 0.0 { c.flash_program_pages as f64 / wall } else { 0.0 },
+            wall_requests_per_second: if wall > 0.0 { m.requests as f64 / wall } else { 0.0 },
             config: cfg.clone(),
+            timeseries: m.series.clone(),
         }
     }
 

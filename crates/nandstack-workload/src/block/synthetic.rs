@@ -71,6 +71,9 @@ pub struct SyntheticConfig {
     /// Fraction of the footprint that is hot (pattern = hot_cold only). Default 0.2.
     #[serde(default)]
     pub hot_space_fraction: Option<f64>,
+    /// Open-loop arrival rate in requests per simulated second (Poisson arrivals). Unset: closed loop.
+    #[serde(default)]
+    pub arrival_iops: Option<f64>,
 }
 
 fn d_pattern() -> Pattern {
@@ -104,6 +107,7 @@ impl Default for SyntheticConfig {
             scramble: None,
             hot_ops_fraction: None,
             hot_space_fraction: None,
+            arrival_iops: None,
         }
     }
 }
@@ -153,6 +157,11 @@ impl SyntheticConfig {
                 return Err(Error::config("workload.hot_space_fraction", "must be below 1 (there must be a cold region)"));
             }
         }
+        if let Some(r) = self.arrival_iops {
+            if !(r.is_finite() && r > 0.0) {
+                return Err(Error::config("workload.arrival_iops", format!("is {r}: must be > 0")));
+            }
+        }
         let footprint = (logical_bytes as f64 * self.footprint_fraction) as u64 / self.align_bytes * self.align_bytes;
         let sizes: Vec<u64> = if self.request_sizes.is_empty() {
             vec![self.request_size_bytes]
@@ -190,6 +199,7 @@ pub struct BlockGenerator {
     perm: Option<Permutation>,
     hot_slots: u64,
     size_cdf: Vec<(f64, u64)>,
+    arrival_rng: Rng,
 }
 
 impl BlockGenerator {
@@ -217,6 +227,7 @@ impl BlockGenerator {
             perm,
             hot_slots,
             size_cdf,
+            arrival_rng: Rng::derive(seed, 0x6172_7276),
         })
     }
 
@@ -226,6 +237,13 @@ impl BlockGenerator {
         }
         let u = self.rng.unit_f64();
         self.size_cdf.iter().find(|(c, _)| u < *c).map_or(self.size_cdf.last().unwrap().1, |&(_, b)| b)
+    }
+
+    /// Arrival time (ns) of the next request under Poisson arrivals at `arrival_iops`, if set.
+    pub fn next_arrival_ns(&mut self, now_ns: u64) -> Option<u64> {
+        let rate = self.cfg.arrival_iops?;
+        let gap_s = -(1.0 - self.arrival_rng.unit_f64()).ln() / rate;
+        Some(now_ns + (gap_s * 1e9).round() as u64)
     }
 
     /// The next request (the generator is endless; the driver decides how many to take).
