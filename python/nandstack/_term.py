@@ -15,6 +15,7 @@ class ProgressBar:
 
     On a terminal it redraws one line per phase in place (`\\r`, at most ~10 times a second). Elsewhere
     (CI logs, pipes) it prints a plain line at 0/25/50/75/100% of each phase so logs stay short.
+    A phase is shown complete when the next one starts or when `close()` is called.
     """
 
     def __init__(self, stream: TextIO | None = None, tty: bool | None = None, width: int = 30) -> None:
@@ -22,6 +23,7 @@ class ProgressBar:
         self.tty = _isatty(self.stream) if tty is None else tty
         self.width = width
         self._phase: str | None = None
+        self._total = 0
         self._phase_start = 0.0
         self._last_draw = 0.0
         self._next_quarter = 0
@@ -30,33 +32,49 @@ class ProgressBar:
     def __call__(self, phase: str, done: int, total: int) -> None:
         now = time.monotonic()
         if phase != self._phase:
-            self.close()
+            self._end_phase(complete=True)
             self._phase, self._phase_start, self._next_quarter = phase, now, 0
+        self._total = total
         fraction = min(done / total, 1.0) if total > 0 else 1.0
         if self.tty:
             if now - self._last_draw >= 0.1 or fraction >= 1.0 or not self._line_open:
-                self._draw(phase, done, total, fraction, now)
+                self._draw(done, total, fraction, now)
         elif fraction * 4 >= self._next_quarter:
             quarter = int(fraction * 4)
-            elapsed = now - self._phase_start
-            self.stream.write(f"{phase}: {quarter * 25:3d}% ({done}/{total}) {elapsed:.1f}s\n")
-            self.stream.flush()
+            self._print(f"{quarter * 25:3d}%", done, total, now)
             self._next_quarter = quarter + 1
 
-    def _draw(self, phase: str, done: int, total: int, fraction: float, now: float) -> None:
-        filled = int(fraction * self.width)
-        bar = "#" * filled + "-" * (self.width - filled)
-        elapsed = now - self._phase_start
-        self.stream.write(f"\r{phase:<12} [{bar}] {fraction:6.1%} {done}/{total} {elapsed:.1f}s\x1b[K")
-        self.stream.flush()
-        self._last_draw, self._line_open = now, True
+    def close(self, complete: bool = True) -> None:
+        """End the current phase (shown at 100% if `complete`); call before printing anything else."""
+        self._end_phase(complete)
+        self._phase = None
 
-    def close(self) -> None:
-        """End the current line (call before printing anything else to the stream)."""
+    def _end_phase(self, complete: bool) -> None:
+        if self._phase is None:
+            return
+        now = time.monotonic()
+        if complete and self.tty:
+            self._draw(self._total, self._total, 1.0, now)
+        elif complete and self._next_quarter <= 4:
+            self._print("100%", self._total, self._total, now)
         if self._line_open:
             self.stream.write("\n")
             self.stream.flush()
             self._line_open = False
+
+    def _draw(self, done: int, total: int, fraction: float, now: float) -> None:
+        filled = int(fraction * self.width)
+        bar = "#" * filled + "-" * (self.width - filled)
+        counts = f"{_compact(done)}/{_compact(total)}"
+        elapsed = now - self._phase_start
+        self.stream.write(f"\r{self._phase:<12} [{bar}] {fraction:6.1%} {counts} {elapsed:.1f}s\x1b[K")
+        self.stream.flush()
+        self._last_draw, self._line_open = now, True
+
+    def _print(self, percent: str, done: int, total: int, now: float) -> None:
+        elapsed = now - self._phase_start
+        self.stream.write(f"{self._phase}: {percent} ({_compact(done)}/{_compact(total)}) {elapsed:.1f}s\n")
+        self.stream.flush()
 
 
 def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -108,6 +126,18 @@ def _binary(n: int) -> str:
             return f"{size:.2f} {unit}" if unit != "B" else f"{n} B"
         size /= 1024
     return f"{n} B"  # unreachable
+
+
+def _compact(n: int) -> str:
+    """`16055951360` -> `16.1G`: short counts for progress lines (exact below 10,000)."""
+    if abs(n) < 10_000:
+        return str(n)
+    value = float(n)
+    for unit in ("k", "M", "G"):
+        value /= 1000
+        if abs(value) < 1000:
+            return f"{value:.1f}{unit}"
+    return f"{value / 1000:.1f}T"
 
 
 def _isatty(stream: TextIO) -> bool:

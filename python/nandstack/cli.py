@@ -28,12 +28,14 @@ SUMMARY_KEYS = (
     "host_read_bytes",
     "flash_program_pages",
     "flash_read_pages",
+    "flash_erases",
     "gc_migrated_pages",
     "erase_count.min",
     "erase_count.mean",
     "erase_count.max",
     "erase_count.stddev",
     "seed",
+    "wall_seconds_precondition",
     "wall_seconds",
 )
 
@@ -110,9 +112,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     bar = None if args.quiet else ProgressBar()
     try:
         result = api_run(effective, seed=args.seed, verify=args.verify, progress=bar)
-    finally:
+    except BaseException:
         if bar is not None:
-            bar.close()
+            bar.close(complete=False)
+        raise
+    if bar is not None:
+        bar.close()
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(result.to_json() + "\n", encoding="utf-8")

@@ -1,0 +1,99 @@
+"""Progress bar and summary table formatting (pure Python, no engine runs)."""
+
+from __future__ import annotations
+
+import io
+
+from nandstack._term import ProgressBar, _compact, flatten, format_table, format_value
+from nandstack.cli import summary_rows
+
+
+def feed(bar: ProgressBar, phase: str, total: int, steps: int = 200) -> None:
+    for i in range(steps):  # like the engine: from 0 up to (not always including) total
+        bar(phase, i * total // steps, total)
+
+
+def test_plain_progress_prints_quarters_and_completes_each_phase():
+    out = io.StringIO()
+    bar = ProgressBar(out, tty=False)
+    feed(bar, "precondition", 1000)
+    feed(bar, "measure", 16_055_951_360)
+    bar.close()
+    lines = [line.split(" (")[0] for line in out.getvalue().splitlines()]
+    expected = [f"{phase}: {p:3d}%" for phase in ("precondition", "measure") for p in (0, 25, 50, 75, 100)]
+    assert lines == expected
+    assert "(16.1G/16.1G)" in out.getvalue()
+
+
+def test_plain_progress_interrupted_is_not_shown_complete():
+    out = io.StringIO()
+    bar = ProgressBar(out, tty=False)
+    bar("measure", 10, 100)
+    bar.close(complete=False)
+    assert "100%" not in out.getvalue()
+
+
+def test_tty_progress_redraws_in_place_and_ends_lines():
+    out = io.StringIO()
+    bar = ProgressBar(out, tty=True)
+    feed(bar, "warmup", 1000)
+    feed(bar, "measure", 1000)
+    bar.close()
+    text = out.getvalue()
+    assert text.count("\n") == 2
+    assert text.startswith("\rwarmup")
+    assert "100.0% 1000/1000" in text.split("\n")[0].split("\r")[-1]
+
+
+def test_compact_counts():
+    assert [_compact(n) for n in (0, 9_999, 10_000, 3_919_910, 16_055_951_360, 10**15)] == [
+        "0",
+        "9999",
+        "10.0k",
+        "3.9M",
+        "16.1G",
+        "1000.0T",
+    ]
+
+
+def test_flatten():
+    assert flatten({"a": {"b": 1, "c": {"d": [1]}}, "e": 2}) == {"a.b": 1, "a.c.d": [1], "e": 2}
+
+
+def test_format_value():
+    assert format_value("waf", 2.34567) == "2.346"
+    assert format_value("host_write_bytes", 8_192_000_000) == "8,192,000,000 (7.63 GiB)"
+    assert format_value("flash_program_pages", 4193993) == "4,193,993"
+    assert format_value("x", 123456.789) == "123,456.8"
+    assert format_value("verified", False) == "false"
+    assert format_value("x", None) == "-"
+
+
+def test_format_table_aligns_values():
+    table = format_table([("waf", 8.388), ("host_write_bytes", 8_192_000_000)]).splitlines()
+    assert table == [
+        "waf                       8.388",
+        "host_write_bytes  8,192,000,000 (7.63 GiB)",
+    ]
+
+
+def test_summary_rows_order_and_latency():
+    report = {
+        "config": {"seed": 1},
+        "wall_seconds": 1.5,
+        "waf": 2.0,
+        "erase_count": {"min": 1.0, "mean": 2.0, "max": 3.0, "stddev": 0.5, "count": 8},
+        "write_latency_ns": {"p50": 100, "p99": 900},
+        "unrelated": 7,
+    }
+    names = [name for name, _ in summary_rows(report)]
+    assert names == [
+        "waf",
+        "erase_count.min",
+        "erase_count.mean",
+        "erase_count.max",
+        "erase_count.stddev",
+        "wall_seconds",
+        "write_latency_ns.p50",
+        "write_latency_ns.p99",
+    ]
