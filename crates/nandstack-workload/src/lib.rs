@@ -8,6 +8,7 @@
 
 pub mod block;
 pub mod perm;
+pub mod trace;
 pub mod zipf;
 
 pub use block::{BlockGenerator, BlockRequest, Op, Pattern, SyntheticConfig};

@@ -1,0 +1,267 @@
+//! The line loop shared by the text formats: read one line into a reused buffer, skip blank, comment
+//! and header lines, hand the rest to the format's parser, and turn its verdict into a record or an
+//! [`Error::Trace`](nandstack_core::Error::Trace).
+
+use std::io::{self, BufRead};
+
+use nandstack_core::Result;
+
+use super::fields::FieldResult;
+use super::format::{TraceFormat, TraceOptions};
+use super::{
+    arc, blkparse, cloudphysics, disksim, fio, heimdall, mqsim, msr, ssdsim, systor17, tencent,
+    wiscsee,
+};
+use super::{trace_error, Clock, Raw, TraceRecord};
+
+/// Longest accepted line, in bytes (a limit, so binary garbage without newlines cannot exhaust memory).
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// What a parser made of one non-blank, non-comment line.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Parsed {
+    Record(Raw),
+    /// A data line that deliberately yields no request (counted in `skipped`).
+    Skip,
+    /// A line that is not data (header, summary): ignored silently.
+    Ignore,
+}
+
+/// The per-format line parser. Stateless formats are plain functions; fio and blkparse keep state.
+pub(crate) enum LineParser {
+    Msr,
+    Blkparse(blkparse::Parser),
+    Disksim,
+    Mqsim,
+    Ssdsim,
+    Fio(fio::Parser),
+    Tencent,
+    CloudPhysics,
+    Systor17,
+    Heimdall,
+    Wiscsee,
+    Arc,
+}
+
+impl LineParser {
+    fn new(format: TraceFormat, options: TraceOptions) -> Self {
+        debug_assert!(!format.is_binary(), "{format} is not a text format");
+        match format {
+            TraceFormat::Msr => LineParser::Msr,
+            TraceFormat::Blkparse => {
+                LineParser::Blkparse(blkparse::Parser::new(options.blkparse_action))
+            }
+            TraceFormat::Disksim => LineParser::Disksim,
+            TraceFormat::Mqsim => LineParser::Mqsim,
+            TraceFormat::Ssdsim => LineParser::Ssdsim,
+            TraceFormat::FioIolog => LineParser::Fio(fio::Parser::default()),
+            TraceFormat::TencentCbs => LineParser::Tencent,
+            TraceFormat::CloudPhysics => LineParser::CloudPhysics,
+            TraceFormat::Systor17 => LineParser::Systor17,
+            TraceFormat::Heimdall => LineParser::Heimdall,
+            TraceFormat::Wiscsee => LineParser::Wiscsee,
+            TraceFormat::Arc => LineParser::Arc,
+            // Binary formats have their own readers and never get here.
+            TraceFormat::HpSrt | TraceFormat::U32Blocks => LineParser::Arc,
+        }
+    }
+
+    /// A header line the format may start with (matched case-insensitively as a prefix).
+    fn header_prefix(&self) -> Option<&'static [u8]> {
+        match self {
+            LineParser::CloudPhysics => Some(cloudphysics::HEADER_PREFIX),
+            LineParser::Systor17 => Some(systor17::HEADER_PREFIX),
+            _ => None,
+        }
+    }
+
+    fn parse(&mut self, line: &[u8]) -> FieldResult<Parsed> {
+        match self {
+            LineParser::Msr => msr::parse(line),
+            LineParser::Blkparse(p) => p.parse(line),
+            LineParser::Disksim => disksim::parse(line),
+            LineParser::Mqsim => mqsim::parse(line),
+            LineParser::Ssdsim => ssdsim::parse(line),
+            LineParser::Fio(p) => p.parse(line),
+            LineParser::Tencent => tencent::parse(line),
+            LineParser::CloudPhysics => cloudphysics::parse(line),
+            LineParser::Systor17 => systor17::parse(line),
+            LineParser::Heimdall => heimdall::parse(line),
+            LineParser::Wiscsee => wiscsee::parse(line),
+            LineParser::Arc => arc::parse(line),
+        }
+    }
+
+    /// Called at end of input: a format may require something it has not seen (fio's header).
+    fn finish(&self) -> FieldResult<()> {
+        match self {
+            LineParser::Fio(p) => p.finish(),
+            _ => Ok(()),
+        }
+    }
+}
+
+pub(crate) struct TextSource {
+    reader: Box<dyn BufRead + Send>,
+    /// The current line, reused for every line.
+    line: Vec<u8>,
+    line_no: u64,
+    skipped: u64,
+    seen_data: bool,
+    parser: LineParser,
+}
+
+enum LineRead {
+    Eof,
+    Line,
+    TooLong,
+}
+
+impl TextSource {
+    pub(crate) fn new(
+        reader: Box<dyn BufRead + Send>,
+        format: TraceFormat,
+        options: TraceOptions,
+    ) -> Self {
+        TextSource {
+            reader,
+            line: Vec::with_capacity(256),
+            line_no: 0,
+            skipped: 0,
+            seen_data: false,
+            parser: LineParser::new(format, options),
+        }
+    }
+
+    pub(crate) fn line_no(&self) -> u64 {
+        self.line_no
+    }
+
+    pub(crate) fn skipped(&self) -> u64 {
+        self.skipped
+    }
+
+    pub(crate) fn next_record(
+        &mut self,
+        file: &str,
+        clock: &mut Clock,
+    ) -> Result<Option<TraceRecord>> {
+        loop {
+            self.line.clear();
+            let read =
+                read_line(&mut *self.reader, &mut self.line, MAX_LINE_BYTES).map_err(|source| {
+                    nandstack_core::Error::Io {
+                        path: file.to_string(),
+                        source,
+                    }
+                })?;
+            match read {
+                LineRead::Eof => {
+                    return match self.parser.finish() {
+                        Ok(()) => Ok(None),
+                        Err(msg) => Err(trace_error(file, self.line_no, b"", msg)),
+                    }
+                }
+                LineRead::TooLong => {
+                    let msg =
+                        format!("line longer than {MAX_LINE_BYTES} bytes (is this a text trace?)");
+                    return Err(trace_error(file, self.line_no + 1, &self.line, msg));
+                }
+                LineRead::Line => self.line_no += 1,
+            }
+            let line = self.line.trim_ascii();
+            if line.is_empty() || line[0] == b'#' {
+                continue;
+            }
+            if !self.seen_data {
+                self.seen_data = true;
+                if let Some(prefix) = self.parser.header_prefix() {
+                    if line.len() >= prefix.len()
+                        && line[..prefix.len()].eq_ignore_ascii_case(prefix)
+                    {
+                        continue;
+                    }
+                }
+            }
+            let parsed = self.parser.parse(line).and_then(|p| match p {
+                Parsed::Record(raw) => clock.record(raw).map(Some),
+                Parsed::Skip => {
+                    self.skipped += 1;
+                    Ok(None)
+                }
+                Parsed::Ignore => Ok(None),
+            });
+            match parsed {
+                Ok(Some(record)) => return Ok(Some(record)),
+                Ok(None) => {}
+                Err(msg) => return Err(trace_error(file, self.line_no, line, msg)),
+            }
+        }
+    }
+}
+
+/// Append one line (without its `\n`) to `buf`, reading at most `max` bytes of it.
+fn read_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<LineRead> {
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(a) => a,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(if buf.is_empty() {
+                LineRead::Eof
+            } else {
+                LineRead::Line
+            });
+        }
+        let (chunk, used, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (&available[..i], i + 1, true),
+            None => (available, available.len(), false),
+        };
+        let room = max.saturating_sub(buf.len());
+        if chunk.len() > room {
+            buf.extend_from_slice(&chunk[..room]);
+            reader.consume(used);
+            return Ok(LineRead::TooLong);
+        }
+        buf.extend_from_slice(chunk);
+        reader.consume(used);
+        if done {
+            return Ok(LineRead::Line);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    #[test]
+    fn lines_without_final_newline_and_crlf() {
+        let mut r = Cursor::new(b"a\r\nbb\nccc".to_vec());
+        let mut buf = Vec::new();
+        let mut lines = Vec::new();
+        loop {
+            buf.clear();
+            match read_line(&mut r, &mut buf, 100).unwrap() {
+                LineRead::Eof => break,
+                LineRead::Line => lines.push(String::from_utf8(buf.clone()).unwrap()),
+                LineRead::TooLong => panic!(),
+            }
+        }
+        assert_eq!(lines, ["a\r", "bb", "ccc"]);
+    }
+
+    #[test]
+    fn over_long_lines_are_cut() {
+        let mut r = Cursor::new(vec![b'x'; 50]);
+        let mut buf = Vec::new();
+        assert!(matches!(
+            read_line(&mut r, &mut buf, 10).unwrap(),
+            LineRead::TooLong
+        ));
+        assert_eq!(buf.len(), 10);
+    }
+}
