@@ -6,7 +6,7 @@ import json
 import signal
 import subprocess
 import sys
-from importlib.metadata import entry_points
+from importlib.metadata import distribution
 
 import pytest
 
@@ -29,8 +29,8 @@ def test_missing_command_is_a_usage_error(cli):
 
 
 def test_console_script_points_at_main():
-    scripts = entry_points(group="console_scripts")
-    (script,) = [ep for ep in scripts if ep.name == "nandstack"]
+    eps = distribution("nandstack").entry_points
+    (script,) = [ep for ep in eps if ep.group == "console_scripts" and ep.name == "nandstack"]
     assert script.value == "nandstack.cli:main"
 
 
