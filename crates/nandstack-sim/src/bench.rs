@@ -19,6 +19,8 @@ struct BenchResult {
     flash_programs_per_second: f64,
     metadata_bytes_per_physical_page: f64,
     peak_rss_bytes: Option<u64>,
+    write_latency_us_mean: Option<f64>,
+    simulated_iops: Option<f64>,
 }
 
 /// Peak resident set size of this process (Linux: VmHWM), if known.
@@ -29,26 +31,24 @@ pub fn peak_rss_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// FTL-only steady state: 4 KiB uniform random writes, greedy GC, OP 12%, on a 64 GiB device of 4 KiB
-/// pages (128 planes × 1024 blocks × 128 pages), filled sequentially and warmed up with one capacity of
-/// random writes; the measured phase writes twice the logical capacity. `quick` uses a 512 MiB device.
-fn ftl_bench(quick: bool) -> Result<BenchResult> {
-    // quick: 2 channels × 1 chip × 1 die × 2 planes × 256 blocks = 512 MiB.
-    let (chips, dies, blocks, requests) = if quick { (1, 1, 256, 400_000) } else { (4, 2, 1024, 30_000_000) };
-    let channels = if quick { 2 } else { 8 };
-    let toml = format!(
+/// 64 GiB device of 4 KiB pages (8 ch × 4 chips × 2 dies × 2 planes × 1024 blocks × 128 pages), OP 12%,
+/// greedy GC; `quick` shrinks it to 512 MiB (2 × 1 × 1 × 2 × 256 blocks).
+fn device_toml(quick: bool) -> String {
+    let (channels, chips, dies, blocks) = if quick { (2, 1, 1, 256) } else { (8, 4, 2, 1024) };
+    format!(
         "seed = 1\n[device.geometry]\nchannels = {channels}\nchips_per_channel = {chips}\ndies_per_chip = {dies}\n\
          planes_per_die = 2\nblocks_per_plane = {blocks}\npages_per_block = 128\npage_size_bytes = 4096\n\
-         [ftl]\nover_provisioning = 0.12\n[precondition]\nwarmup_capacity_multiples = 1.0\n\
-         [workload]\npattern = \"uniform\"\nrequests = {requests}\n"
-    );
-    let r = run_toml(&toml, &RunOptions::default())?;
+         [ftl]\nover_provisioning = 0.12\n"
+    )
+}
+
+fn result(name: &'static str, description: String, r: &crate::Report) -> BenchResult {
     let pages = (r.device.blocks as u64 * r.device.pages_per_block as u64) as f64;
-    Ok(BenchResult {
-        name: "ftl",
-        description: "FTL only (no timing): 4 KiB uniform random writes, steady state, greedy GC, OP 12%".into(),
+    BenchResult {
+        name,
+        description,
         device_raw_bytes: r.device.raw_bytes,
-        over_provisioning: 0.12,
+        over_provisioning: r.device.over_provisioning,
         measured_host_writes: r.host_write_requests,
         waf: r.waf,
         wall_seconds: r.wall_seconds,
@@ -56,14 +56,49 @@ fn ftl_bench(quick: bool) -> Result<BenchResult> {
         flash_programs_per_second: r.wall_flash_programs_per_second,
         metadata_bytes_per_physical_page: r.metadata_bytes as f64 / pages,
         peak_rss_bytes: peak_rss_bytes(),
-    })
+        write_latency_us_mean: r.write_latency_us.as_ref().map(|p| p.mean),
+        simulated_iops: r.iops,
+    }
 }
 
-/// Run the benchmark `name` ("ftl"); JSON result.
+/// FTL only (timing off): steady state of 4 KiB uniform random writes over the whole logical space,
+/// filled sequentially and warmed up with one capacity of random writes; the measured phase writes about
+/// twice the logical capacity (quick: 400 K writes).
+fn ftl_bench(quick: bool) -> Result<BenchResult> {
+    let requests = if quick { 400_000 } else { 30_000_000 };
+    let toml = format!(
+        "{}[device.timing]\nenabled = false\n[precondition]\nwarmup_capacity_multiples = 1.0\n\
+         [workload]\npattern = \"uniform\"\nrequests = {requests}\n",
+        device_toml(quick)
+    );
+    let r = run_toml(&toml, &RunOptions::default())?;
+    Ok(result("ftl", "FTL only (no timing): 4 KiB uniform random writes, steady state, greedy GC, OP 12%".into(), &r))
+}
+
+/// Timing on, closed loop at queue depth 32, light GC: half the logical space filled and written at
+/// random (the other half stays empty, so victims are mostly invalid).
+fn timed_bench(quick: bool) -> Result<BenchResult> {
+    let requests = if quick { 400_000 } else { 20_000_000 };
+    let toml = format!(
+        "{}[host]\nqueue_depth = 32\n[precondition]\nfill_fraction = 0.5\nwarmup_capacity_multiples = 0.5\n\
+         [workload]\npattern = \"uniform\"\nfootprint_fraction = 0.5\nrequests = {requests}\n",
+        device_toml(quick)
+    );
+    let r = run_toml(&toml, &RunOptions::default())?;
+    Ok(result(
+        "timed",
+        "timing on, closed loop QD 32: 4 KiB uniform random writes over half the space (light GC), greedy, OP 12%".into(),
+        &r,
+    ))
+}
+
+/// Run the benchmark `name` (`ftl`, `timed` or `all`); a JSON array of results.
 pub fn bench_json(name: &str, quick: bool) -> Result<String> {
     let r = match name {
-        "ftl" => ftl_bench(quick)?,
-        other => return Err(Error::config("bench", format!("unknown benchmark `{other}`; available: ftl"))),
+        "ftl" => vec![ftl_bench(quick)?],
+        "timed" => vec![timed_bench(quick)?],
+        "all" => vec![ftl_bench(quick)?, timed_bench(quick)?],
+        other => return Err(Error::config("bench", format!("unknown benchmark `{other}`; available: ftl, timed, all"))),
     };
     Ok(serde_json::to_string_pretty(&r).expect("serializes"))
 }

@@ -36,8 +36,21 @@ pub fn drive(sim: &mut Simulation, mut source: Source, cb: &mut dyn FnMut(&Progr
     let mut now = 0u64; // issue time of the latest request (non-decreasing)
     let mut last_done = 0u64;
     let mut n = 0u64;
-    while let Some(item) = source.next() {
+    // One request of lookahead: touching the next request's mapping entry early overlaps its cache miss
+    // with the current request's work.
+    let mut ahead = source.next();
+    let mut ahead2 = source.next();
+    while let Some(item) = ahead.take() {
         let (req, arrival) = item?;
+        ahead = ahead2.take();
+        ahead2 = source.next();
+        if let Some(Ok((next, _))) = &ahead {
+            let after = match &ahead2 {
+                Some(Ok((r, _))) => Some(r.offset),
+                _ => None,
+            };
+            sim.ssd.ftl.prefetch(next.offset, after);
+        }
         let (issue, base) = match host.mode {
             HostMode::ClosedLoop => {
                 if outstanding.len() >= qd {

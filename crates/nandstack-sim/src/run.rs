@@ -67,8 +67,8 @@ pub struct Simulation {
     pub ssd: BlockSsd,
     pub workload: BlockGenerator,
     pub(crate) verify: bool,
-    /// The next warm-up request, generated one ahead so its mapping entry can be prefetched.
-    pending: Option<BlockRequest>,
+    /// The next two warm-up requests, generated ahead for the FTL's prefetch pipeline.
+    pending: Option<(BlockRequest, BlockRequest)>,
 }
 
 impl Simulation {
@@ -136,13 +136,13 @@ impl Simulation {
             if done >= target {
                 break;
             }
-            let r = match self.pending.take() {
-                Some(r) => r,
-                None => self.workload.next_request(),
+            let (r, next) = match self.pending.take() {
+                Some(p) => p,
+                None => (self.workload.next_request(), self.workload.next_request()),
             };
-            let next = self.workload.next_request();
-            self.ssd.ftl.prefetch(next.offset);
-            self.pending = Some(next);
+            let after = self.workload.next_request();
+            self.ssd.ftl.prefetch(next.offset, Some(after.offset));
+            self.pending = Some((next, after));
             apply(&mut self.ssd.ftl, &r)?;
             t.tick(done)?;
             self.maybe_check(i, every)?;

@@ -3,7 +3,10 @@
 //! these allocations (`madvise(MADV_HUGEPAGE)`), which the default `madvise` THP mode honours. Elsewhere, or
 //! if the kernel refuses, this is a plain `vec![value; n]`.
 //!
-//! This is the only `unsafe` in nandstack: one `madvise` call on memory the Vec owns, before first touch.
+//! Also here: a cache prefetch hint for the FTL's software pipeline.
+//!
+//! These are the only `unsafe` blocks in nandstack: one `madvise` call on memory the Vec owns, before first
+//! touch, and the x86 prefetch instruction, which never faults and has no architectural effect.
 
 /// `vec![value; n]`, backed by huge pages where the OS allows.
 pub fn filled<T: Copy>(value: T, n: usize) -> Vec<T> {
@@ -35,6 +38,21 @@ fn advise_huge<T>(v: &Vec<T>, n: usize) {
 
 #[cfg(not(target_os = "linux"))]
 fn advise_huge<T>(_v: &Vec<T>, _n: usize) {}
+
+/// Hint the CPU to bring `slice[i]` into cache (no effect if `i` is out of range or off x86-64).
+#[inline(always)]
+#[allow(unsafe_code)]
+pub fn prefetch<T>(slice: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if i < slice.len() {
+        // SAFETY: PREFETCHT0 is a hint: it cannot fault or change memory; the address is in bounds anyway.
+        unsafe {
+            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(slice.as_ptr().add(i) as *const i8);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (slice, i);
+}
 
 #[cfg(test)]
 mod tests {

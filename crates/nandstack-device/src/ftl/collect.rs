@@ -96,9 +96,9 @@ impl Ftl {
 
     /// Move every valid unit out of block `v` (in offset order).
     ///
-    /// Two passes: the first collects the valid units and checks each one's forward mapping (these loads
-    /// are independent, so the CPU overlaps their cache misses); the second moves them, by then with the
-    /// mapping entries in cache.
+    /// Two passes: the first finds the valid units through their forward mappings (independent loads, so
+    /// the CPU overlaps their cache misses) and checks the count against the block's valid counter; the
+    /// second moves them, by then with the mapping entries in cache.
     pub(super) fn migrate_block(&mut self, v: u32, cause: WriteCause) -> Result<()> {
         let base = v * self.upb;
         let written = self.blocks.written[v as usize];
@@ -111,15 +111,11 @@ impl Ftl {
         let mut last_page = NONE;
         for off in 0..written {
             let old = base + off;
+            // Valid iff the reverse entry's forward mapping points back here (stale reverse entries of
+            // overwritten or trimmed units are left in place: invalidation never touches the reverse map).
             let lpn = self.p2l[old as usize];
-            if lpn == NONE {
+            if lpn == NONE || self.l2p[lpn as usize] != old {
                 continue;
-            }
-            if self.l2p[lpn as usize] != old {
-                return Err(Error::Invariant(format!(
-                    "GC of block {v}: physical unit {old} claims lpn {lpn}, which maps to {}",
-                    self.l2p[lpn as usize]
-                )));
             }
             let page = old / self.upp;
             if page != last_page {
@@ -145,7 +141,6 @@ impl Ftl {
             };
             self.ensure_open(stream, plane, false)?;
             self.map_access(lpn, true);
-            self.p2l[old as usize] = NONE;
             let new = self.append(stream, plane, op_cause);
             self.commit(new, lpn);
             if let Some(ver) = self.versions.as_mut() {

@@ -4,9 +4,10 @@
 //! `offset = page × units_per_page + unit`; a global block id is `plane × blocks_per_plane + block`.
 //! Metadata per physical 4 KiB unit: the reverse map `p2l` (4 bytes); per logical unit: `l2p` (4 bytes);
 //! per block: a few words (see [`blocks::BlockTable`]). Validity is derived: a unit is valid iff
-//! `l2p[p2l[pua]] == pua`, and the FTL keeps `p2l[pua] = NONE` for every invalid or free unit.
+//! `p2l[pua] != NONE && l2p[p2l[pua]] == pua`. Invalidation only clears the forward entry (one random
+//! memory access fewer per overwrite); stale reverse entries are overwritten when the unit is reused.
 
-mod bigvec;
+pub(crate) mod bigvec;
 pub mod blocks;
 pub mod config;
 pub mod counters;
@@ -136,7 +137,7 @@ impl Ftl {
     /// Turn on read-after-write version checking (costs 16 bytes per unit).
     pub fn enable_verification(&mut self) {
         let expected = self.l2p.iter().map(|&p| if p == NONE { 0 } else { 1 }).collect();
-        let physical = self.p2l.iter().map(|&l| if l == NONE { 0 } else { 1 }).collect();
+        let physical = (0..self.p2l.len() as u32).map(|pua| u64::from(self.is_valid_unit(pua))).collect();
         self.versions = Some(Versions { next: 2, expected, physical });
     }
 
@@ -223,14 +224,32 @@ impl Ftl {
         pua / self.upb / self.geo.blocks_per_plane
     }
 
-    /// Touch the mapping entry of the unit at byte `offset` so that a later request finds it in cache
-    /// (drivers call it one request ahead; a software prefetch without `unsafe`).
+    /// Software pipeline for a stream of requests (drivers call it once per request with the two requests
+    /// after the current one): bring the mapping entry of the request after next into cache, and the block
+    /// metadata its successor will update (whose mapping entry the previous call fetched). Pure hints: no
+    /// simulated state changes.
     #[inline]
-    pub fn prefetch(&self, offset: u64) {
-        let lpn = (offset / MAPPING_UNIT_BYTES) as usize;
-        if let Some(&p) = self.l2p.get(lpn) {
-            std::hint::black_box(p);
+    pub fn prefetch(&self, next_offset: u64, after_next_offset: Option<u64>) {
+        if let Some(o) = after_next_offset {
+            bigvec::prefetch(&self.l2p, (o / MAPPING_UNIT_BYTES) as usize);
         }
+        let lpn = (next_offset / MAPPING_UNIT_BYTES) as usize;
+        if let Some(&pua) = self.l2p.get(lpn) {
+            if pua != NONE {
+                let b = (pua / self.upb) as usize;
+                bigvec::prefetch(&self.blocks.valid, b);
+                bigvec::prefetch(&self.blocks.modified_at, b);
+                bigvec::prefetch(&self.blocks.state, b);
+                self.victim.prefetch(b as u32);
+            }
+        }
+    }
+
+    /// Whether physical unit `pua` holds the current copy of its logical unit.
+    #[inline]
+    pub fn is_valid_unit(&self, pua: u32) -> bool {
+        let lpn = self.p2l[pua as usize];
+        lpn != NONE && self.l2p.get(lpn as usize) == Some(&pua)
     }
 
     /// Physical unit currently holding a logical unit, if mapped.

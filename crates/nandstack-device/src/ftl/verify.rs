@@ -56,17 +56,11 @@ impl Ftl {
             for off in 0..upb {
                 let pua = b as usize * upb + off;
                 let lpn = self.p2l[pua];
-                if lpn == NONE {
-                    continue;
+                check!(lpn == NONE || (lpn as usize) < self.l2p.len(), "block {b}: reverse map holds lpn {lpn} out of range");
+                if self.is_valid_unit(pua as u32) {
+                    check!(off < w, "block {b}: unit {off} past the write pointer {w} holds the copy of lpn {lpn}");
+                    valid += 1;
                 }
-                check!(off < w, "block {b}: unit {off} past the write pointer {w} is mapped to lpn {lpn}");
-                check!((lpn as usize) < self.l2p.len(), "block {b}: reverse map holds lpn {lpn} out of range");
-                check!(
-                    self.l2p[lpn as usize] as usize == pua,
-                    "physical unit {pua} claims lpn {lpn}, but lpn {lpn} maps to {}",
-                    self.l2p[lpn as usize]
-                );
-                valid += 1;
             }
             check!(valid == self.blocks.valid[i], "block {b}: valid count {} but {valid} units map back", self.blocks.valid[i]);
             let plane = self.blocks.plane_of(b);
@@ -93,6 +87,11 @@ impl Ftl {
                 check!(
                     (pua as usize) < self.p2l.len() && self.p2l[pua as usize] as usize == lpn,
                     "lpn {lpn} maps to physical unit {pua}, which does not map back"
+                );
+                let b = (pua / self.upb) as usize;
+                check!(
+                    pua % self.upb < self.blocks.written[b] && self.blocks.state[b] != BlockState::Free,
+                    "lpn {lpn} maps to physical unit {pua}, which is not written (block {b})"
                 );
             }
         }

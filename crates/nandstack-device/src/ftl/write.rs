@@ -149,7 +149,6 @@ impl Ftl {
         if old == NONE {
             return;
         }
-        self.p2l[old as usize] = NONE;
         self.l2p[lpn as usize] = NONE;
         let b = old / self.upb;
         self.blocks.valid[b as usize] -= 1;

@@ -96,6 +96,13 @@ impl Greedy {
 }
 
 impl VictimPolicy for Greedy {
+    #[inline]
+    fn prefetch(&self, block: u32) {
+        let b = block as usize;
+        crate::ftl::bigvec::prefetch(&self.bucket_of, b);
+        crate::ftl::bigvec::prefetch(&self.next, b);
+        crate::ftl::bigvec::prefetch(&self.prev, b);
+    }
     fn memory_bytes(&self) -> usize {
         4 * (self.head.len() + self.tail.len() + self.next.len() + self.prev.len() + self.bucket_of.len() + self.low.len())
     }

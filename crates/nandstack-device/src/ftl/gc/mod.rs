@@ -49,6 +49,8 @@ pub trait VictimPolicy: Send {
     fn select(&mut self, scope: Scope, table: &BlockTable, now: u64, rng: &mut Rng) -> Option<u32>;
     /// Bytes of memory the policy's index uses (for the metadata budget).
     fn memory_bytes(&self) -> usize;
+    /// Cache hint: `block` is about to lose a valid unit (no state change). Default: nothing.
+    fn prefetch(&self, _block: u32) {}
 }
 
 /// Build the policy a config names.
