@@ -105,3 +105,85 @@ fn verify_mode_passes_for_every_policy_scope_and_placement() {
         }
     }
 }
+
+const ONE_DIE: &str = "[device.geometry]\nchannels = 1\nchips_per_channel = 1\ndies_per_chip = 1\nplanes_per_die = 1\n\
+    blocks_per_plane = 64\npages_per_block = 32\npage_size_bytes = 4096\n[ftl]\nover_provisioning = 0.5\n\
+    [precondition]\nfill_fraction = 0.0\nwarmup_capacity_multiples = 0.0\n";
+
+#[test]
+fn closed_loop_queue_depth_one_is_back_to_back_service() {
+    // One die, no GC (200 writes into an empty device): every 4 KiB write = 5.12 µs transfer + 730 µs
+    // program, strictly one after another.
+    let cfg = format!("{ONE_DIE}[host]\nqueue_depth = 1\n[workload]\npattern = \"sequential\"\nrequests = 200\n");
+    let r = run_toml(&cfg, &RunOptions::default()).unwrap();
+    let w = r.write_latency_us.unwrap();
+    assert!((w.mean - 735.12).abs() < 1e-6, "{w:?}");
+    assert_eq!(w.max, 735.12);
+    assert!((r.sim_seconds.unwrap() - 200.0 * 735.12e-6).abs() < 1e-9);
+    assert!((r.iops.unwrap() - 1.0 / 735.12e-6).abs() < 1e-3);
+    // Queue depth 4 on one die: the die is the bottleneck, so throughput is the same but each request
+    // waits for the three ahead of it.
+    let cfg = format!("{ONE_DIE}[host]\nqueue_depth = 4\n[workload]\npattern = \"sequential\"\nrequests = 200\n");
+    let r4 = run_toml(&cfg, &RunOptions::default()).unwrap();
+    assert!((r4.iops.unwrap() - r.iops.unwrap()).abs() / r.iops.unwrap() < 0.01);
+    assert!(r4.write_latency_us.unwrap().p50 > 3.9 * 730.0);
+}
+
+#[test]
+fn open_loop_latency_counts_from_arrival() {
+    // 100 requests per simulated second on an idle die: no queueing, latency = service time.
+    let cfg = format!("{ONE_DIE}[host]\nmode = \"open_loop\"\n[workload]\npattern = \"uniform\"\nrequests = 300\narrival_iops = 100.0\n");
+    let r = run_toml(&cfg, &RunOptions::default()).unwrap();
+    let w = r.write_latency_us.unwrap();
+    assert!((w.p50 - 735.12).abs() / 735.12 < 0.01 && w.max < 2.0 * 735.12, "{w:?}");
+    // Poisson at 100/s: 300 requests span about 3 simulated seconds.
+    assert!((r.sim_seconds.unwrap() - 3.0).abs() < 0.6, "{:?}", r.sim_seconds);
+    // Twice the die's capacity: the queue (and latency) grows without bound.
+    let cfg = format!("{ONE_DIE}[host]\nmode = \"open_loop\"\n[workload]\npattern = \"uniform\"\nrequests = 300\narrival_iops = 2720.0\n");
+    let r = run_toml(&cfg, &RunOptions::default()).unwrap();
+    assert!(r.write_latency_us.unwrap().max > 50_000.0);
+    // Open loop without an arrival rate is a config error naming the key.
+    let cfg = format!("{ONE_DIE}[host]\nmode = \"open_loop\"\n");
+    assert!(run_toml(&cfg, &RunOptions::default()).unwrap_err().to_string().contains("workload.arrival_iops"));
+}
+
+#[test]
+fn verify_mode_with_buffer_mapping_cache_trims_and_background_gc() {
+    let cfg = format!(
+        "{SMALL}[ftl]\nover_provisioning = 0.25\n[ftl.mapping_cache]\nentries = 200\n\
+         [controller]\ntrim_command_overhead_us = 5.0\ntrim_entry_lookup_ns = 20\n\
+         [controller.write_buffer]\nbytes = 262144\n[controller.background_gc]\nenabled = true\nidle_threshold_us = 50.0\n\
+         [host]\nmode = \"open_loop\"\n[precondition]\nfill_order = \"random\"\nwarmup_capacity_multiples = 1.0\n\
+         [workload]\npattern = \"zipf\"\nread_fraction = 0.3\ntrim_fraction = 0.05\nrequests = 20000\narrival_iops = 500.0\n\
+         request_sizes = [{{ bytes = 4096, weight = 4 }}, {{ bytes = 1024, weight = 1 }}, {{ bytes = 32768, weight = 1 }}]\nalign_bytes = 1024\n\
+         [run]\ninterval_sim_seconds = 1.0\n"
+    );
+    let r = run_toml(&cfg, &RunOptions { seed: Some(5), verify: true }).unwrap();
+    assert!(r.verified);
+    let c = &r.caches;
+    assert!(c.write_buffer_absorbed_pages > 0 && c.write_buffer_read_hit_pages > 0 && c.write_buffer_evicted_pages > 0);
+    assert!(c.mapping_cache_misses > 0 && c.mapping_cache_dirty_evictions > 0);
+    assert!(r.flash_read_pages_by_cause.translation > 0 && r.flash_program_pages_by_cause.translation > 0.0);
+    assert!(r.trim_latency_us.as_ref().unwrap().p50 >= 5.0);
+    assert_eq!(r.units.valid + r.units.invalid + r.units.free, r.units.total);
+    // A row per simulated second of issue time (20,000 Poisson arrivals at 500/s span about 40 s), plus the
+    // final partial one.
+    let rows = r.timeseries.rows.len();
+    assert!((36..=46).contains(&rows), "{rows} rows");
+    let t: Vec<f64> = r.timeseries.rows.iter().map(|row| row[0]).collect();
+    assert!(t.windows(2).all(|w| w[1] >= w[0]), "time column is monotone");
+    assert!(r.timeseries.to_csv().starts_with("sim_seconds,requests,"));
+}
+
+#[test]
+fn timing_off_gives_the_same_flash_work_and_no_latencies() {
+    let base = format!("{SMALL}[ftl]\nover_provisioning = 0.25\n[workload]\npattern = \"uniform\"\nrequests = 20000\n");
+    let timed = run_toml(&base, &RunOptions::default()).unwrap();
+    let untimed = run_toml(&format!("{base}[device.timing]\nenabled = false\n"), &RunOptions::default()).unwrap();
+    assert_eq!(timed.flash_program_pages, untimed.flash_program_pages);
+    assert_eq!(timed.gc_migrated_pages, untimed.gc_migrated_pages);
+    assert!(timed.write_latency_us.is_some() && timed.iops.is_some());
+    assert!(untimed.write_latency_us.is_none() && untimed.iops.is_none() && untimed.sim_seconds.is_none());
+    let json = untimed.to_json();
+    assert!(!json.contains("\"write_latency_us\":") && !json.contains("\"iops\":"));
+}
