@@ -54,6 +54,7 @@ fmt: deps ## format Rust and Python sources, apply ruff's safe fixes
 	$(PYTHON) -m ruff check --fix python tests
 
 docs: build ## regenerate docs/config-reference.md from the config types
+	@mkdir -p docs
 	$(PYTHON) -m nandstack config --reference > docs/config-reference.md.tmp
 	mv docs/config-reference.md.tmp docs/config-reference.md
 

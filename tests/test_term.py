@@ -77,6 +77,15 @@ def test_format_table_aligns_values():
     ]
 
 
+def test_format_table_left_aligns_text():
+    table = format_table([("name", "ftl"), ("waf", 5.175), ("ops_per_second", 6729163.0)]).splitlines()
+    assert table == [
+        "name            ftl",
+        "waf                   5.175",
+        "ops_per_second  6,729,163.0",
+    ]
+
+
 def test_summary_rows_order_and_latency():
     report = {
         "config": {"seed": 1},

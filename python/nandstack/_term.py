@@ -90,17 +90,24 @@ def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def format_table(rows: Iterable[tuple[str, Any]]) -> str:
-    """Aligned `key  value` lines; numbers right-aligned in one column."""
-    cells = [(key, format_value(key, value)) for key, value in rows]
+    """Aligned `key  value` lines: numbers right-aligned in one column (notes after), text left-aligned."""
+    cells = [(key, value, format_value(key, value)) for key, value in rows]
     if not cells:
         return ""
-    key_width = max(len(k) for k, _ in cells)
-    value_width = max(len(v.split(" (")[0]) for _, v in cells)
+    key_width = max(len(key) for key, _, _ in cells)
+    numbers = [text.split(" (")[0] for _, value, text in cells if _is_number(value)]
+    number_width = max((len(n) for n in numbers), default=0)
     lines = []
-    for key, text in cells:
-        number, sep, note = text.partition(" (")
-        lines.append(f"{key:<{key_width}}  {number:>{value_width}}{' (' + note if sep else ''}".rstrip())
+    for key, value, text in cells:
+        if _is_number(value):
+            number, sep, note = text.partition(" (")
+            text = f"{number:>{number_width}}" + (" (" + note if sep else "")
+        lines.append(f"{key:<{key_width}}  {text}".rstrip())
     return "\n".join(lines)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def format_value(key: str, value: Any) -> str:
