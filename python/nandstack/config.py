@@ -23,7 +23,7 @@ __all__ = [
     "set_path",
 ]
 
-#: `["ftl.gc.victim=greedy", ...]`, or a mapping of dotted key to an already-typed value.
+#: `["ftl.gc.victim.policy=fifo", ...]`, or a mapping of dotted key to an already-typed value.
 Overrides = Union[Iterable[str], Mapping[str, Any]]
 
 
@@ -67,7 +67,7 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     `"text"`, `[1, 2]`), else kept as the raw string (`greedy`). Dates stay strings."""
     key, sep, raw = item.partition("=")
     if not sep:
-        raise _error(f"override `{item}` is not of the form key=value (e.g. ftl.gc.victim=greedy)", key)
+        raise _error(f"override `{item}` is not of the form key=value (e.g. ftl.gc.victim.policy=fifo)", key)
     return split_key(key), _parse_value(raw.strip())
 
 
