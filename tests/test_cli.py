@@ -86,6 +86,13 @@ def test_bad_override_syntax_exits_2(cli):
     assert "key=value" in proc.stderr
 
 
+def test_nan_override_exits_2(cli):
+    proc = cli("run", *TINY_ARGS, "--set", "workload.read_fraction=nan")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ")
+    assert "Traceback" not in proc.stderr
+
+
 def test_missing_config_file_exits_2(cli):
     proc = cli("run", "no-such-config.toml")
     assert proc.returncode == 2

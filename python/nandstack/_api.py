@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Union
 
 from . import _core
+from ._core import ConfigError
 from .config import Overrides, apply_overrides, load_config
 
 __all__ = ["ProgressCallback", "Result", "run"]
@@ -66,7 +67,11 @@ def run(
     effective = resolve_config(config, set)
     if seed is not None:
         effective["seed"] = seed  # the effective config, and the report's copy of it, name the seed used
-    report = _core.run(json.dumps(effective, allow_nan=False), seed, verify, progress)
+    try:
+        config_json = json.dumps(effective, allow_nan=False)
+    except ValueError as e:  # nan/inf have no JSON form
+        raise ConfigError(f"config value cannot be passed to the engine: {e}") from None
+    report = _core.run(config_json, seed, verify, progress)
     summary = json.loads(report)
     if "seed" in summary:
         effective["seed"] = summary["seed"]  # so that `config` alone reproduces the run

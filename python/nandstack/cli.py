@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,6 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except _core.NandstackError as e:
         return _fail(str(e))
+    except BrokenPipeError:  # stdout closed early, e.g. `nandstack config | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 1
     except OSError as e:
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
         return _fail(f"{where}{e.strerror or e}")
