@@ -15,7 +15,12 @@ pub enum Error {
     Geometry { field: String, msg: String },
     /// A trace line could not be parsed.
     #[error("{file}:{line}: {msg}: `{text}`")]
-    Trace { file: String, line: u64, text: String, msg: String },
+    Trace {
+        file: String,
+        line: u64,
+        text: String,
+        msg: String,
+    },
     /// A request addresses space outside the device.
     #[error("request out of range: {0}")]
     OutOfRange(String),
@@ -29,15 +34,24 @@ pub enum Error {
     #[error("interrupted")]
     Interrupted,
     #[error("I/O error on {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
 }
 
 impl Error {
     pub fn config(key: impl Into<String>, msg: impl Into<String>) -> Self {
-        Error::Config { key: key.into(), msg: msg.into() }
+        Error::Config {
+            key: key.into(),
+            msg: msg.into(),
+        }
     }
     pub fn geometry(field: impl Into<String>, msg: impl Into<String>) -> Self {
-        Error::Geometry { field: field.into(), msg: msg.into() }
+        Error::Geometry {
+            field: field.into(),
+            msg: msg.into(),
+        }
     }
 }
 

@@ -60,7 +60,13 @@ pub struct Percentiles {
 
 impl Histogram {
     pub fn new() -> Histogram {
-        Histogram { counts: vec![0; BUCKETS], total: 0, sum: 0, max: 0, min: u64::MAX }
+        Histogram {
+            counts: vec![0; BUCKETS],
+            total: 0,
+            sum: 0,
+            max: 0,
+            min: u64::MAX,
+        }
     }
     #[inline]
     pub fn record(&mut self, v: u64) {

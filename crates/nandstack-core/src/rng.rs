@@ -17,7 +17,12 @@ fn splitmix64(x: &mut u64) -> u64 {
 impl Rng {
     pub fn new(seed: u64) -> Rng {
         let mut x = seed;
-        let s = [splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x)];
+        let s = [
+            splitmix64(&mut x),
+            splitmix64(&mut x),
+            splitmix64(&mut x),
+            splitmix64(&mut x),
+        ];
         Rng { s }
     }
 
@@ -83,9 +88,15 @@ mod tests {
 
     #[test]
     fn same_seed_same_stream_and_different_seed_differs() {
-        let a: Vec<u64> = (0..8).scan(Rng::new(7), |r, _| Some(r.next_u64())).collect();
-        let b: Vec<u64> = (0..8).scan(Rng::new(7), |r, _| Some(r.next_u64())).collect();
-        let c: Vec<u64> = (0..8).scan(Rng::new(8), |r, _| Some(r.next_u64())).collect();
+        let a: Vec<u64> = (0..8)
+            .scan(Rng::new(7), |r, _| Some(r.next_u64()))
+            .collect();
+        let b: Vec<u64> = (0..8)
+            .scan(Rng::new(7), |r, _| Some(r.next_u64()))
+            .collect();
+        let c: Vec<u64> = (0..8)
+            .scan(Rng::new(8), |r, _| Some(r.next_u64()))
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

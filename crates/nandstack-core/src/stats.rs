@@ -28,7 +28,13 @@ impl Summary {
         if n == 0 {
             return Summary::default();
         }
-        Summary { count: n, min, mean, max, stddev: (m2 / n as f64).sqrt() }
+        Summary {
+            count: n,
+            min,
+            mean,
+            max,
+            stddev: (m2 / n as f64).sqrt(),
+        }
     }
 }
 

@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 /// Simulated time or duration in nanoseconds.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(transparent)]
 pub struct Nanos(pub u64);
 
@@ -28,7 +30,9 @@ impl std::ops::Add for Nanos {
 }
 
 /// A size in bytes.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(transparent)]
 pub struct Bytes(pub u64);
 

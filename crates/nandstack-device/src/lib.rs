@@ -9,8 +9,8 @@
 
 pub mod cache;
 pub mod ftl;
-pub mod ssd;
 pub mod nand;
+pub mod ssd;
 
 pub use ftl::{Ftl, FtlConfig};
 pub use nand::{CellMode, Geometry};

@@ -2,7 +2,10 @@
 //! geometries and policies. After every operation the FTL's invariants hold; every read returns the
 //! version last written (verification mode); a shadow model of the logical space agrees with the mapping.
 
-use nandstack_device::ftl::{Allocation, FtlConfig, GcConfig, GcScope, Migration, PlacementConfig, VictimConfig, WearLevelingConfig};
+use nandstack_device::ftl::{
+    Allocation, FtlConfig, GcConfig, GcScope, Migration, PlacementConfig, VictimConfig,
+    WearLevelingConfig,
+};
 use nandstack_device::nand::{CellMode, Geometry};
 use nandstack_device::Ftl;
 use proptest::prelude::*;
@@ -43,39 +46,80 @@ struct Setup {
 fn setup() -> impl Strategy<Value = Setup> {
     (
         (1u32..3, 1u32..3, 1u32..3),
-        (14u32..24, prop_oneof![Just(4u32), Just(8), Just(16)], prop_oneof![Just(4096u32), Just(8192), Just(16384)]),
+        (
+            14u32..24,
+            prop_oneof![Just(4u32), Just(8), Just(16)],
+            prop_oneof![Just(4096u32), Just(8192), Just(16384)],
+        ),
         victim(),
-        (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
+        (
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+        ),
     )
-        .prop_map(|((channels, chips, planes), (blocks, pages, page), victim, (dev, dynamic, hostgc, anyplane, wl))| {
-            let geo = Geometry {
-                channels,
-                chips_per_channel: chips,
-                dies_per_chip: 1,
-                planes_per_die: planes,
-                blocks_per_plane: blocks,
-                pages_per_block: pages,
-                page_size_bytes: page,
-                cell_mode: CellMode::Mlc,
-            };
-            let streams = if hostgc { 2 } else { 1 };
-            let gc = GcConfig {
+        .prop_map(
+            |(
+                (channels, chips, planes),
+                (blocks, pages, page),
                 victim,
-                scope: if dev { GcScope::Device } else { GcScope::Plane },
-                start_free_blocks: if dev { 2 + streams * geo.planes() } else { streams + 1 },
-                stop_free_blocks: if dev { 3 + streams * geo.planes() } else { streams + 2 },
-                migration: if anyplane { Migration::AnyPlane } else { Migration::SamePlane },
-            };
-            let cfg = FtlConfig {
-                over_provisioning: 0.8,
-                allocation: if dynamic { Allocation::Dynamic } else { Allocation::Static },
-                placement: if hostgc { PlacementConfig::HostGc } else { PlacementConfig::Single },
-                gc,
-                wear_leveling: WearLevelingConfig { enabled: wl, threshold: 2, check_every_erases: 3 },
-                ..FtlConfig::default()
-            };
-            Setup { geo, cfg }
-        })
+                (dev, dynamic, hostgc, anyplane, wl),
+            )| {
+                let geo = Geometry {
+                    channels,
+                    chips_per_channel: chips,
+                    dies_per_chip: 1,
+                    planes_per_die: planes,
+                    blocks_per_plane: blocks,
+                    pages_per_block: pages,
+                    page_size_bytes: page,
+                    cell_mode: CellMode::Mlc,
+                };
+                let streams = if hostgc { 2 } else { 1 };
+                let gc = GcConfig {
+                    victim,
+                    scope: if dev { GcScope::Device } else { GcScope::Plane },
+                    start_free_blocks: if dev {
+                        2 + streams * geo.planes()
+                    } else {
+                        streams + 1
+                    },
+                    stop_free_blocks: if dev {
+                        3 + streams * geo.planes()
+                    } else {
+                        streams + 2
+                    },
+                    migration: if anyplane {
+                        Migration::AnyPlane
+                    } else {
+                        Migration::SamePlane
+                    },
+                };
+                let cfg = FtlConfig {
+                    over_provisioning: 0.8,
+                    allocation: if dynamic {
+                        Allocation::Dynamic
+                    } else {
+                        Allocation::Static
+                    },
+                    placement: if hostgc {
+                        PlacementConfig::HostGc
+                    } else {
+                        PlacementConfig::Single
+                    },
+                    gc,
+                    wear_leveling: WearLevelingConfig {
+                        enabled: wl,
+                        threshold: 2,
+                        check_every_erases: 3,
+                    },
+                    ..FtlConfig::default()
+                };
+                Setup { geo, cfg }
+            },
+        )
 }
 
 proptest! {

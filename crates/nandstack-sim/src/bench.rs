@@ -34,7 +34,11 @@ pub fn peak_rss_bytes() -> Option<u64> {
 /// 64 GiB device of 4 KiB pages (8 ch × 4 chips × 2 dies × 2 planes × 1024 blocks × 128 pages), OP 12%,
 /// greedy GC; `quick` shrinks it to 512 MiB (2 × 1 × 1 × 2 × 256 blocks).
 fn device_toml(quick: bool) -> String {
-    let (channels, chips, dies, blocks) = if quick { (2, 1, 1, 256) } else { (8, 4, 2, 1024) };
+    let (channels, chips, dies, blocks) = if quick {
+        (2, 1, 1, 256)
+    } else {
+        (8, 4, 2, 1024)
+    };
     format!(
         "seed = 1\n[device.geometry]\nchannels = {channels}\nchips_per_channel = {chips}\ndies_per_chip = {dies}\n\
          planes_per_die = 2\nblocks_per_plane = {blocks}\npages_per_block = 128\npage_size_bytes = 4096\n\
@@ -72,7 +76,11 @@ fn ftl_bench(quick: bool) -> Result<BenchResult> {
         device_toml(quick)
     );
     let r = run_toml(&toml, &RunOptions::default())?;
-    Ok(result("ftl", "FTL only (no timing): 4 KiB uniform random writes, steady state, greedy GC, OP 12%".into(), &r))
+    Ok(result(
+        "ftl",
+        "FTL only (no timing): 4 KiB uniform random writes, steady state, greedy GC, OP 12%".into(),
+        &r,
+    ))
 }
 
 /// Timing on, closed loop at queue depth 32, light GC: half the logical space filled and written at
@@ -98,7 +106,12 @@ pub fn bench_json(name: &str, quick: bool) -> Result<String> {
         "ftl" => vec![ftl_bench(quick)?],
         "timed" => vec![timed_bench(quick)?],
         "all" => vec![ftl_bench(quick)?, timed_bench(quick)?],
-        other => return Err(Error::config("bench", format!("unknown benchmark `{other}`; available: ftl, timed, all"))),
+        other => {
+            return Err(Error::config(
+                "bench",
+                format!("unknown benchmark `{other}`; available: ftl, timed, all"),
+            ))
+        }
     };
     Ok(serde_json::to_string_pretty(&r).expect("serializes"))
 }

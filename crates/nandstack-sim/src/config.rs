@@ -73,7 +73,11 @@ fn d_one() -> f64 {
 }
 impl Default for HostConfig {
     fn default() -> Self {
-        HostConfig { mode: d_mode(), queue_depth: d_qd(), time_scale: d_one() }
+        HostConfig {
+            mode: d_mode(),
+            queue_depth: d_qd(),
+            time_scale: d_one(),
+        }
     }
 }
 
@@ -134,7 +138,11 @@ fn d_preset() -> String {
 }
 impl Default for DeviceConfig {
     fn default() -> Self {
-        DeviceConfig { preset: d_preset(), geometry: GeometryOverrides::default(), timing: TimingConfig::default() }
+        DeviceConfig {
+            preset: d_preset(),
+            geometry: GeometryOverrides::default(),
+            timing: TimingConfig::default(),
+        }
     }
 }
 
@@ -168,7 +176,16 @@ impl DeviceConfig {
         macro_rules! apply {
             ($($f:ident),*) => { $( if let Some(v) = o.$f { g.$f = v; } )* };
         }
-        apply!(channels, chips_per_channel, dies_per_chip, planes_per_die, blocks_per_plane, pages_per_block, page_size_bytes, cell_mode);
+        apply!(
+            channels,
+            chips_per_channel,
+            dies_per_chip,
+            planes_per_die,
+            blocks_per_plane,
+            pages_per_block,
+            page_size_bytes,
+            cell_mode
+        );
         g.validate()?;
         Ok(g)
     }
@@ -225,7 +242,11 @@ fn d_warmup() -> f64 {
 }
 impl Default for PreconditionConfig {
     fn default() -> Self {
-        PreconditionConfig { fill_fraction: d_fill(), fill_order: d_fill_order(), warmup_capacity_multiples: d_warmup() }
+        PreconditionConfig {
+            fill_fraction: d_fill(),
+            fill_order: d_fill_order(),
+            warmup_capacity_multiples: d_warmup(),
+        }
     }
 }
 
@@ -250,41 +271,62 @@ impl SimConfig {
     /// Parse the JSON form; errors carry the dotted path of the bad key.
     pub fn from_json(text: &str) -> Result<SimConfig> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| Error::config(path_or_root(e.path().to_string()), e.inner().to_string()))
+        serde_path_to_error::deserialize(de)
+            .map_err(|e| Error::config(path_or_root(e.path().to_string()), e.inner().to_string()))
     }
 
     /// Parse the TOML form; errors carry the dotted path of the bad key.
     pub fn from_toml(text: &str) -> Result<SimConfig> {
         let de = toml::Deserializer::new(text);
-        serde_path_to_error::deserialize(de)
-            .map_err(|e| Error::config(path_or_root(e.path().to_string()), e.inner().message().to_string()))
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            Error::config(
+                path_or_root(e.path().to_string()),
+                e.inner().message().to_string(),
+            )
+        })
     }
 
     pub fn validate(&self) -> Result<()> {
         let p = &self.precondition;
         if !(p.fill_fraction.is_finite() && (0.0..=1.0).contains(&p.fill_fraction)) {
-            return Err(Error::config("precondition.fill_fraction", format!("is {}: must be in [0, 1]", p.fill_fraction)));
+            return Err(Error::config(
+                "precondition.fill_fraction",
+                format!("is {}: must be in [0, 1]", p.fill_fraction),
+            ));
         }
-        if !(p.warmup_capacity_multiples.is_finite() && (0.0..=1000.0).contains(&p.warmup_capacity_multiples)) {
+        if !(p.warmup_capacity_multiples.is_finite()
+            && (0.0..=1000.0).contains(&p.warmup_capacity_multiples))
+        {
             return Err(Error::config(
                 "precondition.warmup_capacity_multiples",
                 format!("is {}: must be in [0, 1000]", p.warmup_capacity_multiples),
             ));
         }
-        if p.warmup_capacity_multiples > 0.0 && self.workload.read_fraction + self.workload.trim_fraction >= 1.0 {
+        if p.warmup_capacity_multiples > 0.0
+            && self.workload.read_fraction + self.workload.trim_fraction >= 1.0
+        {
             return Err(Error::config(
                 "precondition.warmup_capacity_multiples",
                 "the workload never writes, so a write-volume warm-up cannot end; set it to 0",
             ));
         }
         if self.host.queue_depth == 0 || self.host.queue_depth > 1_000_000 {
-            return Err(Error::config("host.queue_depth", format!("is {}: must be in [1, 1000000]", self.host.queue_depth)));
+            return Err(Error::config(
+                "host.queue_depth",
+                format!("is {}: must be in [1, 1000000]", self.host.queue_depth),
+            ));
         }
         let ts = self.host.time_scale;
         if !(ts.is_finite() && ts >= 0.0) {
-            return Err(Error::config("host.time_scale", format!("is {ts}: must be ≥ 0")));
+            return Err(Error::config(
+                "host.time_scale",
+                format!("is {ts}: must be ≥ 0"),
+            ));
         }
-        if self.host.mode == HostMode::OpenLoop && self.trace.is_none() && self.workload.arrival_iops.is_none() {
+        if self.host.mode == HostMode::OpenLoop
+            && self.trace.is_none()
+            && self.workload.arrival_iops.is_none()
+        {
             return Err(Error::config(
                 "workload.arrival_iops",
                 "open-loop mode with a synthetic workload needs an arrival rate (requests per simulated second)",
@@ -292,7 +334,10 @@ impl SimConfig {
         }
         let i = self.run.interval_sim_seconds;
         if !(i.is_finite() && i >= 0.0) {
-            return Err(Error::config("run.interval_sim_seconds", format!("is {i}: must be ≥ 0")));
+            return Err(Error::config(
+                "run.interval_sim_seconds",
+                format!("is {i}: must be ≥ 0"),
+            ));
         }
         if self.workload.requests == 0 {
             return Err(Error::config("workload.requests", "must be at least 1"));
@@ -315,28 +360,49 @@ mod tests {
 
     #[test]
     fn unknown_keys_name_the_key_and_the_allowed_ones() {
-        let e = SimConfig::from_toml("[ftl.gc]\nvictims = \"greedy\"\n").unwrap_err().to_string();
-        assert!(e.contains("ftl.gc") && e.contains("victims") && e.contains("start_free_blocks"), "{e}");
-        let e = SimConfig::from_json(r#"{"workload": {"patern": "zipf"}}"#).unwrap_err().to_string();
+        let e = SimConfig::from_toml("[ftl.gc]\nvictims = \"greedy\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("ftl.gc") && e.contains("victims") && e.contains("start_free_blocks"),
+            "{e}"
+        );
+        let e = SimConfig::from_json(r#"{"workload": {"patern": "zipf"}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("patern") && e.contains("pattern"), "{e}");
         let e = SimConfig::from_toml("bogus = 1\n").unwrap_err().to_string();
         assert!(e.contains("bogus") && e.contains("workload"), "{e}");
-        let e = SimConfig::from_toml("[workload]\npattern = \"zipfian\"\n").unwrap_err().to_string();
+        let e = SimConfig::from_toml("[workload]\npattern = \"zipfian\"\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("workload.pattern") && e.contains("zipf"), "{e}");
     }
 
     #[test]
     fn preset_overrides_apply() {
-        let c = SimConfig::from_toml("[device]\npreset = \"diss\"\n[device.geometry]\nchannels = 2\n").unwrap();
+        let c =
+            SimConfig::from_toml("[device]\npreset = \"diss\"\n[device.geometry]\nchannels = 2\n")
+                .unwrap();
         let g = c.device.geometry().unwrap();
-        assert_eq!((g.channels, g.planes_per_die, g.page_size_bytes), (2, 4, 4096));
+        assert_eq!(
+            (g.channels, g.planes_per_die, g.page_size_bytes),
+            (2, 4, 4096)
+        );
         let c = SimConfig::from_toml("[device.geometry]\npages_per_block = 0\n").unwrap();
-        assert!(c.device.geometry().unwrap_err().to_string().contains("pages_per_block"));
+        assert!(c
+            .device
+            .geometry()
+            .unwrap_err()
+            .to_string()
+            .contains("pages_per_block"));
     }
 
     #[test]
     fn json_and_toml_forms_agree_and_round_trip() {
-        let c = SimConfig::from_toml("seed = 5\n[workload]\npattern = \"zipf\"\nzipf_theta = 1.1\n").unwrap();
+        let c =
+            SimConfig::from_toml("seed = 5\n[workload]\npattern = \"zipf\"\nzipf_theta = 1.1\n")
+                .unwrap();
         let j = serde_json::to_string(&c).unwrap();
         assert_eq!(SimConfig::from_json(&j).unwrap(), c);
     }

@@ -24,11 +24,19 @@ pub struct Measured {
     pub series: crate::series::TimeSeries,
 }
 
-pub fn drive(sim: &mut Simulation, mut source: Source, cb: &mut dyn FnMut(&Progress) -> bool) -> Result<Measured> {
+pub fn drive(
+    sim: &mut Simulation,
+    mut source: Source,
+    cb: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<Measured> {
     let host = sim.cfg.host.clone();
     let total = source.len_hint();
     let mut ticker = Ticker::new("measure", total.unwrap_or(0), cb)?;
-    let mut rec = Recorder::new(sim.cfg.run.interval_host_bytes, sim.cfg.run.interval_sim_seconds, total);
+    let mut rec = Recorder::new(
+        sim.cfg.run.interval_host_bytes,
+        sim.cfg.run.interval_sim_seconds,
+        total,
+    );
     let every = sim.check_every(total.unwrap_or(1 << 20));
     let (mut reads, mut writes, mut trims) = (Histogram::new(), Histogram::new(), Histogram::new());
     let mut outstanding: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
@@ -98,5 +106,12 @@ pub fn drive(sim: &mut Simulation, mut source: Source, cb: &mut dyn FnMut(&Progr
         sim.ssd.ftl.check_invariants()?;
         sim.ssd.ftl.verify_all_versions()?;
     }
-    Ok(Measured { requests: n, reads, writes, trims, sim_ns: last_done, series: rec.series })
+    Ok(Measured {
+        requests: n,
+        reads,
+        writes,
+        trims,
+        sim_ns: last_done,
+        series: rec.series,
+    })
 }

@@ -40,7 +40,11 @@ pub struct Progress {
 /// Run one simulation described by a JSON config (the TOML config converted to JSON).
 /// `progress` is called every ~0.5% of each phase; returning `false` interrupts the run (Error::Interrupted).
 /// Returns the report as a JSON string (stable keys, see docs/metrics.md).
-pub fn run_json(config_json: &str, opts: &RunOptions, progress: &mut dyn FnMut(&Progress) -> bool) -> Result<String> {
+pub fn run_json(
+    config_json: &str,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<String> {
     let cfg = SimConfig::from_json(config_json)?;
     Ok(Simulation::new(cfg, opts)?.run(progress)?.to_json())
 }

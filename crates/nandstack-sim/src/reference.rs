@@ -39,12 +39,19 @@ fn is_struct(v: &Value) -> bool {
 fn type_of(v: &Value, defs: &Value) -> String {
     let v = resolve(v, defs);
     if let Some(e) = v.get("enum").and_then(Value::as_array) {
-        return e.iter().map(|x| format!("`{}`", x.as_str().unwrap_or("?"))).collect::<Vec<_>>().join(", ");
+        return e
+            .iter()
+            .map(|x| format!("`{}`", x.as_str().unwrap_or("?")))
+            .collect::<Vec<_>>()
+            .join(", ");
     }
     if let Some(any) = v.get("anyOf").and_then(Value::as_array) {
         // Option<T>: T or null.
-        let inner: Vec<String> =
-            any.iter().filter(|x| x.get("type") != Some(&Value::from("null"))).map(|x| type_of(x, defs)).collect();
+        let inner: Vec<String> = any
+            .iter()
+            .filter(|x| x.get("type") != Some(&Value::from("null")))
+            .map(|x| type_of(x, defs))
+            .collect();
         return inner.join(" | ");
     }
     if let Some(one) = v.get("oneOf").and_then(Value::as_array) {
@@ -60,9 +67,20 @@ fn type_of(v: &Value, defs: &Value) -> String {
                         let extra = if extra.is_empty() {
                             String::new()
                         } else {
-                            format!(" (+ {})", extra.iter().map(|x| format!("`{x}`")).collect::<Vec<_>>().join(", "))
+                            format!(
+                                " (+ {})",
+                                extra
+                                    .iter()
+                                    .map(|x| format!("`{x}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
                         };
-                        names.extend(e.iter().map(|x| format!("`{k} = \"{}\"`{extra}", x.as_str().unwrap_or("?"))));
+                        names.extend(
+                            e.iter().map(|x| {
+                                format!("`{k} = \"{}\"`{extra}", x.as_str().unwrap_or("?"))
+                            }),
+                        );
                     }
                 }
             }
@@ -70,22 +88,39 @@ fn type_of(v: &Value, defs: &Value) -> String {
         return names.join(", ");
     }
     match v.get("type") {
-        Some(Value::String(t)) if t == "array" => format!("array of {}", v.get("items").map_or("?".into(), |i| type_of(i, defs))),
+        Some(Value::String(t)) if t == "array" => format!(
+            "array of {}",
+            v.get("items").map_or("?".into(), |i| type_of(i, defs))
+        ),
         Some(Value::String(t)) if t == "object" => "table".into(),
         Some(Value::String(t)) => t.clone(),
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).filter(|t| *t != "null").collect::<Vec<_>>().join(" | "),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|t| *t != "null")
+            .collect::<Vec<_>>()
+            .join(" | "),
         _ => "value".into(),
     }
 }
 
 fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('|', "\\|")
 }
 
 fn section(schema: &Value, path: &str, defs: &Value, out: &mut String) {
     let schema = resolve(schema, defs);
-    let Some(props) = schema.get("properties").and_then(Value::as_object) else { return };
-    let title = if path.is_empty() { "top level".to_string() } else { format!("[{path}]") };
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    let title = if path.is_empty() {
+        "top level".to_string()
+    } else {
+        format!("[{path}]")
+    };
     out.push_str(&format!("\n## {title}\n\n"));
     if let Some(d) = schema.get("description").and_then(Value::as_str) {
         out.push_str(&format!("{}\n\n", one_line(d)));
@@ -94,14 +129,29 @@ fn section(schema: &Value, path: &str, defs: &Value, out: &mut String) {
     let mut nested = Vec::new();
     for (key, prop) in props {
         let target = resolve(prop, defs);
-        let full = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+        let full = if path.is_empty() {
+            key.clone()
+        } else {
+            format!("{path}.{key}")
+        };
         if is_struct(target) {
             nested.push((full, prop));
             continue;
         }
-        let desc = prop.get("description").or_else(|| target.get("description")).and_then(Value::as_str).unwrap_or("");
-        let default = prop.get("default").map_or(String::new(), |d| format!("`{d}`"));
-        out.push_str(&format!("| `{key}` | {} | {} | {} |\n", type_of(prop, defs), default, one_line(desc)));
+        let desc = prop
+            .get("description")
+            .or_else(|| target.get("description"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let default = prop
+            .get("default")
+            .map_or(String::new(), |d| format!("`{d}`"));
+        out.push_str(&format!(
+            "| `{key}` | {} | {} | {} |\n",
+            type_of(prop, defs),
+            default,
+            one_line(desc)
+        ));
     }
     for (full, prop) in nested {
         section(prop, &full, defs, out);
@@ -132,7 +182,16 @@ mod tests {
     #[test]
     fn reference_lists_every_section_and_key() {
         let md = config_reference_markdown();
-        for needle in ["## [ftl.gc]", "`start_free_blocks`", "## [workload]", "`zipf_theta`", "## [device.geometry]", "`policy = \"d_choices\"`", "`policy = \"greedy\"`", "## [precondition]"] {
+        for needle in [
+            "## [ftl.gc]",
+            "`start_free_blocks`",
+            "## [workload]",
+            "`zipf_theta`",
+            "## [device.geometry]",
+            "`policy = \"d_choices\"`",
+            "`policy = \"greedy\"`",
+            "## [precondition]",
+        ] {
             assert!(md.contains(needle), "missing {needle} in\n{md}");
         }
     }
@@ -140,6 +199,9 @@ mod tests {
     #[test]
     fn default_toml_parses_back_to_the_default() {
         let t = default_config_toml();
-        assert_eq!(SimConfig::from_toml(&t).unwrap(), SimConfig::default_main_job());
+        assert_eq!(
+            SimConfig::from_toml(&t).unwrap(),
+            SimConfig::default_main_job()
+        );
     }
 }

@@ -146,7 +146,14 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn build(cfg: &SimConfig, ssd: &BlockSsd, m: &Measured, verified: bool, wall_pre: f64, wall: f64) -> Report {
+    pub fn build(
+        cfg: &SimConfig,
+        ssd: &BlockSsd,
+        m: &Measured,
+        verified: bool,
+        wall_pre: f64,
+        wall: f64,
+    ) -> Report {
         let ftl = &ssd.ftl;
         let c = ftl.counters();
         let h = ssd.counters();
@@ -155,11 +162,17 @@ impl Report {
         let waf = ssd.waf();
         let timed = ssd.timed();
         let sim_s = m.sim_ns as f64 / 1e9;
-        let lat = |hist: &nandstack_core::Histogram| (timed && !hist.is_empty()).then(|| hist.percentiles(1e-3));
+        let lat = |hist: &nandstack_core::Histogram| {
+            (timed && !hist.is_empty()).then(|| hist.percentiles(1e-3))
+        };
         let rate = |x: f64| (timed && sim_s > 0.0).then(|| x / sim_s);
         let (die_util, chan_util) = match ssd.timelines() {
             Some(t) if m.sim_ns > 0 => {
-                let arrays = if cfg.device.timing().plane_parallelism { g.planes() } else { g.dies() } as f64;
+                let arrays = if cfg.device.timing().plane_parallelism {
+                    g.planes()
+                } else {
+                    g.dies()
+                } as f64;
                 (
                     Some(t.array_busy_ns as f64 / (arrays * m.sim_ns as f64)),
                     Some(t.channel_busy_ns as f64 / (g.channels as f64 * m.sim_ns as f64)),
@@ -203,7 +216,11 @@ impl Report {
                 padding: c.padding_units as f64 / upp,
                 translation: c.translation_program_pages as f64,
             },
-            flash_read_pages: c.host_read_pages + c.gc_read_pages + c.wear_leveling_read_pages + c.rmw_read_pages + c.translation_read_pages,
+            flash_read_pages: c.host_read_pages
+                + c.gc_read_pages
+                + c.wear_leveling_read_pages
+                + c.rmw_read_pages
+                + c.translation_read_pages,
             flash_read_pages_by_cause: ReadsByCause {
                 host: c.host_read_pages,
                 gc: c.gc_read_pages,
@@ -212,7 +229,10 @@ impl Report {
                 translation: c.translation_read_pages,
             },
             flash_erases: c.gc_erases + c.wear_leveling_erases,
-            flash_erases_by_cause: ErasesByCause { gc: c.gc_erases, wear_leveling: c.wear_leveling_erases },
+            flash_erases_by_cause: ErasesByCause {
+                gc: c.gc_erases,
+                wear_leveling: c.wear_leveling_erases,
+            },
             gc_invocations: c.gc_invocations,
             gc_victim_blocks: c.gc_victim_blocks,
             gc_migrated_pages: c.gc_migrated_units,
@@ -248,8 +268,16 @@ impl Report {
             requests: m.requests,
             wall_seconds_precondition: wall_pre,
             wall_seconds: wall,
-            wall_flash_programs_per_second: if wall > 0.0 { c.flash_program_pages as f64 / wall } else { 0.0 },
-            wall_requests_per_second: if wall > 0.0 { m.requests as f64 / wall } else { 0.0 },
+            wall_flash_programs_per_second: if wall > 0.0 {
+                c.flash_program_pages as f64 / wall
+            } else {
+                0.0
+            },
+            wall_requests_per_second: if wall > 0.0 {
+                m.requests as f64 / wall
+            } else {
+                0.0
+            },
             config: cfg.clone(),
             timeseries: m.series.clone(),
         }

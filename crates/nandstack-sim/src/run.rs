@@ -28,14 +28,28 @@ pub(crate) struct Ticker<'a> {
 }
 
 impl<'a> Ticker<'a> {
-    pub(crate) fn new(phase: &'static str, total: u64, cb: &'a mut dyn FnMut(&Progress) -> bool) -> Result<Ticker<'a>> {
+    pub(crate) fn new(
+        phase: &'static str,
+        total: u64,
+        cb: &'a mut dyn FnMut(&Progress) -> bool,
+    ) -> Result<Ticker<'a>> {
         let step = (total / 200).max(1);
-        let mut t = Ticker { phase, total, step, next: step, cb };
+        let mut t = Ticker {
+            phase,
+            total,
+            step,
+            next: step,
+            cb,
+        };
         t.report(0)?;
         Ok(t)
     }
     fn report(&mut self, done: u64) -> Result<()> {
-        if (self.cb)(&Progress { phase: self.phase, done, total: self.total }) {
+        if (self.cb)(&Progress {
+            phase: self.phase,
+            done,
+            total: self.total,
+        }) {
             Ok(())
         } else {
             Err(Error::Interrupted)
@@ -84,7 +98,13 @@ impl Simulation {
         }
         let workload = BlockGenerator::new(&cfg.workload, ftl.logical_bytes(), cfg.seed)?;
         let ssd = BlockSsd::new(ftl, &cfg.device.timing(), cfg.controller.clone())?;
-        Ok(Simulation { cfg, ssd, workload, verify: opts.verify, pending: None })
+        Ok(Simulation {
+            cfg,
+            ssd,
+            workload,
+            verify: opts.verify,
+            pending: None,
+        })
     }
 
     pub(crate) fn check_every(&self, phase_len: u64) -> u64 {
@@ -110,11 +130,17 @@ impl Simulation {
         }
         let mut t = Ticker::new("precondition", units, cb)?;
         let every = self.check_every(units);
-        let perm = (self.cfg.precondition.fill_order == FillOrder::Random)
-            .then(|| Permutation::new(self.ssd.ftl.logical_units() as u64, self.cfg.seed ^ 0x6669_6c6c));
+        let perm = (self.cfg.precondition.fill_order == FillOrder::Random).then(|| {
+            Permutation::new(
+                self.ssd.ftl.logical_units() as u64,
+                self.cfg.seed ^ 0x6669_6c6c,
+            )
+        });
         for i in 0..units {
             let u = perm.as_ref().map_or(i, |p| p.apply(i));
-            self.ssd.ftl.write(u * MAPPING_UNIT_BYTES, MAPPING_UNIT_BYTES)?;
+            self.ssd
+                .ftl
+                .write(u * MAPPING_UNIT_BYTES, MAPPING_UNIT_BYTES)?;
             t.tick(i + 1)?;
             self.maybe_check(i, every)?;
         }
@@ -123,7 +149,8 @@ impl Simulation {
 
     /// Run the synthetic workload until it has written `warmup_capacity_multiples` × logical capacity.
     pub fn warm_up(&mut self, cb: &mut dyn FnMut(&Progress) -> bool) -> Result<()> {
-        let target = (self.ssd.logical_bytes() as f64 * self.cfg.precondition.warmup_capacity_multiples) as u64;
+        let target = (self.ssd.logical_bytes() as f64
+            * self.cfg.precondition.warmup_capacity_multiples) as u64;
         if target == 0 {
             return Ok(());
         }
@@ -167,12 +194,26 @@ impl Simulation {
                 // Continue the warm-up's generator (the pending request is dropped: the measured phase
                 // is its own stream position, deterministic for a given config and seed).
                 self.pending = None;
-                let generator = std::mem::replace(&mut self.workload, BlockGenerator::new(&self.cfg.workload, self.ssd.logical_bytes(), self.cfg.seed)?);
+                let generator = std::mem::replace(
+                    &mut self.workload,
+                    BlockGenerator::new(
+                        &self.cfg.workload,
+                        self.ssd.logical_bytes(),
+                        self.cfg.seed,
+                    )?,
+                );
                 Source::synthetic(generator, self.cfg.workload.requests)
             }
         };
         let measured: Measured = host::drive(&mut self, source, cb)?;
         let t2 = Instant::now();
-        Ok(Report::build(&self.cfg, &self.ssd, &measured, self.verify, (t1 - t0).as_secs_f64(), (t2 - t1).as_secs_f64()))
+        Ok(Report::build(
+            &self.cfg,
+            &self.ssd,
+            &measured,
+            self.verify,
+            (t1 - t0).as_secs_f64(),
+            (t2 - t1).as_secs_f64(),
+        ))
     }
 }

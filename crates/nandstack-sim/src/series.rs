@@ -35,7 +35,16 @@ impl TimeSeries {
         let mut s = self.columns.join(",");
         s.push('\n');
         for r in &self.rows {
-            let cells: Vec<String> = r.iter().map(|v| if v.is_finite() { format!("{v}") } else { String::new() }).collect();
+            let cells: Vec<String> = r
+                .iter()
+                .map(|v| {
+                    if v.is_finite() {
+                        format!("{v}")
+                    } else {
+                        String::new()
+                    }
+                })
+                .collect();
             s.push_str(&cells.join(","));
             s.push('\n');
         }
@@ -81,7 +90,11 @@ fn snapshot(ssd: &BlockSsd, t_ns: u64, requests: u64) -> Snapshot {
 impl Recorder {
     pub fn new(every_bytes: u64, every_seconds: f64, total_requests: Option<u64>) -> Recorder {
         let every_ns = (every_seconds * 1e9).round() as u64;
-        let every_requests = if every_bytes == 0 && every_ns == 0 { total_requests.map_or(100_000, |n| (n / 20).max(1)) } else { 0 };
+        let every_requests = if every_bytes == 0 && every_ns == 0 {
+            total_requests.map_or(100_000, |n| (n / 20).max(1))
+        } else {
+            0
+        };
         Recorder {
             every_bytes,
             every_ns,
@@ -92,7 +105,10 @@ impl Recorder {
             last: Snapshot::default(),
             reads: Histogram::new(),
             writes: Histogram::new(),
-            series: TimeSeries { columns: COLUMNS.to_vec(), rows: Vec::new() },
+            series: TimeSeries {
+                columns: COLUMNS.to_vec(),
+                rows: Vec::new(),
+            },
         }
     }
 
@@ -128,10 +144,26 @@ impl Recorder {
         let now = snapshot(ssd, t_ns, requests);
         let page = ssd.ftl.geometry().page_size_bytes as f64;
         let d_written = (now.written - self.last.written) as f64 / page;
-        let waf_i = if d_written > 0.0 { (now.programs - self.last.programs) as f64 / d_written } else { f64::NAN };
+        let waf_i = if d_written > 0.0 {
+            (now.programs - self.last.programs) as f64 / d_written
+        } else {
+            f64::NAN
+        };
         let dt = (now.t_ns.saturating_sub(self.last.t_ns)) as f64 / 1e9;
-        let us = |h: &Histogram, q: f64| if h.is_empty() { f64::NAN } else { h.quantile(q) as f64 / 1e3 };
-        let mean = |h: &Histogram| if h.is_empty() { f64::NAN } else { h.mean() / 1e3 };
+        let us = |h: &Histogram, q: f64| {
+            if h.is_empty() {
+                f64::NAN
+            } else {
+                h.quantile(q) as f64 / 1e3
+            }
+        };
+        let mean = |h: &Histogram| {
+            if h.is_empty() {
+                f64::NAN
+            } else {
+                h.mean() / 1e3
+            }
+        };
         self.series.rows.push(vec![
             t_ns as f64 / 1e9,
             requests as f64,
@@ -142,7 +174,11 @@ impl Recorder {
             ssd.ftl.free_blocks() as f64,
             (now.migrated - self.last.migrated) as f64,
             (now.erases - self.last.erases) as f64,
-            if dt > 0.0 { (requests - self.last.requests) as f64 / dt } else { f64::NAN },
+            if dt > 0.0 {
+                (requests - self.last.requests) as f64 / dt
+            } else {
+                f64::NAN
+            },
             us(&self.reads, 0.5),
             us(&self.reads, 0.99),
             us(&self.writes, 0.5),

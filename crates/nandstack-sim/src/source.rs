@@ -13,13 +13,29 @@ use crate::config::{LbaPolicy, TraceConfig};
 pub type Timed = (BlockRequest, Option<u64>);
 
 pub enum Source {
-    Synthetic { generator: BlockGenerator, remaining: u64, clock_ns: u64 },
-    Trace { reader: TraceReader, lba: LbaPolicy, capacity: u64, trace_extent: u64, remaining: u64, index: u64, name: String },
+    Synthetic {
+        generator: BlockGenerator,
+        remaining: u64,
+        clock_ns: u64,
+    },
+    Trace {
+        reader: TraceReader,
+        lba: LbaPolicy,
+        capacity: u64,
+        trace_extent: u64,
+        remaining: u64,
+        index: u64,
+        name: String,
+    },
 }
 
 impl Source {
     pub fn synthetic(generator: BlockGenerator, requests: u64) -> Source {
-        Source::Synthetic { generator, remaining: requests, clock_ns: 0 }
+        Source::Synthetic {
+            generator,
+            remaining: requests,
+            clock_ns: 0,
+        }
     }
 
     pub fn trace(cfg: &TraceConfig, capacity: u64) -> Result<Source> {
@@ -28,10 +44,26 @@ impl Source {
             other => other,
         })?;
         let path = Path::new(&cfg.path);
-        let trace_extent = if cfg.lba == LbaPolicy::Scale { trace::scan(path, format)?.max_end_bytes } else { 0 };
+        let trace_extent = if cfg.lba == LbaPolicy::Scale {
+            trace::scan(path, format)?.max_end_bytes
+        } else {
+            0
+        };
         let reader = trace::open(path, format)?;
-        let remaining = if cfg.max_requests == 0 { u64::MAX } else { cfg.max_requests };
-        Ok(Source::Trace { reader, lba: cfg.lba, capacity, trace_extent, remaining, index: 0, name: cfg.path.clone() })
+        let remaining = if cfg.max_requests == 0 {
+            u64::MAX
+        } else {
+            cfg.max_requests
+        };
+        Ok(Source::Trace {
+            reader,
+            lba: cfg.lba,
+            capacity,
+            trace_extent,
+            remaining,
+            index: 0,
+            name: cfg.path.clone(),
+        })
     }
 
     /// Requests left, if known (for progress).
@@ -41,10 +73,18 @@ impl Source {
             Source::Trace { remaining, .. } => (*remaining != u64::MAX).then_some(*remaining),
         }
     }
+}
 
-    pub fn next(&mut self) -> Option<Result<Timed>> {
+impl Iterator for Source {
+    type Item = Result<Timed>;
+
+    fn next(&mut self) -> Option<Result<Timed>> {
         match self {
-            Source::Synthetic { generator, remaining, clock_ns } => {
+            Source::Synthetic {
+                generator,
+                remaining,
+                clock_ns,
+            } => {
                 if *remaining == 0 {
                     return None;
                 }
@@ -55,7 +95,15 @@ impl Source {
                 }
                 Some(Ok((generator.next_request(), arrival)))
             }
-            Source::Trace { reader, lba, capacity, trace_extent, remaining, index, name } => {
+            Source::Trace {
+                reader,
+                lba,
+                capacity,
+                trace_extent,
+                remaining,
+                index,
+                name,
+            } => {
                 if *remaining == 0 {
                     return None;
                 }
@@ -67,7 +115,9 @@ impl Source {
                 *index += 1;
                 let mut req = rec.request();
                 if let Err(e) = map_lba(&mut req, *lba, *capacity, *trace_extent) {
-                    return Some(Err(Error::OutOfRange(format!("{name}: request #{index}: {e}"))));
+                    return Some(Err(Error::OutOfRange(format!(
+                        "{name}: request #{index}: {e}"
+                    ))));
                 }
                 Some(Ok((req, rec.arrival_ns)))
             }
@@ -76,9 +126,17 @@ impl Source {
 }
 
 /// Fit a trace request onto a device of `capacity` bytes.
-pub fn map_lba(req: &mut BlockRequest, policy: LbaPolicy, capacity: u64, extent: u64) -> std::result::Result<(), String> {
+pub fn map_lba(
+    req: &mut BlockRequest,
+    policy: LbaPolicy,
+    capacity: u64,
+    extent: u64,
+) -> std::result::Result<(), String> {
     if req.len > capacity {
-        return Err(format!("{} bytes is larger than the whole device ({capacity} bytes)", req.len));
+        return Err(format!(
+            "{} bytes is larger than the whole device ({capacity} bytes)",
+            req.len
+        ));
     }
     let end = req.offset.saturating_add(req.len);
     match policy {
@@ -116,9 +174,15 @@ mod tests {
 
     #[test]
     fn lba_policies() {
-        let r = |offset, len| BlockRequest { op: Op::Write, offset, len };
+        let r = |offset, len| BlockRequest {
+            op: Op::Write,
+            offset,
+            len,
+        };
         let mut q = r(9000, 2000);
-        assert!(map_lba(&mut q, LbaPolicy::Error, 10_000, 0).unwrap_err().contains("beyond"));
+        assert!(map_lba(&mut q, LbaPolicy::Error, 10_000, 0)
+            .unwrap_err()
+            .contains("beyond"));
         let mut q = r(25_000, 1000);
         map_lba(&mut q, LbaPolicy::Wrap, 10_000, 0).unwrap();
         assert_eq!(q.offset, 5000);

@@ -37,7 +37,10 @@ fn fifo_matches_the_closed_form_and_greedy_beats_it() {
         let expect = fifo_closed_form_waf(alpha);
         let err = (fifo - expect).abs() / expect;
         eprintln!("op {op}: alpha_eff {alpha:.4} (nominal {:.4}) fifo WAF {fifo:.3} closed form {expect:.3} ({:.2}%)", 1.0 + op, err * 100.0);
-        assert!(err < 0.03, "op {op}: FIFO WAF {fifo} vs closed form {expect}");
+        assert!(
+            err < 0.03,
+            "op {op}: FIFO WAF {fifo} vs closed form {expect}"
+        );
         // The reserve must be accounted for: the nominal α would be off by more than the effective one.
         let (greedy, _) = steady_state(op, "greedy");
         eprintln!("op {op}: greedy WAF {greedy:.3}");
@@ -57,7 +60,9 @@ const SMALL: &str = "[device.geometry]\nchannels = 2\nchips_per_channel = 1\ndie
 
 fn strip_wall(json: &str) -> serde_json::Value {
     let mut v: serde_json::Value = serde_json::from_str(json).unwrap();
-    v.as_object_mut().unwrap().retain(|k, _| !k.starts_with("wall_"));
+    v.as_object_mut()
+        .unwrap()
+        .retain(|k, _| !k.starts_with("wall_"));
     v
 }
 
@@ -66,7 +71,17 @@ fn same_config_and_seed_give_identical_reports() {
     let cfg = format!("{SMALL}[workload]\npattern = \"zipf\"\nzipf_theta = 0.9\nread_fraction = 0.3\ntrim_fraction = 0.05\nrequests = 50000\n[ftl]\nover_provisioning = 0.25\n[ftl.gc]\nvictim = {{ policy = \"d_choices\", d = 4 }}\n");
     let c: nandstack_sim::SimConfig = nandstack_sim::SimConfig::from_toml(&cfg).unwrap();
     let json = serde_json::to_string(&c).unwrap();
-    let run = |seed| run_json(&json, &RunOptions { seed: Some(seed), verify: false }, &mut |_| true).unwrap();
+    let run = |seed| {
+        run_json(
+            &json,
+            &RunOptions {
+                seed: Some(seed),
+                verify: false,
+            },
+            &mut |_| true,
+        )
+        .unwrap()
+    };
     let (a, b, c) = (run(7), run(7), run(8));
     assert_eq!(strip_wall(&a), strip_wall(&b));
     assert_ne!(strip_wall(&a), strip_wall(&c));
@@ -74,7 +89,13 @@ fn same_config_and_seed_give_identical_reports() {
 
 #[test]
 fn verify_mode_passes_for_every_policy_scope_and_placement() {
-    let victims = ["{ policy = \"greedy\" }", "{ policy = \"cost_benefit\" }", "{ policy = \"fifo\" }", "{ policy = \"random\" }", "{ policy = \"d_choices\", d = 3 }"];
+    let victims = [
+        "{ policy = \"greedy\" }",
+        "{ policy = \"cost_benefit\" }",
+        "{ policy = \"fifo\" }",
+        "{ policy = \"random\" }",
+        "{ policy = \"d_choices\", d = 3 }",
+    ];
     for (i, victim) in victims.iter().enumerate() {
         for (scope, placement, alloc, migration, wl) in [
             ("plane", "single", "static", "same_plane", false),
@@ -90,17 +111,29 @@ fn verify_mode_passes_for_every_policy_scope_and_placement() {
                 if scope == "plane" { 3 } else { 8 },
                 if scope == "plane" { 4 } else { 12 },
             );
-            let r = run_toml(&cfg, &RunOptions { seed: Some(i as u64), verify: true })
-                .unwrap_or_else(|e| panic!("{victim} {scope}: {e}"));
+            let r = run_toml(
+                &cfg,
+                &RunOptions {
+                    seed: Some(i as u64),
+                    verify: true,
+                },
+            )
+            .unwrap_or_else(|e| panic!("{victim} {scope}: {e}"));
             assert!(r.verified);
             assert!(r.gc_migrated_pages > 0, "{victim} {scope}: GC never ran");
             assert!(r.waf.unwrap() >= 1.0);
-            assert_eq!(r.units.valid + r.units.invalid + r.units.free, r.units.total);
+            assert_eq!(
+                r.units.valid + r.units.invalid + r.units.free,
+                r.units.total
+            );
             assert!(r.partial_page_writes > 0 && r.flash_read_pages_by_cause.read_modify_write > 0);
             // Greedy under hot/cold traffic leaves cold blocks unerased: static wear levelling must act.
             // (FIFO cycles through every block and levels wear by itself.)
             if wl && i == 0 {
-                assert!(r.wear_leveling_invocations > 0, "{victim}: wear levelling never triggered");
+                assert!(
+                    r.wear_leveling_invocations > 0,
+                    "{victim}: wear levelling never triggered"
+                );
             }
         }
     }
@@ -114,7 +147,9 @@ const ONE_DIE: &str = "[device.geometry]\nchannels = 1\nchips_per_channel = 1\nd
 fn closed_loop_queue_depth_one_is_back_to_back_service() {
     // One die, no GC (200 writes into an empty device): every 4 KiB write = 5.12 µs transfer + 730 µs
     // program, strictly one after another.
-    let cfg = format!("{ONE_DIE}[host]\nqueue_depth = 1\n[workload]\npattern = \"sequential\"\nrequests = 200\n");
+    let cfg = format!(
+        "{ONE_DIE}[host]\nqueue_depth = 1\n[workload]\npattern = \"sequential\"\nrequests = 200\n"
+    );
     let r = run_toml(&cfg, &RunOptions::default()).unwrap();
     let w = r.write_latency_us.unwrap();
     assert!((w.mean - 735.12).abs() < 1e-6, "{w:?}");
@@ -123,7 +158,9 @@ fn closed_loop_queue_depth_one_is_back_to_back_service() {
     assert!((r.iops.unwrap() - 1.0 / 735.12e-6).abs() < 1e-3);
     // Queue depth 4 on one die: the die is the bottleneck, so throughput is the same but each request
     // waits for the three ahead of it.
-    let cfg = format!("{ONE_DIE}[host]\nqueue_depth = 4\n[workload]\npattern = \"sequential\"\nrequests = 200\n");
+    let cfg = format!(
+        "{ONE_DIE}[host]\nqueue_depth = 4\n[workload]\npattern = \"sequential\"\nrequests = 200\n"
+    );
     let r4 = run_toml(&cfg, &RunOptions::default()).unwrap();
     assert!((r4.iops.unwrap() - r.iops.unwrap()).abs() / r.iops.unwrap() < 0.01);
     assert!(r4.write_latency_us.unwrap().p50 > 3.9 * 730.0);
@@ -135,16 +172,26 @@ fn open_loop_latency_counts_from_arrival() {
     let cfg = format!("{ONE_DIE}[host]\nmode = \"open_loop\"\n[workload]\npattern = \"uniform\"\nrequests = 300\narrival_iops = 100.0\n");
     let r = run_toml(&cfg, &RunOptions::default()).unwrap();
     let w = r.write_latency_us.unwrap();
-    assert!((w.p50 - 735.12).abs() / 735.12 < 0.01 && w.max < 2.0 * 735.12, "{w:?}");
+    assert!(
+        (w.p50 - 735.12).abs() / 735.12 < 0.01 && w.max < 2.0 * 735.12,
+        "{w:?}"
+    );
     // Poisson at 100/s: 300 requests span about 3 simulated seconds.
-    assert!((r.sim_seconds.unwrap() - 3.0).abs() < 0.6, "{:?}", r.sim_seconds);
+    assert!(
+        (r.sim_seconds.unwrap() - 3.0).abs() < 0.6,
+        "{:?}",
+        r.sim_seconds
+    );
     // Twice the die's capacity: the queue (and latency) grows without bound.
     let cfg = format!("{ONE_DIE}[host]\nmode = \"open_loop\"\n[workload]\npattern = \"uniform\"\nrequests = 300\narrival_iops = 2720.0\n");
     let r = run_toml(&cfg, &RunOptions::default()).unwrap();
     assert!(r.write_latency_us.unwrap().max > 50_000.0);
     // Open loop without an arrival rate is a config error naming the key.
     let cfg = format!("{ONE_DIE}[host]\nmode = \"open_loop\"\n");
-    assert!(run_toml(&cfg, &RunOptions::default()).unwrap_err().to_string().contains("workload.arrival_iops"));
+    assert!(run_toml(&cfg, &RunOptions::default())
+        .unwrap_err()
+        .to_string()
+        .contains("workload.arrival_iops"));
 }
 
 #[test]
@@ -158,20 +205,40 @@ fn verify_mode_with_buffer_mapping_cache_trims_and_background_gc() {
          request_sizes = [{{ bytes = 4096, weight = 4 }}, {{ bytes = 1024, weight = 1 }}, {{ bytes = 32768, weight = 1 }}]\nalign_bytes = 1024\n\
          [run]\ninterval_sim_seconds = 1.0\n"
     );
-    let r = run_toml(&cfg, &RunOptions { seed: Some(5), verify: true }).unwrap();
+    let r = run_toml(
+        &cfg,
+        &RunOptions {
+            seed: Some(5),
+            verify: true,
+        },
+    )
+    .unwrap();
     assert!(r.verified);
     let c = &r.caches;
-    assert!(c.write_buffer_absorbed_pages > 0 && c.write_buffer_read_hit_pages > 0 && c.write_buffer_evicted_pages > 0);
+    assert!(
+        c.write_buffer_absorbed_pages > 0
+            && c.write_buffer_read_hit_pages > 0
+            && c.write_buffer_evicted_pages > 0
+    );
     assert!(c.mapping_cache_misses > 0 && c.mapping_cache_dirty_evictions > 0);
-    assert!(r.flash_read_pages_by_cause.translation > 0 && r.flash_program_pages_by_cause.translation > 0.0);
+    assert!(
+        r.flash_read_pages_by_cause.translation > 0
+            && r.flash_program_pages_by_cause.translation > 0.0
+    );
     assert!(r.trim_latency_us.as_ref().unwrap().p50 >= 5.0);
-    assert_eq!(r.units.valid + r.units.invalid + r.units.free, r.units.total);
+    assert_eq!(
+        r.units.valid + r.units.invalid + r.units.free,
+        r.units.total
+    );
     // A row per simulated second of issue time (20,000 Poisson arrivals at 500/s span about 40 s), plus the
     // final partial one.
     let rows = r.timeseries.rows.len();
     assert!((36..=46).contains(&rows), "{rows} rows");
     let t: Vec<f64> = r.timeseries.rows.iter().map(|row| row[0]).collect();
-    assert!(t.windows(2).all(|w| w[1] >= w[0]), "time column is monotone");
+    assert!(
+        t.windows(2).all(|w| w[1] >= w[0]),
+        "time column is monotone"
+    );
     assert!(r.timeseries.to_csv().starts_with("sim_seconds,requests,"));
 }
 
@@ -179,11 +246,19 @@ fn verify_mode_with_buffer_mapping_cache_trims_and_background_gc() {
 fn timing_off_gives_the_same_flash_work_and_no_latencies() {
     let base = format!("{SMALL}[ftl]\nover_provisioning = 0.25\n[workload]\npattern = \"uniform\"\nrequests = 20000\n");
     let timed = run_toml(&base, &RunOptions::default()).unwrap();
-    let untimed = run_toml(&format!("{base}[device.timing]\nenabled = false\n"), &RunOptions::default()).unwrap();
+    let untimed = run_toml(
+        &format!("{base}[device.timing]\nenabled = false\n"),
+        &RunOptions::default(),
+    )
+    .unwrap();
     assert_eq!(timed.flash_program_pages, untimed.flash_program_pages);
     assert_eq!(timed.gc_migrated_pages, untimed.gc_migrated_pages);
     assert!(timed.write_latency_us.is_some() && timed.iops.is_some());
-    assert!(untimed.write_latency_us.is_none() && untimed.iops.is_none() && untimed.sim_seconds.is_none());
+    assert!(
+        untimed.write_latency_us.is_none()
+            && untimed.iops.is_none()
+            && untimed.sim_seconds.is_none()
+    );
     let json = untimed.to_json();
     assert!(!json.contains("\"write_latency_us\":") && !json.contains("\"iops\":"));
 }

@@ -13,10 +13,19 @@ impl Permutation {
     pub fn new(n: u64, seed: u64) -> Permutation {
         assert!(n > 0, "permutation of an empty range");
         let bits = (64 - (n - 1).leading_zeros()).max(2);
-        let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let mask = if bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
         let mut r = nandstack_core::Rng::derive(seed, 0x7065_726d);
         let keys = [r.next_u64() | 1, r.next_u64() | 1, r.next_u64()];
-        Permutation { n, bits, mask, keys }
+        Permutation {
+            n,
+            bits,
+            mask,
+            keys,
+        }
     }
 
     /// Each step is a bijection on `bits`-bit integers: odd multiplication, xor-shift, xor with a key.
@@ -65,6 +74,9 @@ mod tests {
         let fixed = (0..1000u64).filter(|&i| p.apply(i) == i).count();
         assert!(fixed < 5);
         let first: Vec<u64> = (0..4).map(|i| p.apply(i)).collect();
-        assert!(first.windows(2).any(|w| w[0].abs_diff(w[1]) > 1000), "{first:?}");
+        assert!(
+            first.windows(2).any(|w| w[0].abs_diff(w[1]) > 1000),
+            "{first:?}"
+        );
     }
 }

@@ -33,7 +33,13 @@ fn helper1(x: f64) -> f64 {
 impl Zipf {
     pub fn new(n: u64, theta: f64) -> Zipf {
         assert!(n >= 1 && theta > 0.0);
-        let mut z = Zipf { n: n as f64, theta, h_x1: 0.0, h_n: 0.0, s: 0.0 };
+        let mut z = Zipf {
+            n: n as f64,
+            theta,
+            h_x1: 0.0,
+            h_n: 0.0,
+            s: 0.0,
+        };
         z.h_x1 = z.h_integral(1.5) - 1.0;
         z.h_n = z.h_integral(z.n + 0.5);
         z.s = 2.0 - z.h_integral_inv(z.h_integral(2.5) - z.h(2.0));

@@ -99,7 +99,11 @@ impl LruMap {
     /// Insert an absent key as most recently used; if full, first evict and return the LRU entry.
     pub fn insert(&mut self, key: u32, dirty: bool) -> Option<(u32, bool)> {
         debug_assert!(!self.contains(key));
-        let evicted = if self.free.is_empty() { self.pop_lru() } else { None };
+        let evicted = if self.free.is_empty() {
+            self.pop_lru()
+        } else {
+            None
+        };
         let s = self.free.pop().expect("a free slot after eviction");
         self.slot_of[key as usize] = s;
         self.key_of[s as usize] = key;

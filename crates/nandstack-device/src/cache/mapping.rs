@@ -39,7 +39,13 @@ pub struct MappingCache {
 
 impl MappingCache {
     pub fn new(logical_units: u32, entries: u32, page_size_bytes: u32) -> MappingCache {
-        MappingCache { lru: LruMap::new(logical_units, entries), entries_per_tpage: page_size_bytes / 8, hits: 0, misses: 0, dirty_evictions: 0 }
+        MappingCache {
+            lru: LruMap::new(logical_units, entries),
+            entries_per_tpage: page_size_bytes / 8,
+            hits: 0,
+            misses: 0,
+            dirty_evictions: 0,
+        }
     }
     pub fn tpage_of(&self, lpn: u32) -> u32 {
         lpn / self.entries_per_tpage
@@ -52,7 +58,10 @@ impl MappingCache {
             return Access::default();
         }
         self.misses += 1;
-        let mut a = Access { read_tpage: Some(self.tpage_of(lpn)), write_tpage: None };
+        let mut a = Access {
+            read_tpage: Some(self.tpage_of(lpn)),
+            write_tpage: None,
+        };
         if let Some((old, dirty)) = self.lru.insert(lpn, update) {
             if dirty {
                 self.dirty_evictions += 1;
@@ -71,13 +80,37 @@ mod tests {
     fn misses_read_and_dirty_evictions_write() {
         // 4 KiB pages: 512 entries per translation page. Capacity 2.
         let mut c = MappingCache::new(10_000, 2, 4096);
-        assert_eq!(c.access(0, false), Access { read_tpage: Some(0), write_tpage: None });
-        assert_eq!(c.access(600, true), Access { read_tpage: Some(1), write_tpage: None });
+        assert_eq!(
+            c.access(0, false),
+            Access {
+                read_tpage: Some(0),
+                write_tpage: None
+            }
+        );
+        assert_eq!(
+            c.access(600, true),
+            Access {
+                read_tpage: Some(1),
+                write_tpage: None
+            }
+        );
         assert_eq!(c.access(0, false), Access::default()); // hit
-        // 1100 evicts 600 (LRU, dirty) → write tpage 1.
-        assert_eq!(c.access(1100, false), Access { read_tpage: Some(2), write_tpage: Some(1) });
+                                                           // 1100 evicts 600 (LRU, dirty) → write tpage 1.
+        assert_eq!(
+            c.access(1100, false),
+            Access {
+                read_tpage: Some(2),
+                write_tpage: Some(1)
+            }
+        );
         // 5 evicts 0 (clean) → no write.
-        assert_eq!(c.access(5, false), Access { read_tpage: Some(0), write_tpage: None });
+        assert_eq!(
+            c.access(5, false),
+            Access {
+                read_tpage: Some(0),
+                write_tpage: None
+            }
+        );
         assert_eq!((c.hits, c.misses, c.dirty_evictions), (1, 4, 1));
     }
 }

@@ -24,7 +24,10 @@ fn d_dram() -> u64 {
 }
 impl Default for WriteBufferConfig {
     fn default() -> Self {
-        WriteBufferConfig { bytes: 0, dram_access_ns: d_dram() }
+        WriteBufferConfig {
+            bytes: 0,
+            dram_access_ns: d_dram(),
+        }
     }
 }
 
@@ -37,6 +40,9 @@ pub struct WriteBuffer {
 impl WriteBuffer {
     pub fn new(logical_units: u32, cfg: &WriteBufferConfig) -> Option<WriteBuffer> {
         let units = cfg.bytes / nandstack_core::MAPPING_UNIT_BYTES;
-        (units > 0).then(|| WriteBuffer { lru: LruMap::new(logical_units, units.min(u32::MAX as u64) as u32), dram_access_ns: cfg.dram_access_ns })
+        (units > 0).then(|| WriteBuffer {
+            lru: LruMap::new(logical_units, units.min(u32::MAX as u64) as u32),
+            dram_access_ns: cfg.dram_access_ns,
+        })
     }
 }

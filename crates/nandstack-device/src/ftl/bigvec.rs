@@ -18,7 +18,7 @@ pub fn filled<T: Copy>(value: T, n: usize) -> Vec<T> {
 
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
-fn advise_huge<T>(v: &Vec<T>, n: usize) {
+fn advise_huge<T>(v: &[T], n: usize) {
     const HUGE: usize = 2 << 20;
     let bytes = n * std::mem::size_of::<T>();
     if bytes < 4 * HUGE {
@@ -31,13 +31,17 @@ fn advise_huge<T>(v: &Vec<T>, n: usize) {
         // SAFETY: [aligned, end) lies inside the allocation the Vec owns (capacity ≥ n elements); madvise only
         // changes how the kernel backs those pages and never invalidates the memory. Failure is harmless.
         unsafe {
-            libc::madvise(aligned as *mut libc::c_void, end - aligned, libc::MADV_HUGEPAGE);
+            libc::madvise(
+                aligned as *mut libc::c_void,
+                end - aligned,
+                libc::MADV_HUGEPAGE,
+            );
         }
     }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn advise_huge<T>(_v: &Vec<T>, _n: usize) {}
+fn advise_huge<T>(_v: &[T], _n: usize) {}
 
 /// Hint the CPU to bring `slice[i]` into cache (no effect if `i` is out of range or off x86-64).
 #[inline(always)]
@@ -47,7 +51,9 @@ pub fn prefetch<T>(slice: &[T], i: usize) {
     if i < slice.len() {
         // SAFETY: PREFETCHT0 is a hint: it cannot fault or change memory; the address is in bounds anyway.
         unsafe {
-            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(slice.as_ptr().add(i) as *const i8);
+            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                slice.as_ptr().add(i) as *const i8,
+            );
         }
     }
     #[cfg(not(target_arch = "x86_64"))]

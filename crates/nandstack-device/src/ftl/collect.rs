@@ -15,7 +15,10 @@ impl Ftl {
     pub(super) fn maybe_gc(&mut self, plane: u32) -> Result<()> {
         let gc = &self.cfg.gc;
         let (triggered, scope) = match gc.scope {
-            GcScope::Plane => ((self.free[plane as usize].len() as u32) < gc.start_free_blocks, Scope::Plane(plane)),
+            GcScope::Plane => (
+                (self.free[plane as usize].len() as u32) < gc.start_free_blocks,
+                Scope::Plane(plane),
+            ),
             GcScope::Device => (self.free_total < gc.start_free_blocks, Scope::Device),
         };
         if triggered {
@@ -26,7 +29,9 @@ impl Ftl {
         let floor = self.streams;
         if self.free[plane as usize].len() as u32 <= floor {
             self.counters.gc_invocations += 1;
-            self.gc_until(Scope::Plane(plane), |f| f.free[plane as usize].len() as u32 > floor)?;
+            self.gc_until(Scope::Plane(plane), |f| {
+                f.free[plane as usize].len() as u32 > floor
+            })?;
         }
         Ok(())
     }
@@ -36,7 +41,10 @@ impl Ftl {
     pub fn background_collect(&mut self, target_free: u32) -> Result<bool> {
         let scope = match self.cfg.gc.scope {
             GcScope::Plane => {
-                let (p, n) = (0..self.planes).map(|p| (p, self.free[p as usize].len() as u32)).min_by_key(|&(p, n)| (n, p)).expect("≥ 1 plane");
+                let (p, n) = (0..self.planes)
+                    .map(|p| (p, self.free[p as usize].len() as u32))
+                    .min_by_key(|&(p, n)| (n, p))
+                    .expect("≥ 1 plane");
                 if n >= target_free {
                     return Ok(false);
                 }
@@ -86,7 +94,12 @@ impl Ftl {
             .victim
             .select(scope, &self.blocks, self.clock, &mut self.rng)
             .ok_or_else(|| Error::DeviceFull(format!("GC found no sealed block in {scope:?}")))?;
-        debug_assert_eq!(self.state(v), BlockState::Sealed, "policy {} returned a non-sealed block", self.victim.name());
+        debug_assert_eq!(
+            self.state(v),
+            BlockState::Sealed,
+            "policy {} returned a non-sealed block",
+            self.victim.name()
+        );
         self.blocks.state[v as usize] = BlockState::Victim;
         self.counters.gc_victim_blocks += 1;
         self.migrate_block(v, WriteCause::Gc)?;
@@ -104,7 +117,11 @@ impl Ftl {
         let written = self.blocks.written[v as usize];
         let source_stream = Some(self.blocks.stream[v as usize]);
         let src_plane = self.blocks.plane_of(v);
-        let op_cause = if cause == WriteCause::Gc { OpCause::Gc } else { OpCause::WearLeveling };
+        let op_cause = if cause == WriteCause::Gc {
+            OpCause::Gc
+        } else {
+            OpCause::WearLeveling
+        };
         let mut moves = std::mem::take(&mut self.scratch);
         moves.clear();
         let mut pages_read = 0u64;
@@ -133,7 +150,12 @@ impl Ftl {
             )));
         }
         for &(old, lpn) in &moves {
-            let ctx = WriteCtx { lpn, cause, source_stream, request_bytes: 0 };
+            let ctx = WriteCtx {
+                lpn,
+                cause,
+                source_stream,
+                request_bytes: 0,
+            };
             let stream = self.placement.stream_for(&ctx) as u32;
             let plane = match self.cfg.gc.migration {
                 Migration::SamePlane => src_plane,
@@ -175,7 +197,11 @@ impl Ftl {
         let plane = self.blocks.plane_of(v);
         self.free[plane as usize].push_back(v);
         self.free_total += 1;
-        let op_cause = if cause == WriteCause::Gc { OpCause::Gc } else { OpCause::WearLeveling };
+        let op_cause = if cause == WriteCause::Gc {
+            OpCause::Gc
+        } else {
+            OpCause::WearLeveling
+        };
         self.op(OpKind::Erase, op_cause, v * self.upb);
         match cause {
             WriteCause::Gc => self.counters.gc_erases += 1,

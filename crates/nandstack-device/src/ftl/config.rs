@@ -155,7 +155,11 @@ fn d_wl_every() -> u32 {
 }
 impl Default for WearLevelingConfig {
     fn default() -> Self {
-        WearLevelingConfig { enabled: false, threshold: d_wl_threshold(), check_every_erases: d_wl_every() }
+        WearLevelingConfig {
+            enabled: false,
+            threshold: d_wl_threshold(),
+            check_every_erases: d_wl_every(),
+        }
     }
 }
 
@@ -193,7 +197,12 @@ fn d_alloc() -> Allocation {
     Allocation::Static
 }
 fn d_order() -> Vec<ParallelUnit> {
-    vec![ParallelUnit::Channel, ParallelUnit::Chip, ParallelUnit::Die, ParallelUnit::Plane]
+    vec![
+        ParallelUnit::Channel,
+        ParallelUnit::Chip,
+        ParallelUnit::Die,
+        ParallelUnit::Plane,
+    ]
 }
 impl Default for FtlConfig {
     fn default() -> Self {
@@ -219,7 +228,10 @@ impl FtlConfig {
     pub fn validate(&self, geo: &Geometry, streams: u32) -> Result<()> {
         let op = self.over_provisioning;
         if !(op.is_finite() && op > 0.0 && op <= 10.0) {
-            return Err(Error::config("ftl.over_provisioning", format!("is {op}: must be in (0, 10]")));
+            return Err(Error::config(
+                "ftl.over_provisioning",
+                format!("is {op}: must be in (0, 10]"),
+            ));
         }
         let mut order = self.striping_order.clone();
         order.sort_by_key(|u| *u as u8);
@@ -234,7 +246,10 @@ impl FtlConfig {
         if gc.stop_free_blocks < gc.start_free_blocks {
             return Err(Error::config(
                 "ftl.gc.stop_free_blocks",
-                format!("is {} but must be ≥ start_free_blocks ({})", gc.stop_free_blocks, gc.start_free_blocks),
+                format!(
+                    "is {} but must be ≥ start_free_blocks ({})",
+                    gc.stop_free_blocks, gc.start_free_blocks
+                ),
             ));
         }
         if let VictimConfig::DChoices { d } = gc.victim {
@@ -258,7 +273,10 @@ impl FtlConfig {
             ));
         }
         if gc.start_free_blocks == 0 {
-            return Err(Error::config("ftl.gc.start_free_blocks", "must be at least 1"));
+            return Err(Error::config(
+                "ftl.gc.start_free_blocks",
+                "must be at least 1",
+            ));
         }
         // Blocks that never hold data: free reserve + one open block per stream, in the GC scope.
         let open = match gc.scope {
@@ -283,7 +301,10 @@ impl FtlConfig {
             ));
         }
         if self.wear_leveling.enabled && self.wear_leveling.check_every_erases == 0 {
-            return Err(Error::config("ftl.wear_leveling.check_every_erases", "must be at least 1"));
+            return Err(Error::config(
+                "ftl.wear_leveling.check_every_erases",
+                "must be at least 1",
+            ));
         }
         Ok(())
     }

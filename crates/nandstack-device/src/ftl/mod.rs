@@ -9,17 +9,18 @@
 
 pub(crate) mod bigvec;
 pub mod blocks;
+mod collect;
 pub mod config;
 pub mod counters;
 pub mod gc;
-pub mod placement;
-mod collect;
 pub mod ops;
+pub mod placement;
 mod verify;
 mod write;
 
 pub use config::{
-    Allocation, FtlConfig, GcConfig, GcScope, Migration, ParallelUnit, PlacementConfig, VictimConfig, WearLevelingConfig,
+    Allocation, FtlConfig, GcConfig, GcScope, Migration, ParallelUnit, PlacementConfig,
+    VictimConfig, WearLevelingConfig,
 };
 pub use counters::Counters;
 pub use verify::UnitCensus;
@@ -92,11 +93,14 @@ impl Ftl {
         let upp = geo.units_per_page();
         let upb = geo.units_per_block();
         let total_blocks = geo.total_blocks();
-        let logical_units = u32::try_from(cfg.logical_units(&geo))
-            .map_err(|_| Error::geometry("blocks_per_plane", "logical capacity exceeds 2^32 units"))?;
+        let logical_units = u32::try_from(cfg.logical_units(&geo)).map_err(|_| {
+            Error::geometry("blocks_per_plane", "logical capacity exceeds 2^32 units")
+        })?;
         let blocks = BlockTable::new(total_blocks, geo.blocks_per_plane, upb);
         let victim = gc::build(&cfg.gc.victim, planes, &blocks);
-        let free = (0..planes).map(|p| blocks.plane_blocks(p).collect::<VecDeque<u32>>()).collect();
+        let free = (0..planes)
+            .map(|p| blocks.plane_blocks(p).collect::<VecDeque<u32>>())
+            .collect();
         let stripe = stripe_table(&geo, &cfg.striping_order);
         Ok(Ftl {
             planes,
@@ -126,7 +130,11 @@ impl Ftl {
             ops: Vec::new(),
             record_ops: false,
             mapcache: (cfg.mapping_cache.entries > 0).then(|| {
-                crate::cache::MappingCache::new(logical_units, cfg.mapping_cache.entries.min(logical_units as u64) as u32, geo.page_size_bytes)
+                crate::cache::MappingCache::new(
+                    logical_units,
+                    cfg.mapping_cache.entries.min(logical_units as u64) as u32,
+                    geo.page_size_bytes,
+                )
             }),
             blocks,
             geo,
@@ -136,9 +144,19 @@ impl Ftl {
 
     /// Turn on read-after-write version checking (costs 16 bytes per unit).
     pub fn enable_verification(&mut self) {
-        let expected = self.l2p.iter().map(|&p| if p == NONE { 0 } else { 1 }).collect();
-        let physical = (0..self.p2l.len() as u32).map(|pua| u64::from(self.is_valid_unit(pua))).collect();
-        self.versions = Some(Versions { next: 2, expected, physical });
+        let expected = self
+            .l2p
+            .iter()
+            .map(|&p| if p == NONE { 0 } else { 1 })
+            .collect();
+        let physical = (0..self.p2l.len() as u32)
+            .map(|pua| u64::from(self.is_valid_unit(pua)))
+            .collect();
+        self.versions = Some(Versions {
+            next: 2,
+            expected,
+            physical,
+        });
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -187,7 +205,12 @@ impl Ftl {
     pub(crate) fn op(&mut self, kind: ops::OpKind, cause: ops::OpCause, pua: u32) {
         if self.record_ops {
             let plane = pua / self.upb / self.geo.blocks_per_plane;
-            self.ops.push(ops::FlashOp { kind, cause, plane, units: 1 });
+            self.ops.push(ops::FlashOp {
+                kind,
+                cause,
+                plane,
+                units: 1,
+            });
         }
     }
 
@@ -195,21 +218,38 @@ impl Ftl {
     /// is configured: a miss reads a translation page, a dirty eviction programs one.
     #[inline]
     pub(crate) fn map_access(&mut self, lpn: u32, update: bool) {
-        let Some(mc) = self.mapcache.as_mut() else { return };
+        let Some(mc) = self.mapcache.as_mut() else {
+            return;
+        };
         let a = mc.access(lpn, update);
         let planes = self.planes;
         if let Some(t) = a.read_tpage {
             self.counters.translation_read_pages += 1;
             if self.record_ops {
-                self.ops.push(ops::FlashOp { kind: ops::OpKind::Read, cause: ops::OpCause::Translation, plane: t % planes, units: self.upp });
+                self.ops.push(ops::FlashOp {
+                    kind: ops::OpKind::Read,
+                    cause: ops::OpCause::Translation,
+                    plane: t % planes,
+                    units: self.upp,
+                });
             }
         }
         if let Some(t) = a.write_tpage {
             self.counters.translation_program_pages += 1;
             self.counters.flash_program_pages += 1;
             if self.record_ops {
-                self.ops.push(ops::FlashOp { kind: ops::OpKind::Transfer, cause: ops::OpCause::Translation, plane: t % planes, units: self.upp });
-                self.ops.push(ops::FlashOp { kind: ops::OpKind::Program, cause: ops::OpCause::Translation, plane: t % planes, units: 1 });
+                self.ops.push(ops::FlashOp {
+                    kind: ops::OpKind::Transfer,
+                    cause: ops::OpCause::Translation,
+                    plane: t % planes,
+                    units: self.upp,
+                });
+                self.ops.push(ops::FlashOp {
+                    kind: ops::OpKind::Program,
+                    cause: ops::OpCause::Translation,
+                    plane: t % planes,
+                    units: 1,
+                });
             }
         }
     }
@@ -290,7 +330,13 @@ impl Ftl {
 
     /// Distribution of erases per block since the last counter reset.
     pub fn erase_summary(&self) -> Summary {
-        Summary::of(self.blocks.erase_count.iter().zip(&self.erase_baseline).map(|(&e, &b)| (e - b) as f64))
+        Summary::of(
+            self.blocks
+                .erase_count
+                .iter()
+                .zip(&self.erase_baseline)
+                .map(|(&e, &b)| (e - b) as f64),
+        )
     }
     /// Distribution of lifetime erase counts per block.
     pub fn lifetime_erase_summary(&self) -> Summary {
@@ -299,7 +345,11 @@ impl Ftl {
     /// Blocks whose lifetime erase count reached the cell mode's rated endurance.
     pub fn blocks_past_endurance(&self) -> u32 {
         let limit = self.geo.cell_mode.endurance_pe_cycles();
-        self.blocks.erase_count.iter().filter(|&&e| e >= limit).count() as u32
+        self.blocks
+            .erase_count
+            .iter()
+            .filter(|&&e| e >= limit)
+            .count() as u32
     }
 
     /// Effective over-provisioning seen by GC: blocks that can hold data (all blocks minus the free
@@ -307,7 +357,9 @@ impl Ftl {
     /// relative to the logical capacity. This is the α − 1 of the analytic models.
     pub fn effective_over_provisioning(&self) -> f64 {
         // Free blocks oscillate between start − 1 (GC triggers) and stop (GC ends).
-        let held_free = (self.cfg.gc.start_free_blocks as f64 - 1.0 + self.cfg.gc.stop_free_blocks as f64) / 2.0;
+        let held_free = (self.cfg.gc.start_free_blocks as f64 - 1.0
+            + self.cfg.gc.stop_free_blocks as f64)
+            / 2.0;
         let reserve_blocks = match self.cfg.gc.scope {
             GcScope::Plane => held_free * self.planes as f64,
             GcScope::Device => held_free,
@@ -438,7 +490,12 @@ fn stripe_table(geo: &Geometry, order: &[ParallelUnit]) -> Vec<u32> {
     (0..geo.planes())
         .map(|k| {
             let mut rem = k;
-            let mut a = PlaneAddr { channel: 0, chip: 0, die: 0, plane: 0 };
+            let mut a = PlaneAddr {
+                channel: 0,
+                chip: 0,
+                die: 0,
+                plane: 0,
+            };
             for unit in order {
                 let (n, slot) = match unit {
                     ParallelUnit::Channel => (geo.channels, &mut a.channel),

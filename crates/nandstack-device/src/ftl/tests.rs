@@ -17,8 +17,16 @@ fn tiny(victim: VictimConfig) -> Ftl {
         page_size_bytes: 4096,
         cell_mode: CellMode::Tlc,
     };
-    let mut cfg = FtlConfig { over_provisioning: 2.0, ..FtlConfig::default() };
-    cfg.gc = GcConfig { victim, start_free_blocks: 2, stop_free_blocks: 2, ..GcConfig::default() };
+    let mut cfg = FtlConfig {
+        over_provisioning: 2.0,
+        ..FtlConfig::default()
+    };
+    cfg.gc = GcConfig {
+        victim,
+        start_free_blocks: 2,
+        stop_free_blocks: 2,
+        ..GcConfig::default()
+    };
     let mut f = Ftl::new(geo, cfg, 1).unwrap();
     f.enable_verification();
     f
@@ -58,7 +66,16 @@ fn fifo_migrates_the_oldest_blocks() {
     assert_eq!(c.host_write_units, 24);
     assert_eq!(c.flash_program_pages, 28);
     assert!((f.waf() - 28.0 / 24.0).abs() < 1e-12);
-    for (lpn, pua) in [(2, 20), (3, 21), (6, 22), (7, 23), (0, 0), (4, 1), (1, 2), (5, 3)] {
+    for (lpn, pua) in [
+        (2, 20),
+        (3, 21),
+        (6, 22),
+        (7, 23),
+        (0, 0),
+        (4, 1),
+        (1, 2),
+        (5, 3),
+    ] {
         assert_eq!(f.lookup(lpn), Some(pua), "lpn {lpn}");
     }
     assert_eq!(&f.blocks().erase_count, &[1, 1, 0, 0, 0, 0]);
@@ -70,24 +87,55 @@ fn greedy_takes_an_empty_block_instead() {
     // Blocks 2 and 3 hold no valid data; greedy takes block 2 (first into the zero bucket): no migration.
     let f = scenario(VictimConfig::Greedy);
     let c = f.counters();
-    assert_eq!((c.gc_invocations, c.gc_victim_blocks, c.gc_migrated_units, c.gc_erases), (1, 1, 0, 1));
+    assert_eq!(
+        (
+            c.gc_invocations,
+            c.gc_victim_blocks,
+            c.gc_migrated_units,
+            c.gc_erases
+        ),
+        (1, 1, 0, 1)
+    );
     assert_eq!(c.flash_program_pages, 24);
     assert_eq!(f.lookup(0), Some(20));
     assert_eq!(&f.blocks().erase_count, &[0, 0, 1, 0, 0, 0]);
     let census = f.census();
-    assert_eq!(census, UnitCensus { valid: 8, invalid: 12, free: 4, total: 24 });
+    assert_eq!(
+        census,
+        UnitCensus {
+            valid: 8,
+            invalid: 12,
+            free: 4,
+            total: 24
+        }
+    );
 }
 
 #[test]
 fn partial_writes_are_read_modify_written() {
     let mut f = tiny(VictimConfig::Greedy);
     f.write(0, 100).unwrap(); // unmapped: no read needed
-    assert_eq!((f.counters().partial_unit_writes, f.counters().rmw_read_pages), (1, 0));
+    assert_eq!(
+        (
+            f.counters().partial_unit_writes,
+            f.counters().rmw_read_pages
+        ),
+        (1, 0)
+    );
     f.write(10, 100).unwrap(); // mapped: read the old unit first
-    assert_eq!((f.counters().partial_unit_writes, f.counters().rmw_read_pages), (2, 1));
+    assert_eq!(
+        (
+            f.counters().partial_unit_writes,
+            f.counters().rmw_read_pages
+        ),
+        (2, 1)
+    );
     f.write(2048, 8192).unwrap(); // units 0 (partial, mapped), 1 (whole), 2 (partial, unmapped)
     let c = f.counters();
-    assert_eq!((c.partial_unit_writes, c.rmw_read_pages, c.host_write_units), (4, 2, 5));
+    assert_eq!(
+        (c.partial_unit_writes, c.rmw_read_pages, c.host_write_units),
+        (4, 2, 5)
+    );
     assert_eq!(c.host_write_bytes, 8392);
     f.check_invariants().unwrap();
 }
@@ -102,7 +150,13 @@ fn trim_unmaps_whole_units_only() {
     assert_eq!(f.lookup(2), Some(2));
     assert_eq!(f.counters().trimmed_units, 1);
     f.read(0, 3 * U).unwrap();
-    assert_eq!((f.counters().unmapped_read_units, f.counters().host_read_pages), (1, 2));
+    assert_eq!(
+        (
+            f.counters().unmapped_read_units,
+            f.counters().host_read_pages
+        ),
+        (1, 2)
+    );
     f.trim(U, U).unwrap(); // already unmapped: not counted again
     assert_eq!(f.counters().trimmed_units, 1);
     f.check_invariants().unwrap();
@@ -115,7 +169,10 @@ fn out_of_range_requests_are_errors() {
     assert!(matches!(f.write(8 * U, 1), Err(Error::OutOfRange(_))));
     assert!(matches!(f.read(7 * U, U + 1), Err(Error::OutOfRange(_))));
     assert!(matches!(f.trim(0, 0), Err(Error::OutOfRange(_))));
-    assert!(matches!(f.write(u64::MAX - 10, 100), Err(Error::OutOfRange(_))));
+    assert!(matches!(
+        f.write(u64::MAX - 10, 100),
+        Err(Error::OutOfRange(_))
+    ));
 }
 
 #[test]
@@ -130,15 +187,29 @@ fn large_pages_program_when_full_and_flush_pads() {
         page_size_bytes: 16384,
         cell_mode: CellMode::Qlc,
     };
-    let cfg = FtlConfig { over_provisioning: 3.0, ..FtlConfig::default() };
+    let cfg = FtlConfig {
+        over_provisioning: 3.0,
+        ..FtlConfig::default()
+    };
     let mut f = Ftl::new(geo, cfg, 0).unwrap();
     f.write(0, 3 * U).unwrap();
     assert_eq!(f.counters().flash_program_pages, 0);
     f.write(3 * U, 2 * U).unwrap();
     assert_eq!(f.counters().flash_program_pages, 1);
     f.flush();
-    assert_eq!((f.counters().flash_program_pages, f.counters().padding_units), (2, 3));
-    assert_eq!(f.census(), UnitCensus { valid: 5, invalid: 3, free: 8 * 16 - 8, total: 128 });
+    assert_eq!(
+        (f.counters().flash_program_pages, f.counters().padding_units),
+        (2, 3)
+    );
+    assert_eq!(
+        f.census(),
+        UnitCensus {
+            valid: 5,
+            invalid: 3,
+            free: 8 * 16 - 8,
+            total: 128
+        }
+    );
     // 5 host units = 1.25 pages; 2 pages programmed.
     assert!((f.waf() - 2.0 / 1.25).abs() < 1e-12);
     f.check_invariants().unwrap();
@@ -146,37 +217,85 @@ fn large_pages_program_when_full_and_flush_pads() {
 
 #[test]
 fn static_striping_follows_the_order() {
-    let geo = Geometry { channels: 2, chips_per_channel: 2, dies_per_chip: 1, planes_per_die: 2, blocks_per_plane: 8, pages_per_block: 4, page_size_bytes: 4096, cell_mode: CellMode::Tlc };
+    let geo = Geometry {
+        channels: 2,
+        chips_per_channel: 2,
+        dies_per_chip: 1,
+        planes_per_die: 2,
+        blocks_per_plane: 8,
+        pages_per_block: 4,
+        page_size_bytes: 4096,
+        cell_mode: CellMode::Tlc,
+    };
     let plane_of_lpn = |order: Vec<ParallelUnit>| {
-        let cfg = FtlConfig { over_provisioning: 3.0, striping_order: order, ..FtlConfig::default() };
+        let cfg = FtlConfig {
+            over_provisioning: 3.0,
+            striping_order: order,
+            ..FtlConfig::default()
+        };
         let mut f = Ftl::new(geo.clone(), cfg, 0).unwrap();
         (0..4u64)
             .map(|l| {
                 f.write(l * U, U).unwrap();
-                f.blocks().plane_of(f.lookup(l as u32).unwrap() / f.geometry().units_per_block())
+                f.blocks()
+                    .plane_of(f.lookup(l as u32).unwrap() / f.geometry().units_per_block())
             })
             .collect::<Vec<_>>()
     };
     use ParallelUnit::*;
     let g = &geo;
-    let idx = |channel, chip, plane| g.plane_index(PlaneAddr { channel, chip, die: 0, plane });
-    assert_eq!(plane_of_lpn(vec![Channel, Chip, Die, Plane]), vec![idx(0, 0, 0), idx(1, 0, 0), idx(0, 1, 0), idx(1, 1, 0)]);
-    assert_eq!(plane_of_lpn(vec![Plane, Die, Chip, Channel]), vec![idx(0, 0, 0), idx(0, 0, 1), idx(0, 1, 0), idx(0, 1, 1)]);
+    let idx = |channel, chip, plane| {
+        g.plane_index(PlaneAddr {
+            channel,
+            chip,
+            die: 0,
+            plane,
+        })
+    };
+    assert_eq!(
+        plane_of_lpn(vec![Channel, Chip, Die, Plane]),
+        vec![idx(0, 0, 0), idx(1, 0, 0), idx(0, 1, 0), idx(1, 1, 0)]
+    );
+    assert_eq!(
+        plane_of_lpn(vec![Plane, Die, Chip, Channel]),
+        vec![idx(0, 0, 0), idx(0, 0, 1), idx(0, 1, 0), idx(0, 1, 1)]
+    );
 }
 
 #[test]
 fn config_errors_name_the_key() {
     let geo = Geometry::default();
-    let bad = FtlConfig { over_provisioning: 0.0, ..FtlConfig::default() };
-    assert!(Ftl::new(geo.clone(), bad, 0).err().unwrap().to_string().contains("ftl.over_provisioning"));
+    let bad = FtlConfig {
+        over_provisioning: 0.0,
+        ..FtlConfig::default()
+    };
+    assert!(Ftl::new(geo.clone(), bad, 0)
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("ftl.over_provisioning"));
     let mut bad = FtlConfig::default();
     bad.gc.start_free_blocks = 5;
     bad.gc.stop_free_blocks = 4;
-    assert!(Ftl::new(geo.clone(), bad, 0).err().unwrap().to_string().contains("stop_free_blocks"));
-    let mut bad = FtlConfig { placement: PlacementConfig::HostGc, ..FtlConfig::default() };
+    assert!(Ftl::new(geo.clone(), bad, 0)
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("stop_free_blocks"));
+    let mut bad = FtlConfig {
+        placement: PlacementConfig::HostGc,
+        ..FtlConfig::default()
+    };
     bad.gc.start_free_blocks = 2;
-    assert!(Ftl::new(geo.clone(), bad, 0).err().unwrap().to_string().contains("start_free_blocks"));
-    let mut bad = FtlConfig { over_provisioning: 0.001, ..FtlConfig::default() };
+    assert!(Ftl::new(geo.clone(), bad, 0)
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("start_free_blocks"));
+    let mut bad = FtlConfig {
+        over_provisioning: 0.001,
+        ..FtlConfig::default()
+    };
     bad.gc.stop_free_blocks = 10;
     bad.gc.start_free_blocks = 10;
     let e = Ftl::new(geo, bad, 0).err().unwrap().to_string();

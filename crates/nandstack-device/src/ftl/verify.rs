@@ -27,7 +27,10 @@ macro_rules! check {
 impl Ftl {
     /// Count valid, invalid (written but stale or padding) and free (erased, unwritten) units.
     pub fn census(&self) -> UnitCensus {
-        let mut c = UnitCensus { total: self.geo.total_units(), ..UnitCensus::default() };
+        let mut c = UnitCensus {
+            total: self.geo.total_units(),
+            ..UnitCensus::default()
+        };
         for b in 0..self.blocks.len() as usize {
             c.valid += self.blocks.valid[b] as u64;
             c.invalid += (self.blocks.written[b] - self.blocks.valid[b]) as u64;
@@ -56,32 +59,56 @@ impl Ftl {
             for off in 0..upb {
                 let pua = b as usize * upb + off;
                 let lpn = self.p2l[pua];
-                check!(lpn == NONE || (lpn as usize) < self.l2p.len(), "block {b}: reverse map holds lpn {lpn} out of range");
+                check!(
+                    lpn == NONE || (lpn as usize) < self.l2p.len(),
+                    "block {b}: reverse map holds lpn {lpn} out of range"
+                );
                 if self.is_valid_unit(pua as u32) {
                     check!(off < w, "block {b}: unit {off} past the write pointer {w} holds the copy of lpn {lpn}");
                     valid += 1;
                 }
             }
-            check!(valid == self.blocks.valid[i], "block {b}: valid count {} but {valid} units map back", self.blocks.valid[i]);
+            check!(
+                valid == self.blocks.valid[i],
+                "block {b}: valid count {} but {valid} units map back",
+                self.blocks.valid[i]
+            );
             let plane = self.blocks.plane_of(b);
             match self.blocks.state[i] {
                 BlockState::Free => {
                     check!(w == 0, "free block {b} has {w} units written");
-                    check!(self.free[plane as usize].contains(&b), "free block {b} is missing from plane {plane}'s pool");
+                    check!(
+                        self.free[plane as usize].contains(&b),
+                        "free block {b} is missing from plane {plane}'s pool"
+                    );
                     free_seen += 1;
                 }
                 BlockState::Open => {
                     let slot = (self.blocks.stream[i] as u32 * self.planes + plane) as usize;
-                    check!(self.active[slot] == b, "open block {b} is not the active block of its slot {slot}");
+                    check!(
+                        self.active[slot] == b,
+                        "open block {b} is not the active block of its slot {slot}"
+                    );
                     check!(w < upb, "open block {b} is full");
                 }
-                BlockState::Sealed => check!(w == upb, "sealed block {b} has only {w} of {upb} units written"),
+                BlockState::Sealed => check!(
+                    w == upb,
+                    "sealed block {b} has only {w} of {upb} units written"
+                ),
                 BlockState::Victim => check!(false, "block {b} left in the victim state"),
             }
         }
-        check!(free_seen == self.free_total, "free-block total {} but {free_seen} blocks are free", self.free_total);
+        check!(
+            free_seen == self.free_total,
+            "free-block total {} but {free_seen} blocks are free",
+            self.free_total
+        );
         let pooled: usize = self.free.iter().map(|q| q.len()).sum();
-        check!(pooled as u32 == self.free_total, "free pools hold {pooled} blocks, total says {}", self.free_total);
+        check!(
+            pooled as u32 == self.free_total,
+            "free pools hold {pooled} blocks, total says {}",
+            self.free_total
+        );
         for (lpn, &pua) in self.l2p.iter().enumerate() {
             if pua != NONE {
                 check!(
@@ -90,20 +117,31 @@ impl Ftl {
                 );
                 let b = (pua / self.upb) as usize;
                 check!(
-                    pua % self.upb < self.blocks.written[b] && self.blocks.state[b] != BlockState::Free,
+                    pua % self.upb < self.blocks.written[b]
+                        && self.blocks.state[b] != BlockState::Free,
                     "lpn {lpn} maps to physical unit {pua}, which is not written (block {b})"
                 );
             }
         }
         for (slot, &b) in self.active.iter().enumerate() {
             if b != NONE {
-                check!(self.blocks.state[b as usize] == BlockState::Open, "active slot {slot} holds non-open block {b}");
+                check!(
+                    self.blocks.state[b as usize] == BlockState::Open,
+                    "active slot {slot} holds non-open block {b}"
+                );
             }
         }
         let c = self.census();
-        check!(c.valid + c.invalid + c.free == c.total, "census {c:?} does not add up");
+        check!(
+            c.valid + c.invalid + c.free == c.total,
+            "census {c:?} does not add up"
+        );
         let mapped = self.l2p.iter().filter(|&&p| p != NONE).count() as u64;
-        check!(mapped == c.valid, "{mapped} logical units are mapped but {} physical units are valid", c.valid);
+        check!(
+            mapped == c.valid,
+            "{mapped} logical units are mapped but {} physical units are valid",
+            c.valid
+        );
         Ok(())
     }
 

@@ -10,7 +10,12 @@ use super::{Allocation, Ftl, GcScope};
 impl Ftl {
     /// Write one 4 KiB logical unit on behalf of the host.
     pub(super) fn write_unit(&mut self, lpn: u32, request_bytes: u32) -> Result<()> {
-        let ctx = WriteCtx { lpn, cause: WriteCause::Host, source_stream: None, request_bytes };
+        let ctx = WriteCtx {
+            lpn,
+            cause: WriteCause::Host,
+            source_stream: None,
+            request_bytes,
+        };
         let stream = self.placement.stream_for(&ctx) as u32;
         let plane = self.host_plane(lpn);
         // Make room first: GC may move this unit's old copy, which is still valid until we invalidate it.
@@ -67,7 +72,9 @@ impl Ftl {
                 return Ok(p);
             }
         }
-        Err(Error::DeviceFull(format!("no plane has room for a migrated page of stream {stream}")))
+        Err(Error::DeviceFull(format!(
+            "no plane has room for a migrated page of stream {stream}"
+        )))
     }
 
     /// Make sure (stream, plane) has an open block with room. Host allocations may trigger GC first;
@@ -108,7 +115,7 @@ impl Ftl {
         let w = &mut self.blocks.written[b as usize];
         let pua = b * self.upb + *w;
         *w += 1;
-        let full = *w % self.upp == 0;
+        let full = (*w).is_multiple_of(self.upp);
         if cause == OpCause::Host {
             self.op(OpKind::Transfer, cause, pua);
         }
@@ -128,7 +135,8 @@ impl Ftl {
         self.blocks.valid[b as usize] += 1;
         self.blocks.modified_at[b as usize] = self.clock;
         if self.blocks.written[b as usize] == self.upb {
-            let slot = (self.blocks.stream[b as usize] as u32 * self.planes + self.blocks.plane_of(b)) as usize;
+            let slot = (self.blocks.stream[b as usize] as u32 * self.planes
+                + self.blocks.plane_of(b)) as usize;
             self.seal(b, slot);
         }
     }
@@ -161,9 +169,15 @@ impl Ftl {
     /// Verification mode: the copy at `pua` must carry the version the host last wrote to `lpn`.
     #[inline]
     pub(super) fn check_version(&self, lpn: u32, pua: u32) -> Result<()> {
-        let Some(v) = self.versions.as_ref() else { return Ok(()) };
+        let Some(v) = self.versions.as_ref() else {
+            return Ok(());
+        };
         let want = v.expected[lpn as usize];
-        let got = if pua == NONE { 0 } else { v.physical[pua as usize] };
+        let got = if pua == NONE {
+            0
+        } else {
+            v.physical[pua as usize]
+        };
         if want != got {
             return Err(Error::Invariant(format!(
                 "read-after-write check failed for logical unit {lpn}: expected version {want}, the mapped copy \
@@ -177,7 +191,9 @@ impl Ftl {
     /// Whether GC in `scope` has reached its stop target.
     pub(super) fn gc_done(&self, scope: GcScope, plane: u32) -> bool {
         match scope {
-            GcScope::Plane => self.free[plane as usize].len() as u32 >= self.cfg.gc.stop_free_blocks,
+            GcScope::Plane => {
+                self.free[plane as usize].len() as u32 >= self.cfg.gc.stop_free_blocks
+            }
             GcScope::Device => self.free_total >= self.cfg.gc.stop_free_blocks,
         }
     }

@@ -11,7 +11,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Bits stored per cell.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum CellMode {
     Slc,
@@ -52,10 +54,26 @@ impl CellMode {
     pub fn default_timing(self) -> CellTiming {
         let us = Nanos::from_micros;
         match self {
-            CellMode::Slc => CellTiming { read: us(30), program: us(160), erase: us(3_000) },
-            CellMode::Mlc => CellTiming { read: us(50), program: us(600), erase: us(3_000) },
-            CellMode::Tlc => CellTiming { read: us(66), program: us(730), erase: us(4_800) },
-            CellMode::Qlc => CellTiming { read: us(140), program: us(3_102), erase: us(3_500) },
+            CellMode::Slc => CellTiming {
+                read: us(30),
+                program: us(160),
+                erase: us(3_000),
+            },
+            CellMode::Mlc => CellTiming {
+                read: us(50),
+                program: us(600),
+                erase: us(3_000),
+            },
+            CellMode::Tlc => CellTiming {
+                read: us(66),
+                program: us(730),
+                erase: us(4_800),
+            },
+            CellMode::Qlc => CellTiming {
+                read: us(140),
+                program: us(3_102),
+                erase: us(3_500),
+            },
         }
     }
 
@@ -74,7 +92,10 @@ mod tests {
     use super::*;
     #[test]
     fn table1_values() {
-        assert_eq!(CellMode::Qlc.default_timing().program, Nanos::from_micros(3102));
+        assert_eq!(
+            CellMode::Qlc.default_timing().program,
+            Nanos::from_micros(3102)
+        );
         assert_eq!(CellMode::Tlc.default_timing().read, Nanos::from_micros(66));
         assert_eq!(CellMode::Slc.endurance_pe_cycles(), 100_000);
         assert_eq!(CellMode::Qlc.endurance_pe_cycles(), 1_000);

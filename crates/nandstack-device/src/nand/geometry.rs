@@ -148,11 +148,14 @@ impl Geometry {
         if self.blocks_per_plane < 4 {
             return Err(Error::geometry(
                 "blocks_per_plane",
-                format!("is {}: a plane needs at least 4 blocks (data, open and GC reserve)", self.blocks_per_plane),
+                format!(
+                    "is {}: a plane needs at least 4 blocks (data, open and GC reserve)",
+                    self.blocks_per_plane
+                ),
             ));
         }
         let ps = self.page_size_bytes as u64;
-        if ps % MAPPING_UNIT_BYTES != 0 || !(4096..=16384).contains(&ps) {
+        if !ps.is_multiple_of(MAPPING_UNIT_BYTES) || !(4096..=16384).contains(&ps) {
             return Err(Error::geometry(
                 "page_size_bytes",
                 format!("is {ps}: must be 4096, 8192, 12288 or 16384 (a whole number of 4 KiB mapping units, 4–16 KiB)"),
@@ -169,7 +172,10 @@ impl Geometry {
             ));
         }
         if self.units_per_block() > 1 << 20 {
-            return Err(Error::geometry("pages_per_block", "gives more than 2^20 mapping units per block"));
+            return Err(Error::geometry(
+                "pages_per_block",
+                "gives more than 2^20 mapping units per block",
+            ));
         }
         Ok(())
     }
@@ -202,7 +208,9 @@ impl Geometry {
 
     /// Global plane index of a plane address: ((channel × chips + chip) × dies + die) × planes + plane.
     pub fn plane_index(&self, a: PlaneAddr) -> u32 {
-        ((a.channel * self.chips_per_channel + a.chip) * self.dies_per_chip + a.die) * self.planes_per_die + a.plane
+        ((a.channel * self.chips_per_channel + a.chip) * self.dies_per_chip + a.die)
+            * self.planes_per_die
+            + a.plane
     }
 
     /// Inverse of [`Geometry::plane_index`].
@@ -213,7 +221,12 @@ impl Geometry {
         let i = i / self.dies_per_chip;
         let chip = i % self.chips_per_channel;
         let channel = i / self.chips_per_channel;
-        PlaneAddr { channel, chip, die, plane }
+        PlaneAddr {
+            channel,
+            chip,
+            die,
+            plane,
+        }
     }
 }
 
@@ -235,7 +248,13 @@ mod tests {
 
     #[test]
     fn plane_index_round_trips() {
-        let g = Geometry { channels: 3, chips_per_channel: 2, dies_per_chip: 2, planes_per_die: 2, ..Geometry::default() };
+        let g = Geometry {
+            channels: 3,
+            chips_per_channel: 2,
+            dies_per_chip: 2,
+            planes_per_die: 2,
+            ..Geometry::default()
+        };
         let mut seen = vec![false; g.planes() as usize];
         for i in 0..g.planes() {
             let a = g.plane_addr(i);
@@ -243,17 +262,46 @@ mod tests {
             seen[i as usize] = true;
         }
         assert!(seen.iter().all(|s| *s));
-        assert_eq!(g.plane_addr(g.planes() - 1), PlaneAddr { channel: 2, chip: 1, die: 1, plane: 1 });
+        assert_eq!(
+            g.plane_addr(g.planes() - 1),
+            PlaneAddr {
+                channel: 2,
+                chip: 1,
+                die: 1,
+                plane: 1
+            }
+        );
     }
 
     #[test]
     fn impossible_geometry_is_named() {
-        let g = Geometry { channels: 0, ..Geometry::default() };
+        let g = Geometry {
+            channels: 0,
+            ..Geometry::default()
+        };
         assert!(g.validate().unwrap_err().to_string().contains("channels"));
-        let g = Geometry { page_size_bytes: 6000, ..Geometry::default() };
-        assert!(g.validate().unwrap_err().to_string().contains("page_size_bytes"));
-        let g = Geometry { blocks_per_plane: 1 << 20, pages_per_block: 4096, ..Geometry::default() };
-        assert!(g.validate().unwrap_err().to_string().contains("mapping units"));
-        assert!(Geometry::preset("nope").unwrap_err().to_string().contains("allowed"));
+        let g = Geometry {
+            page_size_bytes: 6000,
+            ..Geometry::default()
+        };
+        assert!(g
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("page_size_bytes"));
+        let g = Geometry {
+            blocks_per_plane: 1 << 20,
+            pages_per_block: 4096,
+            ..Geometry::default()
+        };
+        assert!(g
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("mapping units"));
+        assert!(Geometry::preset("nope")
+            .unwrap_err()
+            .to_string()
+            .contains("allowed"));
     }
 }

@@ -48,7 +48,14 @@ fn d_channel() -> f64 {
 }
 impl Default for TimingConfig {
     fn default() -> Self {
-        TimingConfig { enabled: true, read_us: None, program_us: None, erase_us: None, channel_mb_per_s: d_channel(), plane_parallelism: false }
+        TimingConfig {
+            enabled: true,
+            read_us: None,
+            program_us: None,
+            erase_us: None,
+            channel_mb_per_s: d_channel(),
+            plane_parallelism: false,
+        }
     }
 }
 
@@ -56,20 +63,34 @@ impl TimingConfig {
     /// The DISS evaluation device's 3D NAND: tR = 4 µs, tPROG = 75 µs (Table 1 of the DISS paper); erase
     /// keeps the cell mode's default.
     pub fn diss() -> TimingConfig {
-        TimingConfig { read_us: Some(4.0), program_us: Some(75.0), ..TimingConfig::default() }
+        TimingConfig {
+            read_us: Some(4.0),
+            program_us: Some(75.0),
+            ..TimingConfig::default()
+        }
     }
 
     pub fn validate(&self) -> nandstack_core::Result<()> {
-        for (k, v) in [("read_us", self.read_us), ("program_us", self.program_us), ("erase_us", self.erase_us)] {
+        for (k, v) in [
+            ("read_us", self.read_us),
+            ("program_us", self.program_us),
+            ("erase_us", self.erase_us),
+        ] {
             if let Some(v) = v {
                 if !(v.is_finite() && v > 0.0 && v < 1e7) {
-                    return Err(nandstack_core::Error::config(format!("device.timing.{k}"), format!("is {v}: must be in (0, 1e7) µs")));
+                    return Err(nandstack_core::Error::config(
+                        format!("device.timing.{k}"),
+                        format!("is {v}: must be in (0, 1e7) µs"),
+                    ));
                 }
             }
         }
         let c = self.channel_mb_per_s;
         if !(c.is_finite() && c > 0.0 && c <= 1e6) {
-            return Err(nandstack_core::Error::config("device.timing.channel_mb_per_s", format!("is {c}: must be in (0, 1e6]")));
+            return Err(nandstack_core::Error::config(
+                "device.timing.channel_mb_per_s",
+                format!("is {c}: must be in (0, 1e6]"),
+            ));
         }
         Ok(())
     }
@@ -78,7 +99,11 @@ impl TimingConfig {
     pub fn resolve(&self, mode: CellMode) -> (Nanos, Nanos, Nanos) {
         let d = mode.default_timing();
         let us = |v: Option<f64>, def: Nanos| v.map_or(def, |x| Nanos((x * 1000.0).round() as u64));
-        (us(self.read_us, d.read), us(self.program_us, d.program), us(self.erase_us, d.erase))
+        (
+            us(self.read_us, d.read),
+            us(self.program_us, d.program),
+            us(self.erase_us, d.erase),
+        )
     }
 }
 
@@ -103,7 +128,11 @@ pub struct Timelines {
 impl Timelines {
     pub fn new(geo: &Geometry, cfg: &TimingConfig) -> Timelines {
         let (r, p, e) = cfg.resolve(geo.cell_mode);
-        let planes_per_array = if cfg.plane_parallelism { 1 } else { geo.planes_per_die };
+        let planes_per_array = if cfg.plane_parallelism {
+            1
+        } else {
+            geo.planes_per_die
+        };
         let planes_per_channel = geo.planes() / geo.channels;
         Timelines {
             array: vec![0; (geo.planes() / planes_per_array) as usize],
@@ -127,7 +156,10 @@ impl Timelines {
 
     #[inline]
     fn slots(&self, plane: u32) -> (usize, usize) {
-        ((plane / self.planes_per_array) as usize, (plane / self.planes_per_channel) as usize)
+        (
+            (plane / self.planes_per_array) as usize,
+            (plane / self.planes_per_channel) as usize,
+        )
     }
 
     /// Page read ready at `ready`; `out_bytes` cross the channel afterwards (0 for copyback). Returns
@@ -189,7 +221,12 @@ impl Timelines {
 
     /// Latest busy-until over all resources (the device is idle after this).
     pub fn all_idle_at(&self) -> u64 {
-        self.array.iter().chain(&self.channel).copied().max().unwrap_or(0)
+        self.array
+            .iter()
+            .chain(&self.channel)
+            .copied()
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -198,8 +235,22 @@ mod tests {
     use super::*;
 
     fn tl(plane_parallelism: bool) -> Timelines {
-        let geo = Geometry { channels: 2, chips_per_channel: 1, dies_per_chip: 1, planes_per_die: 2, page_size_bytes: 16384, cell_mode: CellMode::Tlc, ..Geometry::default() };
-        Timelines::new(&geo, &TimingConfig { plane_parallelism, ..TimingConfig::default() })
+        let geo = Geometry {
+            channels: 2,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 2,
+            page_size_bytes: 16384,
+            cell_mode: CellMode::Tlc,
+            ..Geometry::default()
+        };
+        Timelines::new(
+            &geo,
+            &TimingConfig {
+                plane_parallelism,
+                ..TimingConfig::default()
+            },
+        )
     }
 
     #[test]
@@ -234,7 +285,14 @@ mod tests {
     fn diss_and_overrides_resolve() {
         let (r, p, e) = TimingConfig::diss().resolve(CellMode::Tlc);
         assert_eq!((r.0, p.0, e.0), (4_000, 75_000, 4_800_000));
-        let bad = TimingConfig { read_us: Some(-1.0), ..TimingConfig::default() };
-        assert!(bad.validate().unwrap_err().to_string().contains("device.timing.read_us"));
+        let bad = TimingConfig {
+            read_us: Some(-1.0),
+            ..TimingConfig::default()
+        };
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("device.timing.read_us"));
     }
 }

@@ -26,7 +26,11 @@ fn d_idle() -> f64 {
 }
 impl Default for BackgroundGcConfig {
     fn default() -> Self {
-        BackgroundGcConfig { enabled: false, idle_threshold_us: d_idle(), target_free_blocks: None }
+        BackgroundGcConfig {
+            enabled: false,
+            idle_threshold_us: d_idle(),
+            target_free_blocks: None,
+        }
     }
 }
 
@@ -51,11 +55,17 @@ impl ControllerConfig {
     pub fn validate(&self) -> nandstack_core::Result<()> {
         let t = self.trim_command_overhead_us;
         if !(t.is_finite() && (0.0..1e7).contains(&t)) {
-            return Err(nandstack_core::Error::config("controller.trim_command_overhead_us", format!("is {t}: must be in [0, 1e7)")));
+            return Err(nandstack_core::Error::config(
+                "controller.trim_command_overhead_us",
+                format!("is {t}: must be in [0, 1e7)"),
+            ));
         }
         let i = self.background_gc.idle_threshold_us;
         if !(i.is_finite() && i >= 0.0) {
-            return Err(nandstack_core::Error::config("controller.background_gc.idle_threshold_us", format!("is {i}: must be ≥ 0")));
+            return Err(nandstack_core::Error::config(
+                "controller.background_gc.idle_threshold_us",
+                format!("is {i}: must be ≥ 0"),
+            ));
         }
         Ok(())
     }

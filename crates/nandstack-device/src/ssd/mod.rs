@@ -57,7 +57,10 @@ impl BlockSsd {
         let timelines = timing.enabled.then(|| Timelines::new(&geo, timing));
         ftl.record_ops(timing.enabled);
         let buffer = WriteBuffer::new(ftl.logical_units(), &cfg.write_buffer);
-        let bg_target = cfg.background_gc.target_free_blocks.unwrap_or(ftl.config().gc.stop_free_blocks + 2);
+        let bg_target = cfg
+            .background_gc
+            .target_free_blocks
+            .unwrap_or(ftl.config().gc.stop_free_blocks + 2);
         Ok(BlockSsd {
             copyback: ftl.config().gc.migration == Migration::SamePlane,
             page_bytes: geo.page_size_bytes as u64,
@@ -127,7 +130,11 @@ impl BlockSsd {
     }
 
     fn buffered_write(&mut self, offset: u64, len: u64) -> Result<()> {
-        if offset.checked_add(len).is_none_or(|e| e > self.ftl.logical_bytes()) || len == 0 {
+        if offset
+            .checked_add(len)
+            .is_none_or(|e| e > self.ftl.logical_bytes())
+            || len == 0
+        {
             // Let the FTL produce the canonical out-of-range error.
             return self.ftl.write(offset, len);
         }
@@ -149,7 +156,8 @@ impl BlockSsd {
             let buf = self.buffer.as_mut().expect("buffered");
             if let Some((victim, _)) = buf.lru.insert(lpn, true) {
                 self.counters.buffer_evicted_units += 1;
-                self.ftl.write(victim as u64 * MAPPING_UNIT_BYTES, MAPPING_UNIT_BYTES)?;
+                self.ftl
+                    .write(victim as u64 * MAPPING_UNIT_BYTES, MAPPING_UNIT_BYTES)?;
             }
         }
         Ok(())
@@ -162,7 +170,11 @@ impl BlockSsd {
         self.counters.read_bytes += len;
         let mut done = now;
         if let Some(buf) = self.buffer.as_ref() {
-            if offset.checked_add(len).is_none_or(|e| e > self.ftl.logical_bytes()) || len == 0 {
+            if offset
+                .checked_add(len)
+                .is_none_or(|e| e > self.ftl.logical_bytes())
+                || len == 0
+            {
                 self.ftl.read(offset, len)?;
             }
             let dram = buf.dram_access_ns;
@@ -170,14 +182,19 @@ impl BlockSsd {
             let last = (offset + len - 1) / MAPPING_UNIT_BYTES;
             let mut run: Option<u64> = None;
             for u in first..=last + 1 {
-                let hit = u <= last && self.buffer.as_ref().is_some_and(|b| b.lru.contains(u as u32));
+                let hit = u <= last
+                    && self
+                        .buffer
+                        .as_ref()
+                        .is_some_and(|b| b.lru.contains(u as u32));
                 if u <= last && hit {
                     self.counters.buffer_read_hit_units += 1;
                     done = done.max(now + dram);
                 }
                 if u > last || hit {
                     if let Some(s) = run.take() {
-                        self.ftl.read(s * MAPPING_UNIT_BYTES, (u - s) * MAPPING_UNIT_BYTES)?;
+                        self.ftl
+                            .read(s * MAPPING_UNIT_BYTES, (u - s) * MAPPING_UNIT_BYTES)?;
                     }
                 } else if run.is_none() {
                     run = Some(u);
@@ -206,7 +223,8 @@ impl BlockSsd {
         }
         self.ftl.trim(offset, len)?;
         let entries = end.saturating_sub(first);
-        let overhead = (self.cfg.trim_command_overhead_us * 1000.0).round() as u64 + entries * self.cfg.trim_entry_lookup_ns;
+        let overhead = (self.cfg.trim_command_overhead_us * 1000.0).round() as u64
+            + entries * self.cfg.trim_entry_lookup_ns;
         let done = self.schedule(now, true).max(now) + if self.timed() { overhead } else { 0 };
         self.busy_until = self.busy_until.max(done);
         Ok(done)
@@ -219,7 +237,8 @@ impl BlockSsd {
             for k in keys {
                 self.buffer.as_mut().expect("buffered").lru.remove(k);
                 self.counters.buffer_flushed_units += 1;
-                self.ftl.write(k as u64 * MAPPING_UNIT_BYTES, MAPPING_UNIT_BYTES)?;
+                self.ftl
+                    .write(k as u64 * MAPPING_UNIT_BYTES, MAPPING_UNIT_BYTES)?;
             }
         }
         self.ftl.flush();

@@ -39,11 +39,17 @@ impl BlockSsd {
                     gc_end = gc_end.max(e);
                 }
                 (OpKind::Program, OpCause::Gc | OpCause::WearLeveling) => {
-                    let ready = if self.copyback { gc_data } else { tl.transfer_in(p, gc_data, page) };
+                    let ready = if self.copyback {
+                        gc_data
+                    } else {
+                        tl.transfer_in(p, gc_data, page)
+                    };
                     gc_end = gc_end.max(tl.program(p, ready));
                 }
                 (OpKind::Erase, _) => gc_end = gc_end.max(tl.erase(p, gc_data)),
-                (OpKind::Read, OpCause::Translation) => dep = dep.max(tl.read(p, dep, MAPPING_UNIT_BYTES.min(page))),
+                (OpKind::Read, OpCause::Translation) => {
+                    dep = dep.max(tl.read(p, dep, MAPPING_UNIT_BYTES.min(page)))
+                }
                 (OpKind::Transfer, OpCause::Translation) => {
                     self.last_xfer[p as usize] = tl.transfer_in(p, dep, page);
                 }

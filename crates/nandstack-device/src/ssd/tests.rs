@@ -13,7 +13,16 @@ const TP: u64 = 730_000;
 const TE: u64 = 4_800_000;
 
 fn geo(planes_per_die: u32, blocks: u32) -> Geometry {
-    Geometry { channels: 1, chips_per_channel: 1, dies_per_chip: 1, planes_per_die, blocks_per_plane: blocks, pages_per_block: 4, page_size_bytes: 4096, cell_mode: CellMode::Tlc }
+    Geometry {
+        channels: 1,
+        chips_per_channel: 1,
+        dies_per_chip: 1,
+        planes_per_die,
+        blocks_per_plane: blocks,
+        pages_per_block: 4,
+        page_size_bytes: 4096,
+        cell_mode: CellMode::Tlc,
+    }
 }
 
 fn ssd_with(g: Geometry, ftl_cfg: FtlConfig, ctl: ControllerConfig) -> BlockSsd {
@@ -23,8 +32,21 @@ fn ssd_with(g: Geometry, ftl_cfg: FtlConfig, ctl: ControllerConfig) -> BlockSsd 
 }
 
 fn ssd(buffer_bytes: u64) -> BlockSsd {
-    let ctl = ControllerConfig { write_buffer: WriteBufferConfig { bytes: buffer_bytes, dram_access_ns: 1000 }, ..Default::default() };
-    ssd_with(geo(1, 16), FtlConfig { over_provisioning: 1.0, ..FtlConfig::default() }, ctl)
+    let ctl = ControllerConfig {
+        write_buffer: WriteBufferConfig {
+            bytes: buffer_bytes,
+            dram_access_ns: 1000,
+        },
+        ..Default::default()
+    };
+    ssd_with(
+        geo(1, 16),
+        FtlConfig {
+            over_provisioning: 1.0,
+            ..FtlConfig::default()
+        },
+        ctl,
+    )
 }
 
 #[test]
@@ -62,7 +84,14 @@ fn write_buffer_absorbs_and_serves_from_dram() {
     // Third distinct unit evicts unit 0 (LRU): its data crosses the channel before the command completes.
     assert_eq!(s.write(2 * U, U, 20_000).unwrap(), 20_000 + X);
     let c = s.counters().clone();
-    assert_eq!((c.buffer_absorbed_units, c.buffer_read_hit_units, c.buffer_evicted_units), (1, 1, 1));
+    assert_eq!(
+        (
+            c.buffer_absorbed_units,
+            c.buffer_read_hit_units,
+            c.buffer_evicted_units
+        ),
+        (1, 1, 1)
+    );
     assert_eq!(s.ftl.counters().flash_program_pages, 1);
     // 4 host pages written, 1 programmed so far.
     assert!((s.waf() - 0.25).abs() < 1e-12);
@@ -76,8 +105,16 @@ fn write_buffer_absorbs_and_serves_from_dram() {
 #[test]
 fn foreground_gc_blocks_the_write_that_needs_space() {
     // One plane of 6 blocks × 4 pages, logical 8 units; GC at < 2 free blocks.
-    let mut cfg = FtlConfig { over_provisioning: 2.0, ..FtlConfig::default() };
-    cfg.gc = GcConfig { victim: VictimConfig::Greedy, start_free_blocks: 2, stop_free_blocks: 2, ..GcConfig::default() };
+    let mut cfg = FtlConfig {
+        over_provisioning: 2.0,
+        ..FtlConfig::default()
+    };
+    cfg.gc = GcConfig {
+        victim: VictimConfig::Greedy,
+        start_free_blocks: 2,
+        stop_free_blocks: 2,
+        ..GcConfig::default()
+    };
     let mut s = ssd_with(geo(1, 6), cfg, ControllerConfig::default());
     let mut t = 0;
     // Overwrite units 0..4 repeatedly: blocks fill with fully invalid data; the 5th block needs GC.
@@ -95,7 +132,11 @@ fn foreground_gc_blocks_the_write_that_needs_space() {
 
 #[test]
 fn mapping_cache_misses_read_translation_pages_first() {
-    let cfg = FtlConfig { over_provisioning: 1.0, mapping_cache: MappingCacheConfig { entries: 1 }, ..FtlConfig::default() };
+    let cfg = FtlConfig {
+        over_provisioning: 1.0,
+        mapping_cache: MappingCacheConfig { entries: 1 },
+        ..FtlConfig::default()
+    };
     let mut s = ssd_with(geo(1, 16), cfg, ControllerConfig::default());
     // Miss on a clean cache: translation read (tR + 4 KiB out), then the host transfer and program.
     assert_eq!(s.write(0, U, 0).unwrap(), TR + X + X + TP);
@@ -111,19 +152,44 @@ fn mapping_cache_misses_read_translation_pages_first() {
 
 #[test]
 fn trim_costs_overhead_and_lookups() {
-    let ctl = ControllerConfig { trim_command_overhead_us: 10.0, trim_entry_lookup_ns: 100, ..Default::default() };
-    let mut s = ssd_with(geo(1, 16), FtlConfig { over_provisioning: 1.0, ..FtlConfig::default() }, ctl);
+    let ctl = ControllerConfig {
+        trim_command_overhead_us: 10.0,
+        trim_entry_lookup_ns: 100,
+        ..Default::default()
+    };
+    let mut s = ssd_with(
+        geo(1, 16),
+        FtlConfig {
+            over_provisioning: 1.0,
+            ..FtlConfig::default()
+        },
+        ctl,
+    );
     s.write(0, 4 * U, 0).unwrap();
-    assert_eq!(s.trim(0, 4 * U, 50_000_000).unwrap(), 50_000_000 + 10_000 + 400);
+    assert_eq!(
+        s.trim(0, 4 * U, 50_000_000).unwrap(),
+        50_000_000 + 10_000 + 400
+    );
     assert_eq!(s.ftl.counters().trimmed_units, 4);
 }
 
 #[test]
 fn background_gc_uses_idle_time() {
-    let mut cfg = FtlConfig { over_provisioning: 2.0, ..FtlConfig::default() };
-    cfg.gc = GcConfig { start_free_blocks: 2, stop_free_blocks: 2, ..GcConfig::default() };
+    let mut cfg = FtlConfig {
+        over_provisioning: 2.0,
+        ..FtlConfig::default()
+    };
+    cfg.gc = GcConfig {
+        start_free_blocks: 2,
+        stop_free_blocks: 2,
+        ..GcConfig::default()
+    };
     let ctl = ControllerConfig {
-        background_gc: BackgroundGcConfig { enabled: true, idle_threshold_us: 100.0, target_free_blocks: Some(5) },
+        background_gc: BackgroundGcConfig {
+            enabled: true,
+            idle_threshold_us: 100.0,
+            target_free_blocks: Some(5),
+        },
         ..Default::default()
     };
     let mut s = ssd_with(geo(1, 6), cfg, ctl);
@@ -137,6 +203,10 @@ fn background_gc_uses_idle_time() {
     let done = s.write(0, U, start).unwrap();
     assert!(s.ftl.counters().background_gc_victims > 0);
     assert!(s.ftl.free_blocks() + 1 > free_before);
-    assert_eq!(done, start + X + TP, "background GC finished before the request arrived");
+    assert_eq!(
+        done,
+        start + X + TP,
+        "background GC finished before the request arrived"
+    );
     s.ftl.check_invariants().unwrap();
 }

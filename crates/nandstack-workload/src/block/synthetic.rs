@@ -116,7 +116,10 @@ fn frac(key: &str, v: f64, lo_open: bool) -> Result<()> {
     let ok = v.is_finite() && v <= 1.0 && if lo_open { v > 0.0 } else { v >= 0.0 };
     if !ok {
         let range = if lo_open { "(0, 1]" } else { "[0, 1]" };
-        return Err(Error::config(format!("workload.{key}"), format!("is {v}: must be in {range}")));
+        return Err(Error::config(
+            format!("workload.{key}"),
+            format!("is {v}: must be in {range}"),
+        ));
     }
     Ok(())
 }
@@ -128,24 +131,55 @@ impl SyntheticConfig {
         frac("trim_fraction", self.trim_fraction, false)?;
         frac("footprint_fraction", self.footprint_fraction, true)?;
         if self.read_fraction + self.trim_fraction > 1.0 {
-            return Err(Error::config("workload.trim_fraction", "read_fraction + trim_fraction exceeds 1"));
+            return Err(Error::config(
+                "workload.trim_fraction",
+                "read_fraction + trim_fraction exceeds 1",
+            ));
         }
-        if self.align_bytes < 512 || self.align_bytes % 512 != 0 {
-            return Err(Error::config("workload.align_bytes", format!("is {}: must be a positive multiple of 512", self.align_bytes)));
+        if self.align_bytes < 512 || !self.align_bytes.is_multiple_of(512) {
+            return Err(Error::config(
+                "workload.align_bytes",
+                format!(
+                    "is {}: must be a positive multiple of 512",
+                    self.align_bytes
+                ),
+            ));
         }
         let only = |key: &str, set: bool, pattern: &str| -> Result<()> {
             if set {
-                return Err(Error::config(format!("workload.{key}"), format!("applies only to pattern = \"{pattern}\"")));
+                return Err(Error::config(
+                    format!("workload.{key}"),
+                    format!("applies only to pattern = \"{pattern}\""),
+                ));
             }
             Ok(())
         };
-        only("zipf_theta", self.zipf_theta.is_some() && self.pattern != Pattern::Zipf, "zipf")?;
-        only("scramble", self.scramble.is_some() && self.pattern != Pattern::Zipf, "zipf")?;
-        only("hot_ops_fraction", self.hot_ops_fraction.is_some() && self.pattern != Pattern::HotCold, "hot_cold")?;
-        only("hot_space_fraction", self.hot_space_fraction.is_some() && self.pattern != Pattern::HotCold, "hot_cold")?;
+        only(
+            "zipf_theta",
+            self.zipf_theta.is_some() && self.pattern != Pattern::Zipf,
+            "zipf",
+        )?;
+        only(
+            "scramble",
+            self.scramble.is_some() && self.pattern != Pattern::Zipf,
+            "zipf",
+        )?;
+        only(
+            "hot_ops_fraction",
+            self.hot_ops_fraction.is_some() && self.pattern != Pattern::HotCold,
+            "hot_cold",
+        )?;
+        only(
+            "hot_space_fraction",
+            self.hot_space_fraction.is_some() && self.pattern != Pattern::HotCold,
+            "hot_cold",
+        )?;
         if let Some(t) = self.zipf_theta {
             if !(t.is_finite() && t > 0.0 && t <= 10.0) {
-                return Err(Error::config("workload.zipf_theta", format!("is {t}: must be in (0, 10]")));
+                return Err(Error::config(
+                    "workload.zipf_theta",
+                    format!("is {t}: must be in (0, 10]"),
+                ));
             }
         }
         if let Some(h) = self.hot_ops_fraction {
@@ -154,15 +188,22 @@ impl SyntheticConfig {
         if let Some(h) = self.hot_space_fraction {
             frac("hot_space_fraction", h, true)?;
             if h >= 1.0 {
-                return Err(Error::config("workload.hot_space_fraction", "must be below 1 (there must be a cold region)"));
+                return Err(Error::config(
+                    "workload.hot_space_fraction",
+                    "must be below 1 (there must be a cold region)",
+                ));
             }
         }
         if let Some(r) = self.arrival_iops {
             if !(r.is_finite() && r > 0.0) {
-                return Err(Error::config("workload.arrival_iops", format!("is {r}: must be > 0")));
+                return Err(Error::config(
+                    "workload.arrival_iops",
+                    format!("is {r}: must be > 0"),
+                ));
             }
         }
-        let footprint = (logical_bytes as f64 * self.footprint_fraction) as u64 / self.align_bytes * self.align_bytes;
+        let footprint = (logical_bytes as f64 * self.footprint_fraction) as u64 / self.align_bytes
+            * self.align_bytes;
         let sizes: Vec<u64> = if self.request_sizes.is_empty() {
             vec![self.request_size_bytes]
         } else {
@@ -170,11 +211,17 @@ impl SyntheticConfig {
         };
         for (i, s) in self.request_sizes.iter().enumerate() {
             if !(s.weight.is_finite() && s.weight >= 0.0) {
-                return Err(Error::config(format!("workload.request_sizes[{i}].weight"), "must be a finite number ≥ 0"));
+                return Err(Error::config(
+                    format!("workload.request_sizes[{i}].weight"),
+                    "must be a finite number ≥ 0",
+                ));
             }
         }
         if !self.request_sizes.is_empty() && self.request_sizes.iter().all(|s| s.weight == 0.0) {
-            return Err(Error::config("workload.request_sizes", "all weights are zero"));
+            return Err(Error::config(
+                "workload.request_sizes",
+                "all weights are zero",
+            ));
         }
         for s in sizes {
             if s == 0 || s > footprint / 2 {
@@ -207,9 +254,12 @@ impl BlockGenerator {
         cfg.validate(logical_bytes)?;
         let align = cfg.align_bytes;
         let slots = (logical_bytes as f64 * cfg.footprint_fraction) as u64 / align;
-        let zipf = (cfg.pattern == Pattern::Zipf).then(|| Zipf::new(slots, cfg.zipf_theta.unwrap_or(0.99)));
-        let perm = (cfg.pattern == Pattern::Zipf && cfg.scramble.unwrap_or(true)).then(|| Permutation::new(slots, seed));
-        let hot_slots = ((slots as f64 * cfg.hot_space_fraction.unwrap_or(0.2)) as u64).clamp(1, slots - 1);
+        let zipf = (cfg.pattern == Pattern::Zipf)
+            .then(|| Zipf::new(slots, cfg.zipf_theta.unwrap_or(0.99)));
+        let perm = (cfg.pattern == Pattern::Zipf && cfg.scramble.unwrap_or(true))
+            .then(|| Permutation::new(slots, seed));
+        let hot_slots =
+            ((slots as f64 * cfg.hot_space_fraction.unwrap_or(0.2)) as u64).clamp(1, slots - 1);
         let mut size_cdf = Vec::new();
         let total: f64 = cfg.request_sizes.iter().map(|s| s.weight).sum();
         let mut acc = 0.0;
@@ -236,7 +286,10 @@ impl BlockGenerator {
             return self.cfg.request_size_bytes;
         }
         let u = self.rng.unit_f64();
-        self.size_cdf.iter().find(|(c, _)| u < *c).map_or(self.size_cdf.last().unwrap().1, |&(_, b)| b)
+        self.size_cdf
+            .iter()
+            .find(|(c, _)| u < *c)
+            .map_or(self.size_cdf.last().unwrap().1, |&(_, b)| b)
     }
 
     /// Arrival time (ns) of the next request under Poisson arrivals at `arrival_iops`, if set.
@@ -284,7 +337,11 @@ impl BlockGenerator {
                 s.min(last_start)
             }
         };
-        BlockRequest { op, offset: slot * self.align, len }
+        BlockRequest {
+            op,
+            offset: slot * self.align,
+            len,
+        }
     }
 }
 
@@ -300,11 +357,18 @@ mod tests {
 
     #[test]
     fn sequential_wraps_and_is_contiguous() {
-        let mut g = gen(SyntheticConfig { pattern: Pattern::Sequential, request_size_bytes: 8192, footprint_fraction: 0.0001, ..Default::default() });
+        let mut g = gen(SyntheticConfig {
+            pattern: Pattern::Sequential,
+            request_size_bytes: 8192,
+            footprint_fraction: 0.0001,
+            ..Default::default()
+        });
         let reqs: Vec<_> = (0..20).map(|_| g.next_request()).collect();
         assert_eq!(reqs[0].offset, 0);
         assert_eq!(reqs[1].offset, 8192);
-        assert!(reqs.iter().all(|r| r.op == Op::Write && r.len == 8192 && r.offset + r.len <= CAP / 10_000 + 8192));
+        assert!(reqs.iter().all(|r| r.op == Op::Write
+            && r.len == 8192
+            && r.offset + r.len <= CAP / 10_000 + 8192));
         assert!(reqs.iter().skip(1).any(|r| r.offset == 0), "wraps");
     }
 
@@ -313,7 +377,16 @@ mod tests {
         let mut g = gen(SyntheticConfig {
             read_fraction: 0.3,
             trim_fraction: 0.1,
-            request_sizes: vec![SizeWeight { bytes: 4096, weight: 3.0 }, SizeWeight { bytes: 65536, weight: 1.0 }],
+            request_sizes: vec![
+                SizeWeight {
+                    bytes: 4096,
+                    weight: 3.0,
+                },
+                SizeWeight {
+                    bytes: 65536,
+                    weight: 1.0,
+                },
+            ],
             ..Default::default()
         });
         let n = 100_000;
@@ -333,15 +406,26 @@ mod tests {
 
     #[test]
     fn hot_cold_sends_the_configured_share_to_the_hot_region() {
-        let mut g = gen(SyntheticConfig { pattern: Pattern::HotCold, hot_ops_fraction: Some(0.9), hot_space_fraction: Some(0.1), ..Default::default() });
+        let mut g = gen(SyntheticConfig {
+            pattern: Pattern::HotCold,
+            hot_ops_fraction: Some(0.9),
+            hot_space_fraction: Some(0.1),
+            ..Default::default()
+        });
         let n = 100_000;
-        let hot = (0..n).filter(|_| g.next_request().offset < CAP / 10).count();
+        let hot = (0..n)
+            .filter(|_| g.next_request().offset < CAP / 10)
+            .count();
         assert!((hot as f64 / n as f64 - 0.9).abs() < 0.01, "{hot}");
     }
 
     #[test]
     fn zipf_concentrates_on_few_slots() {
-        let mut g = gen(SyntheticConfig { pattern: Pattern::Zipf, zipf_theta: Some(1.2), ..Default::default() });
+        let mut g = gen(SyntheticConfig {
+            pattern: Pattern::Zipf,
+            zipf_theta: Some(1.2),
+            ..Default::default()
+        });
         let mut counts = std::collections::BTreeMap::new();
         for _ in 0..50_000 {
             *counts.entry(g.next_request().offset).or_insert(0u32) += 1;
@@ -354,10 +438,23 @@ mod tests {
 
     #[test]
     fn same_seed_same_requests() {
-        let cfg = SyntheticConfig { pattern: Pattern::Zipf, read_fraction: 0.5, ..Default::default() };
-        let a: Vec<_> = { let mut g = BlockGenerator::new(&cfg, CAP, 1).unwrap(); (0..100).map(|_| g.next_request()).collect() };
-        let b: Vec<_> = { let mut g = BlockGenerator::new(&cfg, CAP, 1).unwrap(); (0..100).map(|_| g.next_request()).collect() };
-        let c: Vec<_> = { let mut g = BlockGenerator::new(&cfg, CAP, 2).unwrap(); (0..100).map(|_| g.next_request()).collect() };
+        let cfg = SyntheticConfig {
+            pattern: Pattern::Zipf,
+            read_fraction: 0.5,
+            ..Default::default()
+        };
+        let a: Vec<_> = {
+            let mut g = BlockGenerator::new(&cfg, CAP, 1).unwrap();
+            (0..100).map(|_| g.next_request()).collect()
+        };
+        let b: Vec<_> = {
+            let mut g = BlockGenerator::new(&cfg, CAP, 1).unwrap();
+            (0..100).map(|_| g.next_request()).collect()
+        };
+        let c: Vec<_> = {
+            let mut g = BlockGenerator::new(&cfg, CAP, 2).unwrap();
+            (0..100).map(|_| g.next_request()).collect()
+        };
         assert_eq!(a, b);
         assert_ne!(a, c);
     }
@@ -365,10 +462,31 @@ mod tests {
     #[test]
     fn bad_values_are_named() {
         let e = |cfg: SyntheticConfig| BlockGenerator::new(&cfg, CAP, 0).err().unwrap().to_string();
-        assert!(e(SyntheticConfig { read_fraction: 1.5, ..Default::default() }).contains("workload.read_fraction"));
-        assert!(e(SyntheticConfig { zipf_theta: Some(0.9), ..Default::default() }).contains("only to pattern"));
-        assert!(e(SyntheticConfig { request_size_bytes: 0, ..Default::default() }).contains("request_size_bytes"));
-        assert!(e(SyntheticConfig { align_bytes: 100, ..Default::default() }).contains("align_bytes"));
-        assert!(e(SyntheticConfig { pattern: Pattern::HotCold, hot_space_fraction: Some(1.0), ..Default::default() }).contains("hot_space_fraction"));
+        assert!(e(SyntheticConfig {
+            read_fraction: 1.5,
+            ..Default::default()
+        })
+        .contains("workload.read_fraction"));
+        assert!(e(SyntheticConfig {
+            zipf_theta: Some(0.9),
+            ..Default::default()
+        })
+        .contains("only to pattern"));
+        assert!(e(SyntheticConfig {
+            request_size_bytes: 0,
+            ..Default::default()
+        })
+        .contains("request_size_bytes"));
+        assert!(e(SyntheticConfig {
+            align_bytes: 100,
+            ..Default::default()
+        })
+        .contains("align_bytes"));
+        assert!(e(SyntheticConfig {
+            pattern: Pattern::HotCold,
+            hot_space_fraction: Some(1.0),
+            ..Default::default()
+        })
+        .contains("hot_space_fraction"));
     }
 }

@@ -16,17 +16,29 @@ pub struct CandidateSet {
 
 impl CandidateSet {
     pub fn new(planes: u32, table: &BlockTable) -> CandidateSet {
-        CandidateSet { per_plane: vec![Vec::new(); planes as usize], pos: vec![NONE; table.len() as usize], total: 0 }
+        CandidateSet {
+            per_plane: vec![Vec::new(); planes as usize],
+            pos: vec![NONE; table.len() as usize],
+            total: 0,
+        }
     }
     pub fn insert(&mut self, block: u32, table: &BlockTable) {
-        debug_assert_eq!(self.pos[block as usize], NONE, "block {block} inserted twice");
+        debug_assert_eq!(
+            self.pos[block as usize], NONE,
+            "block {block} inserted twice"
+        );
         let v = &mut self.per_plane[table.plane_of(block) as usize];
         self.pos[block as usize] = v.len() as u32;
         v.push(block);
         self.total += 1;
     }
     pub fn memory_bytes(&self) -> usize {
-        4 * self.pos.len() + self.per_plane.iter().map(|v| 4 * v.capacity()).sum::<usize>()
+        4 * self.pos.len()
+            + self
+                .per_plane
+                .iter()
+                .map(|v| 4 * v.capacity())
+                .sum::<usize>()
     }
     pub fn contains(&self, block: u32) -> bool {
         self.pos[block as usize] != NONE

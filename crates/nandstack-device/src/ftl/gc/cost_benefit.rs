@@ -13,7 +13,9 @@ pub struct CostBenefit {
 
 impl CostBenefit {
     pub fn new(planes: u32, table: &BlockTable) -> CostBenefit {
-        CostBenefit { set: CandidateSet::new(planes, table) }
+        CostBenefit {
+            set: CandidateSet::new(planes, table),
+        }
     }
 
     /// The cost-benefit score of a block at logical time `now`.
@@ -41,7 +43,13 @@ impl VictimPolicy for CostBenefit {
     fn remove(&mut self, block: u32, table: &BlockTable) {
         self.set.remove(block, table);
     }
-    fn select(&mut self, scope: Scope, table: &BlockTable, now: u64, _rng: &mut Rng) -> Option<u32> {
+    fn select(
+        &mut self,
+        scope: Scope,
+        table: &BlockTable,
+        now: u64,
+        _rng: &mut Rng,
+    ) -> Option<u32> {
         let mut best: Option<(f64, u32)> = None;
         for b in self.set.iter(scope) {
             let s = Self::score(table, b, now);

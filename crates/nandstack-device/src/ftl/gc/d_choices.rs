@@ -13,7 +13,10 @@ pub struct DChoices {
 
 impl DChoices {
     pub fn new(planes: u32, table: &BlockTable, d: u32) -> DChoices {
-        DChoices { set: CandidateSet::new(planes, table), d: d.max(1) }
+        DChoices {
+            set: CandidateSet::new(planes, table),
+            d: d.max(1),
+        }
     }
 }
 
@@ -31,7 +34,13 @@ impl VictimPolicy for DChoices {
     fn remove(&mut self, block: u32, table: &BlockTable) {
         self.set.remove(block, table);
     }
-    fn select(&mut self, scope: Scope, table: &BlockTable, _now: u64, rng: &mut Rng) -> Option<u32> {
+    fn select(
+        &mut self,
+        scope: Scope,
+        table: &BlockTable,
+        _now: u64,
+        rng: &mut Rng,
+    ) -> Option<u32> {
         let mut best = self.set.sample(scope, rng)?;
         for _ in 1..self.d {
             let c = self.set.sample(scope, rng).expect("non-empty");

@@ -17,7 +17,10 @@ pub struct Fifo {
 
 impl Fifo {
     pub fn new(planes: u32, table: &BlockTable) -> Fifo {
-        Fifo { queues: vec![VecDeque::new(); planes as usize], member: vec![false; table.len() as usize] }
+        Fifo {
+            queues: vec![VecDeque::new(); planes as usize],
+            member: vec![false; table.len() as usize],
+        }
     }
     /// Drop stale heads; return the live head of a plane's queue.
     fn front(&mut self, plane: usize, table: &BlockTable) -> Option<(u32, u64)> {
@@ -40,13 +43,20 @@ impl VictimPolicy for Fifo {
     }
     fn on_sealed(&mut self, block: u32, table: &BlockTable) {
         self.member[block as usize] = true;
-        self.queues[table.plane_of(block) as usize].push_back((block, table.sealed_seq[block as usize]));
+        self.queues[table.plane_of(block) as usize]
+            .push_back((block, table.sealed_seq[block as usize]));
     }
     fn on_invalidated(&mut self, _block: u32, _table: &BlockTable) {}
     fn remove(&mut self, block: u32, _table: &BlockTable) {
         self.member[block as usize] = false;
     }
-    fn select(&mut self, scope: Scope, table: &BlockTable, _now: u64, _rng: &mut Rng) -> Option<u32> {
+    fn select(
+        &mut self,
+        scope: Scope,
+        table: &BlockTable,
+        _now: u64,
+        _rng: &mut Rng,
+    ) -> Option<u32> {
         let block = match scope {
             Scope::Plane(p) => self.front(p as usize, table)?.0,
             Scope::Device => {

@@ -104,7 +104,12 @@ impl VictimPolicy for Greedy {
         crate::ftl::bigvec::prefetch(&self.prev, b);
     }
     fn memory_bytes(&self) -> usize {
-        4 * (self.head.len() + self.tail.len() + self.next.len() + self.prev.len() + self.bucket_of.len() + self.low.len())
+        4 * (self.head.len()
+            + self.tail.len()
+            + self.next.len()
+            + self.prev.len()
+            + self.bucket_of.len()
+            + self.low.len())
     }
     fn name(&self) -> &'static str {
         "greedy"
@@ -120,7 +125,13 @@ impl VictimPolicy for Greedy {
     fn remove(&mut self, block: u32, table: &BlockTable) {
         self.unlink(block, table);
     }
-    fn select(&mut self, scope: Scope, table: &BlockTable, _now: u64, _rng: &mut Rng) -> Option<u32> {
+    fn select(
+        &mut self,
+        scope: Scope,
+        table: &BlockTable,
+        _now: u64,
+        _rng: &mut Rng,
+    ) -> Option<u32> {
         let plane = match scope {
             Scope::Plane(p) => {
                 self.lowest(p)?;

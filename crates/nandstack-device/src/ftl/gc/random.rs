@@ -11,7 +11,9 @@ pub struct RandomVictim {
 
 impl RandomVictim {
     pub fn new(planes: u32, table: &BlockTable) -> RandomVictim {
-        RandomVictim { set: CandidateSet::new(planes, table) }
+        RandomVictim {
+            set: CandidateSet::new(planes, table),
+        }
     }
 }
 
@@ -29,7 +31,13 @@ impl VictimPolicy for RandomVictim {
     fn remove(&mut self, block: u32, table: &BlockTable) {
         self.set.remove(block, table);
     }
-    fn select(&mut self, scope: Scope, table: &BlockTable, _now: u64, rng: &mut Rng) -> Option<u32> {
+    fn select(
+        &mut self,
+        scope: Scope,
+        table: &BlockTable,
+        _now: u64,
+        rng: &mut Rng,
+    ) -> Option<u32> {
         let b = self.set.sample(scope, rng)?;
         self.set.remove(b, table);
         Some(b)

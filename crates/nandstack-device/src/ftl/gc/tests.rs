@@ -52,17 +52,37 @@ fn conformance() {
         let mut seen = std::collections::BTreeSet::new();
         for plane in 0..PLANES {
             while let Some(b) = p.select(Scope::Plane(plane), &t, 1_000, &mut rng) {
-                assert_eq!(t.plane_of(b), plane, "{}: victim outside the plane", p.name());
+                assert_eq!(
+                    t.plane_of(b),
+                    plane,
+                    "{}: victim outside the plane",
+                    p.name()
+                );
                 assert!(b != 3, "{}: removed block selected", p.name());
                 assert!(seen.insert(b), "{}: block {b} selected twice", p.name());
                 t.state[b as usize] = BlockState::Victim;
             }
         }
-        assert_eq!(seen.len() as u32, t.len() - 1, "{}: every candidate is eventually selected", p.name());
-        assert_eq!(p.select(Scope::Device, &t, 0, &mut rng), None, "{}", p.name());
+        assert_eq!(
+            seen.len() as u32,
+            t.len() - 1,
+            "{}: every candidate is eventually selected",
+            p.name()
+        );
+        assert_eq!(
+            p.select(Scope::Device, &t, 0, &mut rng),
+            None,
+            "{}",
+            p.name()
+        );
         // Re-sealing makes a block a candidate again.
         p.on_sealed(7, &t);
-        assert_eq!(p.select(Scope::Device, &t, 0, &mut rng), Some(7), "{}", p.name());
+        assert_eq!(
+            p.select(Scope::Device, &t, 0, &mut rng),
+            Some(7),
+            "{}",
+            p.name()
+        );
     }
 }
 
@@ -134,7 +154,9 @@ fn d_choices_with_large_d_is_greedy_and_random_is_uniform() {
         for b in 0..16 {
             p.on_sealed(b, &t);
         }
-        let b = p.select(Scope::Plane(0), &t, 0, &mut Rng::new(seed)).unwrap();
+        let b = p
+            .select(Scope::Plane(0), &t, 0, &mut Rng::new(seed))
+            .unwrap();
         counts[b as usize] += 1;
     }
     for c in counts {

@@ -60,14 +60,31 @@ mod tests {
         for cfg in [PlacementConfig::Single, PlacementConfig::HostGc] {
             let mut p = build(&cfg);
             assert!(p.streams() >= 1);
-            for (i, cause) in [WriteCause::Host, WriteCause::Gc, WriteCause::WearLeveling].into_iter().enumerate() {
-                let ctx = WriteCtx { lpn: i as u32, cause, source_stream: Some(0), request_bytes: 4096 };
+            for (i, cause) in [WriteCause::Host, WriteCause::Gc, WriteCause::WearLeveling]
+                .into_iter()
+                .enumerate()
+            {
+                let ctx = WriteCtx {
+                    lpn: i as u32,
+                    cause,
+                    source_stream: Some(0),
+                    request_bytes: 4096,
+                };
                 assert!((p.stream_for(&ctx) as u32) < p.streams(), "{}", p.name());
             }
         }
         let mut hg = HostGc;
-        let host = WriteCtx { lpn: 1, cause: WriteCause::Host, source_stream: None, request_bytes: 4096 };
-        let gc = WriteCtx { cause: WriteCause::Gc, source_stream: Some(0), ..host };
+        let host = WriteCtx {
+            lpn: 1,
+            cause: WriteCause::Host,
+            source_stream: None,
+            request_bytes: 4096,
+        };
+        let gc = WriteCtx {
+            cause: WriteCause::Gc,
+            source_stream: Some(0),
+            ..host
+        };
         assert_ne!(hg.stream_for(&host), hg.stream_for(&gc));
     }
 }
