@@ -128,12 +128,14 @@ def test_config_flags_are_exclusive(cli):
 
 
 def test_bench_quick(cli):
-    as_json = cli("bench", "--quick", "--json")
+    as_json = cli("bench", "ftl", "--quick", "--json")
     assert as_json.returncode == 0, as_json.stderr
-    assert isinstance(json.loads(as_json.stdout), dict)
+    (result,) = json.loads(as_json.stdout)
+    assert result["name"] == "ftl"
     table = cli("bench", "--quick")
     assert table.returncode == 0, table.stderr
-    assert table.stdout.strip()
+    names = [line.split()[1] for line in table.stdout.splitlines() if line.startswith("name ")]
+    assert names == ["ftl", "timed"]
 
 
 def test_unknown_bench_exits_2(cli):

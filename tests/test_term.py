@@ -93,6 +93,7 @@ def test_summary_rows_order_and_latency():
         "waf": 2.0,
         "erase_count": {"min": 1.0, "mean": 2.0, "max": 3.0, "stddev": 0.5, "count": 8},
         "write_latency_ns": {"p50": 100, "p99": 900},
+        "timeseries": {"columns": ["read_latency_us_p50"], "read_latency_us": [[1.0]]},
         "unrelated": 7,
     }
     names = [name for name, _ in summary_rows(report)]

@@ -107,7 +107,8 @@ def format_table(rows: Iterable[tuple[str, Any]]) -> str:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """Numbers and missing values (shown as `-`) share the right-aligned column."""
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
 def format_value(key: str, value: Any) -> str:

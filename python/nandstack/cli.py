@@ -35,6 +35,9 @@ SUMMARY_KEYS = (
     "erase_count.mean",
     "erase_count.max",
     "erase_count.stddev",
+    "iops",
+    "throughput_mb_per_s",
+    "sim_seconds",
     "seed",
     "wall_seconds_precondition",
     "wall_seconds",
@@ -94,7 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench = commands.add_parser(
         "bench", help="run a built-in benchmark", description="Run a built-in benchmark and print ops/s."
     )
-    bench.add_argument("name", nargs="?", default="ftl", help="benchmark name (default: ftl)")
+    bench.add_argument(
+        "name", nargs="?", default="all", help="benchmark name: ftl, timed or all (default: all)"
+    )
     bench.add_argument("--quick", action="store_true", help="short run (for smoke tests)")
     bench.add_argument("--json", action="store_true", help="print the raw JSON report")
     bench.set_defaults(func=cmd_bench)
@@ -133,10 +138,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def summary_rows(report: dict[str, Any]) -> list[tuple[str, Any]]:
-    """The important metrics of a report, then every latency figure it has, as (name, value) rows."""
-    flat = flatten({k: v for k, v in report.items() if k != "config"})
+    """The important metrics of a report, then every top-level latency figure, as (name, value) rows."""
+    flat = flatten({k: v for k, v in report.items() if k not in ("config", "timeseries")})
     rows = [(key, flat[key]) for key in SUMMARY_KEYS if key in flat]
-    rows += [(key, value) for key, value in flat.items() if "latency" in key and key not in SUMMARY_KEYS]
+    for key, value in report.items():
+        if "latency" in key and key not in SUMMARY_KEYS:
+            rows += flatten(value, key + ".").items() if isinstance(value, dict) else [(key, value)]
     return rows
 
 
@@ -144,8 +151,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     report = _core.bench(args.name, args.quick)
     if args.json:
         print(report)
-    else:
-        print(format_table(flatten(json.loads(report)).items()))
+        return 0
+    results = json.loads(report)  # a list of results, one per benchmark (a single object is accepted too)
+    results = results if isinstance(results, list) else [results]
+    print("\n\n".join(format_table(flatten(r).items()) for r in results))
     return 0
 
 
