@@ -61,6 +61,8 @@ pub struct CacheStats {
     pub mapping_cache_hits: u64,
     pub mapping_cache_misses: u64,
     pub mapping_cache_dirty_evictions: u64,
+    /// Evictions where GC-aware replacement passed over the LRU unit because its die was in GC.
+    pub write_buffer_gc_aware_skips: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -134,6 +136,10 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub channel_utilization: Option<f64>,
     pub requests: u64,
+    /// 4 KiB units written into each placement stream's blocks (SUP-GC / MBF: stream 0 hot, 1 cold).
+    pub units_by_stream: Vec<u64>,
+    /// Controller CPU time spent on host commands (firmware cost model), ns.
+    pub firmware_ns: u64,
     pub wall_seconds_precondition: f64,
     pub wall_seconds: f64,
     /// Flash page programs per wall-clock second in the measured phase.
@@ -256,6 +262,7 @@ impl Report {
                 mapping_cache_hits: mc.map_or(0, |m| m.hits),
                 mapping_cache_misses: mc.map_or(0, |m| m.misses),
                 mapping_cache_dirty_evictions: mc.map_or(0, |m| m.dirty_evictions),
+                write_buffer_gc_aware_skips: h.buffer_gc_aware_skips,
             },
             read_latency_us: lat(&m.reads),
             write_latency_us: lat(&m.writes),
@@ -266,6 +273,8 @@ impl Report {
             die_utilization: die_util,
             channel_utilization: chan_util,
             requests: m.requests,
+            units_by_stream: c.units_by_stream.clone(),
+            firmware_ns: h.firmware_ns,
             wall_seconds_precondition: wall_pre,
             wall_seconds: wall,
             wall_flash_programs_per_second: if wall > 0.0 {

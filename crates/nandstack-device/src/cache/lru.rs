@@ -145,6 +145,17 @@ impl LruMap {
         self.len -= 1;
     }
 
+    /// Up to `n` keys starting from the least recently used.
+    pub fn peek_lru(&self, n: usize) -> Vec<u32> {
+        let mut out = Vec::with_capacity(n.min(self.len as usize));
+        let mut s = self.tail;
+        while s != NONE && out.len() < n {
+            out.push(self.key_of[s as usize]);
+            s = self.prev[s as usize];
+        }
+        out
+    }
+
     /// Keys from least to most recently used.
     pub fn keys_lru_first(&self) -> Vec<u32> {
         let mut out = Vec::with_capacity(self.len as usize);

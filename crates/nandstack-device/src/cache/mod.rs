@@ -7,4 +7,4 @@ pub mod write_buffer;
 
 pub use lru::LruMap;
 pub use mapping::{MappingCache, MappingCacheConfig};
-pub use write_buffer::{WriteBuffer, WriteBufferConfig};
+pub use write_buffer::{Eviction, WriteBuffer, WriteBufferConfig};

@@ -18,6 +18,31 @@ pub struct WriteBufferConfig {
     /// DRAM access time for a buffer hit or insert, per request, in ns. Default 1000.
     #[serde(default = "d_dram")]
     pub dram_access_ns: u64,
+    /// `lru` (default) or `gc_aware`: GCaR-style replacement that, among the `gc_aware_scan` least
+    /// recently used units, evicts the first whose target die is not busy with GC (falling back to the LRU
+    /// unit). Needs static allocation (the target die of a logical page must be known).
+    #[serde(default = "d_evict")]
+    pub eviction: Eviction,
+    /// Entries examined per eviction by `gc_aware`. Default 8.
+    #[serde(default = "d_scan")]
+    pub gc_aware_scan: u32,
+    /// Controller CPU time per entry examined by `gc_aware` (firmware cost model), ns. Default 0.
+    #[serde(default)]
+    pub ns_per_scanned_entry: u64,
+}
+
+/// Write-buffer replacement policy.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Eviction {
+    Lru,
+    GcAware,
+}
+fn d_evict() -> Eviction {
+    Eviction::Lru
+}
+fn d_scan() -> u32 {
+    8
 }
 fn d_dram() -> u64 {
     1000
@@ -27,6 +52,9 @@ impl Default for WriteBufferConfig {
         WriteBufferConfig {
             bytes: 0,
             dram_access_ns: d_dram(),
+            eviction: d_evict(),
+            gc_aware_scan: d_scan(),
+            ns_per_scanned_entry: 0,
         }
     }
 }
@@ -35,6 +63,9 @@ impl Default for WriteBufferConfig {
 pub struct WriteBuffer {
     pub lru: LruMap,
     pub dram_access_ns: u64,
+    pub eviction: Eviction,
+    pub scan: u32,
+    pub ns_per_scanned_entry: u64,
 }
 
 impl WriteBuffer {
@@ -43,6 +74,9 @@ impl WriteBuffer {
         (units > 0).then(|| WriteBuffer {
             lru: LruMap::new(logical_units, units.min(u32::MAX as u64) as u32),
             dram_access_ns: cfg.dram_access_ns,
+            eviction: cfg.eviction,
+            scan: cfg.gc_aware_scan.max(1),
+            ns_per_scanned_entry: cfg.ns_per_scanned_entry,
         })
     }
 }

@@ -126,6 +126,11 @@ pub enum PlacementConfig {
     Single,
     /// Stream 0 for host writes, stream 1 for GC and wear-levelling migrations.
     HostGc,
+    /// SUP-GC (Wang et al.): host writes to hot blocks, GC-migrated data to cold blocks, never mixed — the
+    /// same placement as `host_gc`, named after the paper.
+    SupGc,
+    /// Multiple-Bloom-filter hot/cold identification ("BF-Optimized"): hot writes to stream 0, cold to 1.
+    Mbf(crate::ftl::placement::MbfConfig),
 }
 fn d_placement() -> PlacementConfig {
     PlacementConfig::Single
@@ -299,6 +304,9 @@ impl FtlConfig {
                     gc.stop_free_blocks
                 ),
             ));
+        }
+        if let PlacementConfig::Mbf(m) = &self.placement {
+            m.validate()?;
         }
         if self.wear_leveling.enabled && self.wear_leveling.check_every_erases == 0 {
             return Err(Error::config(

@@ -46,6 +46,8 @@ pub struct Counters {
     pub wear_leveling_migrated_units: u64,
     /// Translation-page reads caused by mapping-cache misses.
     pub translation_read_pages: u64,
+    /// Units written into each placement stream's blocks (host, GC and wear levelling together).
+    pub units_by_stream: Vec<u64>,
     /// Translation-page programs caused by dirty mapping-cache evictions (included in flash_program_pages).
     pub translation_program_pages: u64,
 }

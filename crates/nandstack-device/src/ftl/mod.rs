@@ -118,7 +118,7 @@ impl Ftl {
             victim,
             placement,
             streams,
-            counters: Counters::default(),
+            counters: Counters { units_by_stream: vec![0; streams as usize], ..Counters::default() },
             clock: 0,
             seal_seq: 0,
             rng: Rng::derive(seed, 0x6763),
@@ -185,6 +185,18 @@ impl Ftl {
     }
     pub fn streams(&self) -> u32 {
         self.streams
+    }
+    /// The plane a host write of `lpn` goes to, when allocation is static.
+    pub fn static_plane_of(&self, lpn: u32) -> Option<u32> {
+        (self.cfg.allocation == Allocation::Static).then(|| self.stripe[((lpn / self.upp) % self.planes) as usize])
+    }
+
+    /// Controller CPU time spent by the placement policy so far (firmware cost model), ns.
+    pub fn placement_firmware_ns(&self) -> u64 {
+        self.placement.firmware_ns()
+    }
+    pub fn placement_name(&self) -> &'static str {
+        self.placement.name()
     }
     pub fn victim_policy_name(&self) -> &'static str {
         self.victim.name()
@@ -301,7 +313,7 @@ impl Ftl {
     /// Zero all counters (after preconditioning); erase counts are kept but the per-phase distribution
     /// is measured from here.
     pub fn reset_counters(&mut self) {
-        self.counters = Counters::default();
+        self.counters = Counters { units_by_stream: vec![0; self.streams as usize], ..Counters::default() };
         self.erase_baseline.clone_from(&self.blocks.erase_count);
     }
 

@@ -116,6 +116,7 @@ impl Ftl {
         let pua = b * self.upb + *w;
         *w += 1;
         let full = (*w).is_multiple_of(self.upp);
+        self.counters.units_by_stream[stream as usize] += 1;
         if cause == OpCause::Host {
             self.op(OpKind::Transfer, cause, pua);
         }

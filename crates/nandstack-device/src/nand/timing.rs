@@ -123,6 +123,8 @@ pub struct Timelines {
     ps_per_byte: u64,
     pub array_busy_ns: u64,
     pub channel_busy_ns: u64,
+    /// Per array: until when it is busy with GC work.
+    gc_until: Vec<u64>,
 }
 
 impl Timelines {
@@ -145,6 +147,7 @@ impl Timelines {
             ps_per_byte: (1e6 / cfg.channel_mb_per_s).round().max(1.0) as u64,
             array_busy_ns: 0,
             channel_busy_ns: 0,
+            gc_until: vec![0; (geo.planes() / planes_per_array) as usize],
         }
     }
 
@@ -212,6 +215,17 @@ impl Timelines {
         self.array[a] = start + self.t_erase;
         self.array_busy_ns += self.t_erase;
         start + self.t_erase
+    }
+
+    /// Note that the array of `plane` does GC work until `until`.
+    pub fn mark_gc(&mut self, plane: u32, until: u64) {
+        let a = self.slots(plane).0;
+        self.gc_until[a] = self.gc_until[a].max(until);
+    }
+
+    /// Whether the array of `plane` is busy with GC at `now`.
+    pub fn in_gc(&self, plane: u32, now: u64) -> bool {
+        self.gc_until[self.slots(plane).0] > now
     }
 
     /// When the array of `plane` is next free.

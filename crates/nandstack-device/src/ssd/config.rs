@@ -49,6 +49,23 @@ pub struct ControllerConfig {
     pub trim_entry_lookup_ns: u64,
     #[serde(default)]
     pub background_gc: BackgroundGcConfig,
+    /// Controller firmware (CPU) cost model.
+    #[serde(default)]
+    pub firmware: FirmwareConfig,
+}
+
+/// Controller CPU time on the request path. The controller CPU is one resource: each command occupies it
+/// for `ns_per_request` + `ns_per_page` × 4 KiB pages + the placement policy's and buffer policy's own
+/// costs (hashes, list scans) before its flash operations can start. All zero by default (no CPU limit).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FirmwareConfig {
+    /// Fixed CPU time per host command, ns. Default 0.
+    #[serde(default)]
+    pub ns_per_request: u64,
+    /// CPU time per 4 KiB page a command covers, ns. Default 0.
+    #[serde(default)]
+    pub ns_per_page: u64,
 }
 
 impl ControllerConfig {

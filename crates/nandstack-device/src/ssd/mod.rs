@@ -4,12 +4,12 @@
 mod config;
 mod schedule;
 
-pub use config::{BackgroundGcConfig, ControllerConfig};
+pub use config::{BackgroundGcConfig, ControllerConfig, FirmwareConfig};
 
 use nandstack_core::{Result, MAPPING_UNIT_BYTES};
 use serde::Serialize;
 
-use crate::cache::WriteBuffer;
+use crate::cache::{Eviction, WriteBuffer};
 use crate::ftl::ops::FlashOp;
 use crate::ftl::{Ftl, Migration};
 use crate::nand::{Timelines, TimingConfig};
@@ -31,6 +31,10 @@ pub struct HostCounters {
     pub buffer_evicted_units: u64,
     /// Units written back by flushes.
     pub buffer_flushed_units: u64,
+    /// Evictions where GC-aware replacement skipped the LRU unit because its die was in GC.
+    pub buffer_gc_aware_skips: u64,
+    /// Controller CPU time spent on host commands, ns (firmware cost model).
+    pub firmware_ns: u64,
 }
 
 pub struct BlockSsd {
@@ -47,6 +51,10 @@ pub struct BlockSsd {
     /// When the device last finished host work (it is idle after this).
     busy_until: u64,
     bg_target: u32,
+    /// When the controller CPU is next free (firmware cost model).
+    cpu_free: u64,
+    /// Placement-policy CPU time already charged.
+    placement_ns_charged: u64,
 }
 
 impl BlockSsd {
@@ -72,6 +80,8 @@ impl BlockSsd {
             counters: HostCounters::default(),
             busy_until: 0,
             bg_target,
+            cpu_free: 0,
+            placement_ns_charged: 0,
             ftl,
         })
     }
@@ -118,33 +128,75 @@ impl BlockSsd {
         self.counters.write_requests += 1;
         self.counters.write_bytes += len;
         let done = if self.buffer.is_some() {
-            self.buffered_write(offset, len)?;
-            let dram = now + self.buffer.as_ref().map_or(0, |b| b.dram_access_ns);
-            self.schedule(now, false).max(dram)
+            let scan_ns = self.buffered_write(offset, len, now)?;
+            let ready = self.cpu(now, len, scan_ns);
+            let dram = ready + self.buffer.as_ref().map_or(0, |b| b.dram_access_ns);
+            self.schedule(ready, false).max(dram)
         } else {
             self.ftl.write(offset, len)?;
-            self.schedule(now, true)
+            let ready = self.cpu(now, len, 0);
+            self.schedule(ready, true)
         };
         self.busy_until = self.busy_until.max(done);
         Ok(done)
     }
 
-    fn buffered_write(&mut self, offset: u64, len: u64) -> Result<()> {
-        if offset
-            .checked_add(len)
-            .is_none_or(|e| e > self.ftl.logical_bytes())
-            || len == 0
-        {
-            // Let the FTL produce the canonical out-of-range error.
-            return self.ftl.write(offset, len);
+    /// Occupy the controller CPU for a command arriving at `now`; returns when its flash work may start.
+    fn cpu(&mut self, now: u64, len: u64, extra_ns: u64) -> u64 {
+        let placement = self.ftl.placement_firmware_ns();
+        let fw = &self.cfg.firmware;
+        let cost = fw.ns_per_request
+            + fw.ns_per_page * len.div_ceil(MAPPING_UNIT_BYTES)
+            + (placement - self.placement_ns_charged)
+            + extra_ns;
+        self.placement_ns_charged = placement;
+        if cost == 0 || self.timelines.is_none() {
+            return now;
         }
+        self.counters.firmware_ns += cost;
+        let start = now.max(self.cpu_free);
+        self.cpu_free = start + cost;
+        self.cpu_free
+    }
+
+    /// Choose the unit to evict: LRU, or (GC-aware) the first of the LRU candidates whose die is not in
+    /// GC. Returns the unit and the CPU time spent scanning.
+    fn pick_eviction(&mut self, now: u64) -> (u32, u64) {
+        let buf = self.buffer.as_ref().expect("buffered");
+        let candidates = buf.lru.peek_lru(if buf.eviction == Eviction::Lru { 1 } else { buf.scan as usize });
+        let lru = candidates[0];
+        let Some(tl) = self.timelines.as_ref().filter(|_| buf.eviction == Eviction::GcAware) else {
+            return (lru, 0);
+        };
+        let mut scanned = 0;
+        for &k in &candidates {
+            scanned += 1;
+            if let Some(p) = self.ftl.static_plane_of(k) {
+                if tl.in_gc(p, now) {
+                    continue;
+                }
+            }
+            if k != lru {
+                self.counters.buffer_gc_aware_skips += 1;
+            }
+            return (k, scanned * buf.ns_per_scanned_entry);
+        }
+        (lru, scanned * buf.ns_per_scanned_entry)
+    }
+
+    /// Buffer the units of a write (evicting as needed); returns the CPU time of eviction scans.
+    fn buffered_write(&mut self, offset: u64, len: u64, now: u64) -> Result<u64> {
+        if offset.checked_add(len).is_none_or(|e| e > self.ftl.logical_bytes()) || len == 0 {
+            // Let the FTL produce the canonical out-of-range error.
+            return self.ftl.write(offset, len).map(|_| 0);
+        }
+        let mut scan_ns = 0;
         let end = offset + len;
         let first = offset / MAPPING_UNIT_BYTES;
         let last = (end - 1) / MAPPING_UNIT_BYTES;
         for u in first..=last {
             let lpn = u as u32;
-            let buf = self.buffer.as_mut().expect("buffered");
-            if buf.lru.touch(lpn, true) {
+            if self.buffer.as_mut().expect("buffered").lru.touch(lpn, true) {
                 self.counters.buffer_absorbed_units += 1;
                 continue;
             }
@@ -153,14 +205,16 @@ impl BlockSsd {
             if partial {
                 self.ftl.read_for_merge(lpn)?;
             }
-            let buf = self.buffer.as_mut().expect("buffered");
-            if let Some((victim, _)) = buf.lru.insert(lpn, true) {
+            if self.buffer.as_ref().expect("buffered").lru.is_full() {
+                let (victim, ns) = self.pick_eviction(now);
+                scan_ns += ns;
+                self.buffer.as_mut().expect("buffered").lru.remove(victim);
                 self.counters.buffer_evicted_units += 1;
-                self.ftl
-                    .write(victim as u64 * MAPPING_UNIT_BYTES, MAPPING_UNIT_BYTES)?;
+                self.ftl.write(victim as u64 * MAPPING_UNIT_BYTES, MAPPING_UNIT_BYTES)?;
             }
+            self.buffer.as_mut().expect("buffered").lru.insert(lpn, true);
         }
-        Ok(())
+        Ok(scan_ns)
     }
 
     /// Host read. Buffered units come from DRAM; contiguous runs of the rest from flash.
@@ -203,7 +257,8 @@ impl BlockSsd {
         } else {
             self.ftl.read(offset, len)?;
         }
-        let done = self.schedule(now, true).max(done);
+        let ready = self.cpu(now, len, 0);
+        let done = self.schedule(ready, true).max(done);
         self.busy_until = self.busy_until.max(done);
         Ok(done)
     }
@@ -225,7 +280,8 @@ impl BlockSsd {
         let entries = end.saturating_sub(first);
         let overhead = (self.cfg.trim_command_overhead_us * 1000.0).round() as u64
             + entries * self.cfg.trim_entry_lookup_ns;
-        let done = self.schedule(now, true).max(now) + if self.timed() { overhead } else { 0 };
+        let ready = self.cpu(now, 0, 0);
+        let done = self.schedule(ready, true).max(ready) + if self.timed() { overhead } else { 0 };
         self.busy_until = self.busy_until.max(done);
         Ok(done)
     }

@@ -37,6 +37,7 @@ impl BlockSsd {
                     let e = tl.read(p, dep, if self.copyback { 0 } else { page });
                     gc_data = gc_data.max(e);
                     gc_end = gc_end.max(e);
+                    tl.mark_gc(p, e);
                 }
                 (OpKind::Program, OpCause::Gc | OpCause::WearLeveling) => {
                     let ready = if self.copyback {
@@ -44,9 +45,15 @@ impl BlockSsd {
                     } else {
                         tl.transfer_in(p, gc_data, page)
                     };
-                    gc_end = gc_end.max(tl.program(p, ready));
+                    let e = tl.program(p, ready);
+                    tl.mark_gc(p, e);
+                    gc_end = gc_end.max(e);
                 }
-                (OpKind::Erase, _) => gc_end = gc_end.max(tl.erase(p, gc_data)),
+                (OpKind::Erase, _) => {
+                    let e = tl.erase(p, gc_data);
+                    tl.mark_gc(p, e);
+                    gc_end = gc_end.max(e);
+                }
                 (OpKind::Read, OpCause::Translation) => {
                     dep = dep.max(tl.read(p, dep, MAPPING_UNIT_BYTES.min(page)))
                 }

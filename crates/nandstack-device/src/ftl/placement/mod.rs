@@ -9,9 +9,11 @@
 //! * `on_trim` is called for each unit a TRIM unmaps (policies tracking hotness may forget it).
 
 mod host_gc;
+pub mod mbf;
 mod single;
 
 pub use host_gc::HostGc;
+pub use mbf::{Mbf, MbfConfig};
 pub use single::Single;
 
 use super::config::PlacementConfig;
@@ -41,12 +43,18 @@ pub trait PlacementPolicy: Send {
     fn streams(&self) -> u32;
     fn stream_for(&mut self, ctx: &WriteCtx) -> u8;
     fn on_trim(&mut self, _lpn: u32) {}
+    /// Controller CPU time the policy has spent so far, in ns (firmware cost model; 0 for policies that
+    /// cost nothing beyond the baseline). Monotonic.
+    fn firmware_ns(&self) -> u64 {
+        0
+    }
 }
 
 pub fn build(cfg: &PlacementConfig) -> Box<dyn PlacementPolicy> {
     match cfg {
         PlacementConfig::Single => Box::new(Single),
-        PlacementConfig::HostGc => Box::new(HostGc),
+        PlacementConfig::HostGc | PlacementConfig::SupGc => Box::new(HostGc),
+        PlacementConfig::Mbf(m) => Box::new(Mbf::new(m.clone())),
     }
 }
 
@@ -57,7 +65,7 @@ mod tests {
     /// Shared conformance: stream ids are in range for every cause.
     #[test]
     fn conformance() {
-        for cfg in [PlacementConfig::Single, PlacementConfig::HostGc] {
+        for cfg in [PlacementConfig::Single, PlacementConfig::HostGc, PlacementConfig::SupGc, PlacementConfig::Mbf(MbfConfig::default())] {
             let mut p = build(&cfg);
             assert!(p.streams() >= 1);
             for (i, cause) in [WriteCause::Host, WriteCause::Gc, WriteCause::WearLeveling]

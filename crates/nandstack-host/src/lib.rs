@@ -1,0 +1,1 @@
+//! nandstack-host: the host memory and swap model (work in progress).
