@@ -36,6 +36,7 @@ fn ssd(buffer_bytes: u64) -> BlockSsd {
         write_buffer: WriteBufferConfig {
             bytes: buffer_bytes,
             dram_access_ns: 1000,
+            ..Default::default()
         },
         ..Default::default()
     };
