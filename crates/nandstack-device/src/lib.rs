@@ -8,6 +8,7 @@
 //!   verification.
 
 pub mod cache;
+pub mod config;
 pub mod ftl;
 pub mod nand;
 pub mod ssd;
