@@ -244,7 +244,7 @@ impl Report {
             gc_migrated_pages: c.gc_migrated_units,
             wear_leveling_invocations: c.wear_leveling_invocations,
             wear_leveling_migrated_pages: c.wear_leveling_migrated_units,
-            partial_page_writes: c.partial_unit_writes,
+            partial_page_writes: c.partial_unit_writes + h.buffer_partial_merges,
             trimmed_pages: c.trimmed_units,
             unmapped_read_pages: c.unmapped_read_units,
             erase_count: ftl.erase_summary(),

@@ -185,6 +185,8 @@ impl Simulation {
         self.ssd.ftl.record_ops(false);
         self.fill(cb)?;
         self.warm_up(cb)?;
+        // A drive left to itself after preconditioning has programmed its open pages and flushed its map.
+        self.ssd.ftl.flush();
         self.ssd.ftl.record_ops(timed);
         self.ssd.reset_counters();
         let t1 = Instant::now();

@@ -25,7 +25,10 @@ fn sup_gc_keeps_host_and_gc_data_apart() {
     // Every host unit went to stream 0 (hot) blocks and every migrated unit to stream 1 (cold) blocks.
     let by_stream = &r.units_by_stream;
     let upp = r.device.units_per_page as f64;
-    assert_eq!(by_stream[0] as f64 / upp, r.flash_program_pages_by_cause.host);
+    assert_eq!(
+        by_stream[0] as f64 / upp,
+        r.flash_program_pages_by_cause.host
+    );
     assert_eq!(by_stream[1] as f64 / upp, r.flash_program_pages_by_cause.gc);
     assert_eq!(by_stream[1], r.gc_migrated_pages);
 }
@@ -34,12 +37,18 @@ fn sup_gc_keeps_host_and_gc_data_apart() {
 fn sup_gc_migrates_less_than_greedy_on_skewed_and_no_worse_on_uniform() {
     let greedy = run("{ policy = \"single\" }", SKEWED);
     let sup = run("{ policy = \"sup_gc\" }", SKEWED);
-    eprintln!("skewed: greedy WAF {:?} moves {}, SUP-GC WAF {:?} moves {}", greedy.waf, greedy.gc_migrated_pages, sup.waf, sup.gc_migrated_pages);
+    eprintln!(
+        "skewed: greedy WAF {:?} moves {}, SUP-GC WAF {:?} moves {}",
+        greedy.waf, greedy.gc_migrated_pages, sup.waf, sup.gc_migrated_pages
+    );
     // Separation must pay off on a skewed workload: at least 1% fewer migrations (measured: about 2%).
     assert!((sup.gc_migrated_pages as f64) < 0.99 * greedy.gc_migrated_pages as f64);
     let greedy_u = run("{ policy = \"single\" }", UNIFORM);
     let sup_u = run("{ policy = \"sup_gc\" }", UNIFORM);
-    eprintln!("uniform: greedy WAF {:?}, SUP-GC WAF {:?}", greedy_u.waf, sup_u.waf);
+    eprintln!(
+        "uniform: greedy WAF {:?}, SUP-GC WAF {:?}",
+        greedy_u.waf, sup_u.waf
+    );
     // Uniform random has nothing to separate: SUP-GC may not be worse than greedy by more than 5% WAF.
     assert!(sup_u.waf.unwrap() <= 1.05 * greedy_u.waf.unwrap());
 }
@@ -48,7 +57,10 @@ fn sup_gc_migrates_less_than_greedy_on_skewed_and_no_worse_on_uniform() {
 fn mbf_separates_hot_data_on_a_skewed_workload() {
     let greedy = run("{ policy = \"single\" }", SKEWED);
     let mbf = run("{ policy = \"mbf\" }", SKEWED);
-    eprintln!("skewed: greedy moves {}, MBF moves {}", greedy.gc_migrated_pages, mbf.gc_migrated_pages);
+    eprintln!(
+        "skewed: greedy moves {}, MBF moves {}",
+        greedy.gc_migrated_pages, mbf.gc_migrated_pages
+    );
     eprintln!("MBF units by stream {:?}", mbf.units_by_stream);
     // Both streams are used, and the identification pays off against single-stream greedy.
     assert!(mbf.units_by_stream[0] > 0 && mbf.units_by_stream[1] > 0);
@@ -57,7 +69,8 @@ fn mbf_separates_hot_data_on_a_skewed_workload() {
     // hot stream are Bloom false positives (2 hashes, 1,024 bit-sets per 2,048-bit filter: about 15% per
     // filter, ~28% for "current or previous window"), so the hot share stays well below half.
     let uni = run("{ policy = \"mbf\" }", UNIFORM);
-    let share = uni.units_by_stream[0] as f64 / (uni.units_by_stream[0] + uni.units_by_stream[1]) as f64;
+    let share =
+        uni.units_by_stream[0] as f64 / (uni.units_by_stream[0] + uni.units_by_stream[1]) as f64;
     assert!(share < 0.35, "{:?}", uni.units_by_stream);
 }
 
@@ -76,7 +89,11 @@ fn cpu_bound(placement: &str, firmware: &str) -> Report {
 fn firmware_cost_limits_throughput_by_the_configured_amount() {
     // 10 µs per command: at most 100,000 commands per simulated second.
     let base = cpu_bound("{ policy = \"single\" }", "ns_per_request = 10000");
-    assert!((base.iops.unwrap() - 100_000.0).abs() / 100_000.0 < 0.001, "{:?}", base.iops);
+    assert!(
+        (base.iops.unwrap() - 100_000.0).abs() / 100_000.0 < 0.001,
+        "{:?}",
+        base.iops
+    );
     // Doubling the per-command cost halves throughput.
     let slow = cpu_bound("{ policy = \"single\" }", "ns_per_request = 20000");
     assert!((slow.iops.unwrap() / base.iops.unwrap() - 0.5).abs() < 0.001);
@@ -96,10 +113,17 @@ fn mbf_hash_cost_shows_up_in_write_throughput() {
     let base = run_toml(&cfg("{ policy = \"single\" }"), &RunOptions::default()).unwrap();
     // MBF: 4 filters × 2 hashes to score + 2 to record = 10 hash operations per write at 25 ns = 250 ns,
     // i.e. 5% of the 5 µs per-command cost: throughput drops by 1 − 5000/5250 ≈ 4.8%.
-    let mbf = run_toml(&cfg("{ policy = \"mbf\", ns_per_hash = 25 }"), &RunOptions::default()).unwrap();
+    let mbf = run_toml(
+        &cfg("{ policy = \"mbf\", ns_per_hash = 25 }"),
+        &RunOptions::default(),
+    )
+    .unwrap();
     let drop = 1.0 - mbf.iops.unwrap() / base.iops.unwrap();
     eprintln!("MBF throughput drop {:.2}%", drop * 100.0);
-    assert!((drop - (1.0 - 5000.0 / 5250.0)).abs() < 0.005, "drop {drop}");
+    assert!(
+        (drop - (1.0 - 5000.0 / 5250.0)).abs() < 0.005,
+        "drop {drop}"
+    );
     // SUP-GC costs what the baseline costs.
     let sup = run_toml(&cfg("{ policy = \"sup_gc\" }"), &RunOptions::default()).unwrap();
     assert_eq!(sup.iops, base.iops);
@@ -115,9 +139,30 @@ fn gc_aware_buffer_prefers_dies_not_in_gc() {
              [precondition]\nwarmup_capacity_multiples = 1.0\n[workload]\npattern = \"uniform\"\nrequests = 30000\n"
         )
     };
-    let lru = run_toml(&cfg("lru"), &RunOptions { seed: None, verify: true }).unwrap();
-    let aware = run_toml(&cfg("gc_aware"), &RunOptions { seed: None, verify: true }).unwrap();
+    let lru = run_toml(
+        &cfg("lru"),
+        &RunOptions {
+            seed: None,
+            verify: true,
+        },
+    )
+    .unwrap();
+    let aware = run_toml(
+        &cfg("gc_aware"),
+        &RunOptions {
+            seed: None,
+            verify: true,
+        },
+    )
+    .unwrap();
     assert_eq!(lru.caches.write_buffer_gc_aware_skips, 0);
-    assert!(aware.caches.write_buffer_gc_aware_skips > 0, "GC-aware replacement never skipped a die in GC");
-    eprintln!("p99 write latency: LRU {:?} GC-aware {:?}", lru.write_latency_us.map(|p| p.p99), aware.write_latency_us.map(|p| p.p99));
+    assert!(
+        aware.caches.write_buffer_gc_aware_skips > 0,
+        "GC-aware replacement never skipped a die in GC"
+    );
+    eprintln!(
+        "p99 write latency: LRU {:?} GC-aware {:?}",
+        lru.write_latency_us.map(|p| p.p99),
+        aware.write_latency_us.map(|p| p.p99)
+    );
 }

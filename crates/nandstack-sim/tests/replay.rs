@@ -12,7 +12,10 @@ fn shared_dir() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir.canonicalize().expect("canonical path"))
     } else {
-        println!("skipping: ../shared/traces/block not found (looked for {})", dir.display());
+        println!(
+            "skipping: ../shared/traces/block not found (looked for {})",
+            dir.display()
+        );
         None
     }
 }
@@ -33,25 +36,38 @@ fn format_of(name: &str) -> Option<TraceFormat> {
         ("wiscsee_", Wiscsee),
         ("heimdall_", Heimdall),
     ];
-    table.iter().find(|(p, _)| name.starts_with(p)).map(|&(_, f)| f)
+    table
+        .iter()
+        .find(|(p, _)| name.starts_with(p))
+        .map(|&(_, f)| f)
 }
 
 #[test]
 fn every_sized_shared_trace_replays_with_exact_accounting() {
     let Some(dir) = shared_dir() else { return };
-    let mut names: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     names.sort();
     let mut replayed = 0;
     for name in &names {
         let Some(format) = format_of(name) else {
             // cloudphysics_w106_blocks carries block numbers only (no sizes, no op): nothing to check here.
-            assert!(name.starts_with("cloudphysics_w106"), "no format known for shared trace {name}");
+            assert!(
+                name.starts_with("cloudphysics_w106"),
+                "no format known for shared trace {name}"
+            );
             continue;
         };
         let path = dir.join(name);
         let stats = scan(&path, format).unwrap();
         let timed = format.has_time();
-        let host = if timed { "mode = \"open_loop\"" } else { "mode = \"closed_loop\"\nqueue_depth = 16" };
+        let host = if timed {
+            "mode = \"open_loop\""
+        } else {
+            "mode = \"closed_loop\"\nqueue_depth = 16"
+        };
         // 4 GiB TLC device, half filled at random so reads find data; the trace's address space is scaled
         // onto the device.
         let cfg = format!(
@@ -68,13 +84,26 @@ fn every_sized_shared_trace_replays_with_exact_accounting() {
         assert_eq!(r.host_read_bytes, stats.read_bytes, "{name}: read bytes");
         assert_eq!(r.host_write_bytes, stats.write_bytes, "{name}: write bytes");
         assert_eq!(r.host_trim_bytes, stats.trim_bytes, "{name}: trim bytes");
-        assert_eq!(r.read_latency_us.as_ref().map_or(0, |p| p.count), stats.reads, "{name}: every read completed");
+        assert_eq!(
+            r.read_latency_us.as_ref().map_or(0, |p| p.count),
+            stats.reads,
+            "{name}: every read completed"
+        );
         if stats.writes > 0 {
             let waf = r.waf.unwrap();
             assert!(waf >= 1.0, "{name}: WAF {waf} < 1");
         }
-        assert_eq!(r.units.valid + r.units.invalid + r.units.free, r.units.total, "{name}");
-        eprintln!("{name}: {} requests, WAF {:?}, iops {:.0}", r.requests, r.waf, r.iops.unwrap_or(0.0));
+        assert_eq!(
+            r.units.valid + r.units.invalid + r.units.free,
+            r.units.total,
+            "{name}"
+        );
+        eprintln!(
+            "{name}: {} requests, WAF {:?}, iops {:.0}",
+            r.requests,
+            r.waf,
+            r.iops.unwrap_or(0.0)
+        );
         replayed += 1;
     }
     assert!(replayed >= 19, "only {replayed} traces replayed");
@@ -89,9 +118,16 @@ fn out_of_range_trace_requests_name_the_request() {
          [trace]\npath = \"{}\"\nformat = \"msr\"\n",
         dir.join("msr_cambridge_hm0_sample.csv").display()
     );
-    let e = run_toml(&cfg, &RunOptions::default()).unwrap_err().to_string();
-    assert!(e.contains("msr_cambridge_hm0_sample.csv") && e.contains("request #") && e.contains("wrap"), "{e}");
+    let e = run_toml(&cfg, &RunOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("msr_cambridge_hm0_sample.csv") && e.contains("request #") && e.contains("wrap"),
+        "{e}"
+    );
     let bad = cfg.replace("format = \"msr\"", "format = \"msrr\"");
-    let e = run_toml(&bad, &RunOptions::default()).unwrap_err().to_string();
+    let e = run_toml(&bad, &RunOptions::default())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("trace.format") && e.contains("mqsim"), "{e}");
 }

@@ -1,7 +1,7 @@
 //! DFTL-style mapping cache: the full page map lives in translation pages on flash (page_size / 8 entries
 //! each, 8 bytes per entry as in DFTL); the controller caches N entries in DRAM, LRU. A lookup that misses
-//! reads the entry's translation page; evicting a dirty entry writes its translation page back (one
-//! program per dirty eviction — DFTL's batching of co-resident dirty entries is not modelled). Translation
+//! reads the entry's translation page; evicting a dirty entry writes its translation page back, and with it
+//! every other dirty cached entry of that page (DFTL's batch update: they become clean). Translation
 //! pages are spread over the planes (tpage mod planes); their space is not taken from the data blocks and
 //! they are not garbage collected (their programs are counted and timed, cause `translation`).
 
@@ -32,6 +32,11 @@ pub struct Access {
 pub struct MappingCache {
     lru: LruMap,
     entries_per_tpage: u32,
+    /// Write-backs of each translation page so far; a cached entry is dirty only if it was dirtied since
+    /// its page's last write-back (batch update without scanning the cache).
+    tpage_epoch: Vec<u32>,
+    /// Per logical page: the epoch of its translation page when the cached entry was last dirtied.
+    dirtied_in: Vec<u32>,
     pub hits: u64,
     pub misses: u64,
     pub dirty_evictions: u64,
@@ -39,9 +44,12 @@ pub struct MappingCache {
 
 impl MappingCache {
     pub fn new(logical_units: u32, entries: u32, page_size_bytes: u32) -> MappingCache {
+        let entries_per_tpage = page_size_bytes / 8;
         MappingCache {
             lru: LruMap::new(logical_units, entries),
-            entries_per_tpage: page_size_bytes / 8,
+            entries_per_tpage,
+            tpage_epoch: vec![0; logical_units.div_ceil(entries_per_tpage) as usize],
+            dirtied_in: vec![0; logical_units as usize],
             hits: 0,
             misses: 0,
             dirty_evictions: 0,
@@ -53,6 +61,9 @@ impl MappingCache {
     /// Look up (and, for `update`, modify) the entry of `lpn`.
     #[inline]
     pub fn access(&mut self, lpn: u32, update: bool) -> Access {
+        if update {
+            self.dirtied_in[lpn as usize] = self.tpage_epoch[self.tpage_of(lpn) as usize];
+        }
         if self.lru.touch(lpn, update) {
             self.hits += 1;
             return Access::default();
@@ -63,12 +74,25 @@ impl MappingCache {
             write_tpage: None,
         };
         if let Some((old, dirty)) = self.lru.insert(lpn, update) {
-            if dirty {
+            let t = self.tpage_of(old) as usize;
+            if dirty && self.dirtied_in[old as usize] == self.tpage_epoch[t] {
                 self.dirty_evictions += 1;
-                a.write_tpage = Some(self.tpage_of(old));
+                self.tpage_epoch[t] = self.tpage_epoch[t].wrapping_add(1);
+                a.write_tpage = Some(t as u32);
             }
         }
         a
+    }
+
+    /// Checkpoint: every cached entry becomes clean (all translation pages written back, uncounted), and
+    /// the counters restart. Used after preconditioning, as a drive's idle-time map flush would.
+    pub fn checkpoint(&mut self) {
+        for t in self.tpage_epoch.iter_mut() {
+            *t = t.wrapping_add(1);
+        }
+        self.hits = 0;
+        self.misses = 0;
+        self.dirty_evictions = 0;
     }
 }
 
@@ -112,5 +136,30 @@ mod tests {
             }
         );
         assert_eq!((c.hits, c.misses, c.dirty_evictions), (1, 4, 1));
+    }
+
+    #[test]
+    fn a_write_back_cleans_every_dirty_entry_of_its_page() {
+        let mut c = MappingCache::new(10_000, 3, 4096);
+        for lpn in [1, 2, 3] {
+            c.access(lpn, true); // three dirty entries of translation page 0
+        }
+        // 600 evicts 1: page 0 is written back once; 2 and 3 are now clean.
+        assert_eq!(c.access(600, false).write_tpage, Some(0));
+        assert_eq!(c.access(601, false).write_tpage, None);
+        assert_eq!(c.access(602, false).write_tpage, None);
+        assert_eq!(c.dirty_evictions, 1);
+        // Dirtied again after the write-back: dirty again.
+        c.access(602, true);
+        c.access(700, false);
+        c.access(701, false);
+        assert_eq!(c.access(702, false).write_tpage, Some(1));
+        // A checkpoint cleans everything and restarts the counters.
+        c.access(5, true);
+        c.checkpoint();
+        assert_eq!((c.hits, c.misses, c.dirty_evictions), (0, 0, 0));
+        for lpn in 800..803 {
+            assert_eq!(c.access(lpn, false).write_tpage, None);
+        }
     }
 }

@@ -118,7 +118,10 @@ impl Ftl {
             victim,
             placement,
             streams,
-            counters: Counters { units_by_stream: vec![0; streams as usize], ..Counters::default() },
+            counters: Counters {
+                units_by_stream: vec![0; streams as usize],
+                ..Counters::default()
+            },
             clock: 0,
             seal_seq: 0,
             rng: Rng::derive(seed, 0x6763),
@@ -188,7 +191,8 @@ impl Ftl {
     }
     /// The plane a host write of `lpn` goes to, when allocation is static.
     pub fn static_plane_of(&self, lpn: u32) -> Option<u32> {
-        (self.cfg.allocation == Allocation::Static).then(|| self.stripe[((lpn / self.upp) % self.planes) as usize])
+        (self.cfg.allocation == Allocation::Static)
+            .then(|| self.stripe[((lpn / self.upp) % self.planes) as usize])
     }
 
     /// Controller CPU time spent by the placement policy so far (firmware cost model), ns.
@@ -311,9 +315,15 @@ impl Ftl {
     }
 
     /// Zero all counters (after preconditioning); erase counts are kept but the per-phase distribution
-    /// is measured from here.
+    /// is measured from here. The mapping cache is checkpointed (all entries clean, counters zero).
     pub fn reset_counters(&mut self) {
-        self.counters = Counters { units_by_stream: vec![0; self.streams as usize], ..Counters::default() };
+        if let Some(mc) = self.mapcache.as_mut() {
+            mc.checkpoint();
+        }
+        self.counters = Counters {
+            units_by_stream: vec![0; self.streams as usize],
+            ..Counters::default()
+        };
         self.erase_baseline.clone_from(&self.blocks.erase_count);
     }
 

@@ -1,8 +1,10 @@
 //! NAND timing: per-mode tR / tPROG / tBERS, channel transfer rate, and busy-until timelines per die (or
 //! per plane with multi-plane parallelism) and per channel.
 //!
-//! Model (FCFS reservation, computed directly — no event queue is needed because every operation is
-//! placed on the resources it needs in request order):
+//! Model (computed directly — no event queue is needed because every operation is placed on the resources
+//! it needs in request order): dies are first come, first served (busy-until); a channel keeps a calendar
+//! of its reserved transfers, so a short transfer can use an idle gap before a transfer booked later in
+//! time (a read that waits behind a long program on one die must not block the bus for the other dies).
 //! * read: the die senses the page (tR), then the data crosses the channel (bytes ÷ rate); the die stays
 //!   busy until its page register is drained. A copyback read (same-plane GC) needs no channel.
 //! * host data: each 4 KiB unit crosses the channel into the die's cache register as it is written; the
@@ -112,8 +114,9 @@ impl TimingConfig {
 pub struct Timelines {
     /// Busy-until per die (or per plane with plane parallelism), ns.
     array: Vec<u64>,
-    /// Busy-until per channel, ns.
-    channel: Vec<u64>,
+    /// Reserved transfer intervals per channel, sorted, non-overlapping; intervals that ended before the
+    /// current command's arrival are pruned.
+    channel: Vec<Vec<(u64, u64)>>,
     planes_per_array: u32,
     planes_per_channel: u32,
     pub t_read: u64,
@@ -138,7 +141,7 @@ impl Timelines {
         let planes_per_channel = geo.planes() / geo.channels;
         Timelines {
             array: vec![0; (geo.planes() / planes_per_array) as usize],
-            channel: vec![0; geo.channels as usize],
+            channel: vec![Vec::new(); geo.channels as usize],
             planes_per_array,
             planes_per_channel,
             t_read: r.0,
@@ -173,11 +176,8 @@ impl Timelines {
         let start = ready.max(self.array[a]);
         let sensed = start + self.t_read;
         let end = if out_bytes > 0 {
-            let xs = sensed.max(self.channel[c]);
             let t = self.transfer_ns(out_bytes);
-            self.channel[c] = xs + t;
-            self.channel_busy_ns += t;
-            xs + t
+            self.reserve_channel(c, sensed, t) + t
         } else {
             sensed
         };
@@ -190,11 +190,41 @@ impl Timelines {
     #[inline]
     pub fn transfer_in(&mut self, plane: u32, ready: u64, bytes: u64) -> u64 {
         let (_, c) = self.slots(plane);
-        let xs = ready.max(self.channel[c]);
         let t = self.transfer_ns(bytes);
-        self.channel[c] = xs + t;
-        self.channel_busy_ns += t;
-        xs + t
+        self.reserve_channel(c, ready, t) + t
+    }
+
+    /// Book `dur` ns on channel `c` in the first idle gap at or after `ready`; returns the start.
+    fn reserve_channel(&mut self, c: usize, ready: u64, dur: u64) -> u64 {
+        self.channel_busy_ns += dur;
+        let cal = &mut self.channel[c];
+        // Fast path: nothing booked after `ready`.
+        if cal.last().is_none_or(|&(_, e)| e <= ready) {
+            cal.push((ready, ready + dur));
+            return ready;
+        }
+        let mut start = ready;
+        let mut i = cal.partition_point(|&(_, e)| e <= ready);
+        while i < cal.len() {
+            let (s, e) = cal[i];
+            if start + dur <= s {
+                break;
+            }
+            start = start.max(e);
+            i += 1;
+        }
+        cal.insert(i, (start, start + dur));
+        start
+    }
+
+    /// Forget channel bookings that ended by `now` (every later operation starts at or after `now`).
+    pub fn advance(&mut self, now: u64) {
+        for cal in &mut self.channel {
+            let k = cal.partition_point(|&(_, e)| e <= now);
+            if k > 0 {
+                cal.drain(..k);
+            }
+        }
     }
 
     /// Page program whose data is in the register at `ready`. Returns the completion time.
@@ -235,12 +265,11 @@ impl Timelines {
 
     /// Latest busy-until over all resources (the device is idle after this).
     pub fn all_idle_at(&self) -> u64 {
-        self.array
+        let chan = self
+            .channel
             .iter()
-            .chain(&self.channel)
-            .copied()
-            .max()
-            .unwrap_or(0)
+            .filter_map(|c| c.last().map(|&(_, e)| e));
+        self.array.iter().copied().chain(chan).max().unwrap_or(0)
     }
 }
 
@@ -293,6 +322,22 @@ mod tests {
         assert_eq!(t.transfer_in(1, 0, 4096), 10240);
         assert_eq!(t.transfer_in(2, 0, 4096), 5120);
         assert_eq!(t.all_idle_at(), 10240);
+    }
+
+    #[test]
+    fn a_late_transfer_does_not_block_the_channel_for_idle_dies() {
+        let mut t = tl(false);
+        // The die of planes 0/1 (channel 0) programs until 730 µs; a read there senses after it and books
+        // channel 0 from 796 µs.
+        t.program(0, 0);
+        let r = t.read(0, 0, 4096);
+        assert_eq!(r, 730_000 + 66_000 + 5120);
+        // Another transfer on channel 0 ready at 10 µs uses the idle gap before the read's data.
+        assert_eq!(t.transfer_in(1, 10_000, 4096), 10_000 + 5120);
+        // One that would overlap the booked slot goes after it.
+        assert_eq!(t.transfer_in(1, 795_000, 4096), r + 5120);
+        t.advance(2_000_000);
+        assert_eq!(t.transfer_in(1, 2_000_000, 4096), 2_000_000 + 5120);
     }
 
     #[test]

@@ -33,6 +33,8 @@ pub struct HostCounters {
     pub buffer_flushed_units: u64,
     /// Evictions where GC-aware replacement skipped the LRU unit because its die was in GC.
     pub buffer_gc_aware_skips: u64,
+    /// Partial-unit writes merged into the buffer (each reads the unit's old data if it has any).
+    pub buffer_partial_merges: u64,
     /// Controller CPU time spent on host commands, ns (firmware cost model).
     pub firmware_ns: u64,
 }
@@ -163,9 +165,17 @@ impl BlockSsd {
     /// GC. Returns the unit and the CPU time spent scanning.
     fn pick_eviction(&mut self, now: u64) -> (u32, u64) {
         let buf = self.buffer.as_ref().expect("buffered");
-        let candidates = buf.lru.peek_lru(if buf.eviction == Eviction::Lru { 1 } else { buf.scan as usize });
+        let candidates = buf.lru.peek_lru(if buf.eviction == Eviction::Lru {
+            1
+        } else {
+            buf.scan as usize
+        });
         let lru = candidates[0];
-        let Some(tl) = self.timelines.as_ref().filter(|_| buf.eviction == Eviction::GcAware) else {
+        let Some(tl) = self
+            .timelines
+            .as_ref()
+            .filter(|_| buf.eviction == Eviction::GcAware)
+        else {
             return (lru, 0);
         };
         let mut scanned = 0;
@@ -186,7 +196,11 @@ impl BlockSsd {
 
     /// Buffer the units of a write (evicting as needed); returns the CPU time of eviction scans.
     fn buffered_write(&mut self, offset: u64, len: u64, now: u64) -> Result<u64> {
-        if offset.checked_add(len).is_none_or(|e| e > self.ftl.logical_bytes()) || len == 0 {
+        if offset
+            .checked_add(len)
+            .is_none_or(|e| e > self.ftl.logical_bytes())
+            || len == 0
+        {
             // Let the FTL produce the canonical out-of-range error.
             return self.ftl.write(offset, len).map(|_| 0);
         }
@@ -203,6 +217,7 @@ impl BlockSsd {
             let unit_start = u * MAPPING_UNIT_BYTES;
             let partial = offset > unit_start || end < unit_start + MAPPING_UNIT_BYTES;
             if partial {
+                self.counters.buffer_partial_merges += 1;
                 self.ftl.read_for_merge(lpn)?;
             }
             if self.buffer.as_ref().expect("buffered").lru.is_full() {
@@ -210,9 +225,14 @@ impl BlockSsd {
                 scan_ns += ns;
                 self.buffer.as_mut().expect("buffered").lru.remove(victim);
                 self.counters.buffer_evicted_units += 1;
-                self.ftl.write(victim as u64 * MAPPING_UNIT_BYTES, MAPPING_UNIT_BYTES)?;
+                self.ftl
+                    .write(victim as u64 * MAPPING_UNIT_BYTES, MAPPING_UNIT_BYTES)?;
             }
-            self.buffer.as_mut().expect("buffered").lru.insert(lpn, true);
+            self.buffer
+                .as_mut()
+                .expect("buffered")
+                .lru
+                .insert(lpn, true);
         }
         Ok(scan_ns)
     }

@@ -24,6 +24,7 @@ impl BlockSsd {
             return now;
         };
         self.ftl.drain_ops(&mut self.ops);
+        tl.advance(now);
         let page = self.page_bytes;
         let mut gc_data = now; // GC reads done (migrated data available)
         let mut gc_end = now; // all GC work done (foreground GC blocks the host part)

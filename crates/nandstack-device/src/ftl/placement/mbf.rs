@@ -56,13 +56,25 @@ fn d_decay() -> u32 {
 }
 impl Default for MbfConfig {
     fn default() -> Self {
-        MbfConfig { filters: 4, bits: 2048, hashes: 2, decay_writes: 512, hot_threshold: None, ns_per_hash: 0 }
+        MbfConfig {
+            filters: 4,
+            bits: 2048,
+            hashes: 2,
+            decay_writes: 512,
+            hot_threshold: None,
+            ns_per_hash: 0,
+        }
     }
 }
 
 impl MbfConfig {
     pub fn validate(&self) -> nandstack_core::Result<()> {
-        let bad = |k: &str, m: &str| Err(nandstack_core::Error::config(format!("ftl.placement.{k}"), m.to_string()));
+        let bad = |k: &str, m: &str| {
+            Err(nandstack_core::Error::config(
+                format!("ftl.placement.{k}"),
+                m.to_string(),
+            ))
+        };
         if self.filters == 0 || self.filters > 64 {
             return bad("filters", "must be in [1, 64]");
         }
@@ -94,8 +106,18 @@ pub struct Mbf {
 impl Mbf {
     pub fn new(cfg: MbfConfig) -> Mbf {
         let words_per_filter = (cfg.bits as usize).div_ceil(64);
-        let threshold = cfg.hot_threshold.unwrap_or(cfg.filters.saturating_sub(1).max(1));
-        Mbf { words: vec![0; words_per_filter * cfg.filters as usize], words_per_filter, current: 0, writes_in_window: 0, threshold, hash_ops: 0, cfg }
+        let threshold = cfg
+            .hot_threshold
+            .unwrap_or(cfg.filters.saturating_sub(1).max(1));
+        Mbf {
+            words: vec![0; words_per_filter * cfg.filters as usize],
+            words_per_filter,
+            current: 0,
+            writes_in_window: 0,
+            threshold,
+            hash_ops: 0,
+            cfg,
+        }
     }
 
     #[inline]
@@ -104,12 +126,14 @@ impl Mbf {
         let h1 = h1 ^ (h1 >> 33);
         let h2 = (lpn as u64).wrapping_mul(0xC4CE_B9FE_1A85_EC53) | 1;
         let bits = self.cfg.bits as u64;
-        (0..self.cfg.hashes as u64).map(move |i| (h1.wrapping_add(i.wrapping_mul(h2)) % bits) as usize)
+        (0..self.cfg.hashes as u64)
+            .map(move |i| (h1.wrapping_add(i.wrapping_mul(h2)) % bits) as usize)
     }
 
     fn test(&self, filter: usize, lpn: u32) -> bool {
         let base = filter * self.words_per_filter;
-        self.positions(lpn).all(|b| self.words[base + b / 64] & (1 << (b % 64)) != 0)
+        self.positions(lpn)
+            .all(|b| self.words[base + b / 64] & (1 << (b % 64)) != 0)
     }
 
     fn set(&mut self, filter: usize, lpn: u32) {
@@ -144,7 +168,9 @@ impl Mbf {
             let n = self.cfg.filters as usize;
             self.current = (self.current + 1) % n;
             let base = self.current * self.words_per_filter;
-            self.words[base..base + self.words_per_filter].iter_mut().for_each(|w| *w = 0);
+            self.words[base..base + self.words_per_filter]
+                .iter_mut()
+                .for_each(|w| *w = 0);
         }
     }
 
@@ -182,7 +208,11 @@ mod tests {
 
     #[test]
     fn filters_decay_as_configured() {
-        let mut m = Mbf::new(MbfConfig { filters: 4, decay_writes: 10, ..MbfConfig::default() });
+        let mut m = Mbf::new(MbfConfig {
+            filters: 4,
+            decay_writes: 10,
+            ..MbfConfig::default()
+        });
         m.record(7);
         assert_eq!(m.score(7), 4, "in the current window: full weight");
         // Nine more writes: the tenth write of the window closes it; page 7 is now one window old.
@@ -205,7 +235,10 @@ mod tests {
 
     #[test]
     fn repeated_writes_are_hot_single_writes_cold() {
-        let mut m = Mbf::new(MbfConfig { decay_writes: 8, ..MbfConfig::default() });
+        let mut m = Mbf::new(MbfConfig {
+            decay_writes: 8,
+            ..MbfConfig::default()
+        });
         for round in 0..6u32 {
             for i in 0..4 {
                 m.record(i); // hot set {0..3}, written every window
@@ -221,8 +254,16 @@ mod tests {
         assert!(old_hot <= 1, "{old_hot} old once-written pages look hot");
         assert!((20..24).all(|i| m.is_hot(10_000 + i)));
         // Hash work is counted for the cost model.
-        let mut costly = Mbf::new(MbfConfig { ns_per_hash: 10, ..MbfConfig::default() });
-        let ctx = WriteCtx { lpn: 1, cause: WriteCause::Host, source_stream: None, request_bytes: 4096 };
+        let mut costly = Mbf::new(MbfConfig {
+            ns_per_hash: 10,
+            ..MbfConfig::default()
+        });
+        let ctx = WriteCtx {
+            lpn: 1,
+            cause: WriteCause::Host,
+            source_stream: None,
+            request_bytes: 4096,
+        };
         costly.stream_for(&ctx);
         // score: 4 filters × 2 hashes; record: 2 hashes.
         assert_eq!(costly.firmware_ns(), (8 + 2) * 10);

@@ -65,7 +65,12 @@ mod tests {
     /// Shared conformance: stream ids are in range for every cause.
     #[test]
     fn conformance() {
-        for cfg in [PlacementConfig::Single, PlacementConfig::HostGc, PlacementConfig::SupGc, PlacementConfig::Mbf(MbfConfig::default())] {
+        for cfg in [
+            PlacementConfig::Single,
+            PlacementConfig::HostGc,
+            PlacementConfig::SupGc,
+            PlacementConfig::Mbf(MbfConfig::default()),
+        ] {
             let mut p = build(&cfg);
             assert!(p.streams() >= 1);
             for (i, cause) in [WriteCause::Host, WriteCause::Gc, WriteCause::WearLeveling]

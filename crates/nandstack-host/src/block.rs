@@ -1,0 +1,197 @@
+//! The host's block layer: merges the pages of one I/O batch (a plug) into requests of contiguous
+//! sectors up to `max_sectors_kb`, issues them to the SSD at the submitting thread's time, counts them by
+//! region and kind, and optionally writes them to a block trace (MSR CSV or blkparse text).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+
+use nandstack_core::{Error, Result};
+use nandstack_device::ssd::BlockSsd;
+
+use crate::config::{BlockTraceFormat, BlockTraceOut};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum IoKind {
+    Read = 0,
+    Write = 1,
+    Discard = 2,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Region {
+    Swap = 0,
+    File = 1,
+}
+
+/// Request size histograms are kept exactly up to this many pages.
+pub const HIST_PAGES: usize = 1024;
+
+/// Requests and pages by [region][kind], and request sizes.
+#[derive(Clone, Debug)]
+pub struct IoCounters {
+    pub requests: [[u64; 3]; 2],
+    pub pages: [[u64; 3]; 2],
+    /// Request sizes in pages (index = size, last bucket = larger), by [region][kind].
+    pub sizes: Vec<Vec<u64>>,
+}
+impl Default for IoCounters {
+    fn default() -> Self {
+        IoCounters {
+            requests: [[0; 3]; 2],
+            pages: [[0; 3]; 2],
+            sizes: vec![vec![0; HIST_PAGES + 1]; 6],
+        }
+    }
+}
+
+struct TraceOut {
+    out: BufWriter<File>,
+    path: String,
+    format: BlockTraceFormat,
+    seq: u64,
+}
+
+pub struct BlockLayer {
+    pub ssd: BlockSsd,
+    pub max_req_pages: u32,
+    pub counters: IoCounters,
+    trace: Option<TraceOut>,
+    /// Names of the issuers (the `comm` of trace lines).
+    pub comms: Vec<String>,
+}
+
+impl BlockLayer {
+    pub fn new(ssd: BlockSsd, max_req_pages: u32, trace: Option<&BlockTraceOut>) -> Result<BlockLayer> {
+        let trace = match trace {
+            Some(t) => {
+                let f = File::create(&t.path).map_err(|e| Error::Io {
+                    path: t.path.clone(),
+                    source: e,
+                })?;
+                Some(TraceOut {
+                    out: BufWriter::with_capacity(1 << 16, f),
+                    path: t.path.clone(),
+                    format: t.format,
+                    seq: 0,
+                })
+            }
+            None => None,
+        };
+        Ok(BlockLayer {
+            ssd,
+            max_req_pages,
+            counters: IoCounters::default(),
+            trace,
+            comms: vec!["kswapd0".into(), "kworker".into(), "flush".into()],
+        })
+    }
+
+    /// Register an issuer name; returns its id.
+    pub fn comm(&mut self, name: &str) -> u16 {
+        self.comms.push(name.into());
+        (self.comms.len() - 1) as u16
+    }
+
+    /// Issue one request of `pages` 4 KiB pages at byte `offset`, arriving at `now`; returns its
+    /// completion time.
+    pub fn issue(
+        &mut self,
+        kind: IoKind,
+        region: Region,
+        offset: u64,
+        pages: u32,
+        now: u64,
+        comm: u16,
+    ) -> Result<u64> {
+        let len = pages as u64 * 4096;
+        let done = match kind {
+            IoKind::Read => self.ssd.read(offset, len, now)?,
+            IoKind::Write => self.ssd.write(offset, len, now)?,
+            IoKind::Discard => self.ssd.trim(offset, len, now)?,
+        }
+        .max(now);
+        let (r, k) = (region as usize, kind as usize);
+        self.counters.requests[r][k] += 1;
+        self.counters.pages[r][k] += pages as u64;
+        self.counters.sizes[r * 3 + k][(pages as usize).min(HIST_PAGES)] += 1;
+        if let Some(t) = self.trace.as_mut() {
+            let comm = &self.comms[comm as usize];
+            t.seq += 1;
+            let res = match t.format {
+                BlockTraceFormat::Msr => {
+                    if kind == IoKind::Discard {
+                        Ok(())
+                    } else {
+                        writeln!(
+                            t.out,
+                            "{},nandstack,0,{},{},{},{}",
+                            now / 100,
+                            if kind == IoKind::Read { "Read" } else { "Write" },
+                            offset,
+                            len,
+                            (done - now) / 100
+                        )
+                    }
+                }
+                BlockTraceFormat::Blkparse => writeln!(
+                    t.out,
+                    "259,0 0 {} {}.{:09} 0 D {} {} + {} [{}]",
+                    t.seq,
+                    now / 1_000_000_000,
+                    now % 1_000_000_000,
+                    match kind {
+                        IoKind::Read => "R",
+                        IoKind::Write => "W",
+                        IoKind::Discard => "D",
+                    },
+                    offset / 512,
+                    len / 512,
+                    comm
+                ),
+            };
+            res.map_err(|e| Error::Io {
+                path: t.path.clone(),
+                source: e,
+            })?;
+        }
+        Ok(done)
+    }
+
+    /// Issue a batch of single pages (byte offsets, in submission order): runs of consecutive pages
+    /// merge into one request up to the maximum size. `done[i]` gets page i's completion time.
+    pub fn issue_batch(
+        &mut self,
+        kind: IoKind,
+        region: Region,
+        pages: &[u64],
+        now: u64,
+        comm: u16,
+        done: &mut Vec<u64>,
+    ) -> Result<()> {
+        done.clear();
+        let mut i = 0;
+        while i < pages.len() {
+            let mut j = i + 1;
+            while j < pages.len()
+                && pages[j] == pages[j - 1] + 4096
+                && ((j - i) as u32) < self.max_req_pages
+            {
+                j += 1;
+            }
+            let d = self.issue(kind, region, pages[i], (j - i) as u32, now, comm)?;
+            done.extend(std::iter::repeat_n(d, j - i));
+            i = j;
+        }
+        Ok(())
+    }
+
+    pub fn finish(&mut self) -> Result<()> {
+        if let Some(t) = self.trace.as_mut() {
+            t.out.flush().map_err(|e| Error::Io {
+                path: t.path.clone(),
+                source: e,
+            })?;
+        }
+        Ok(())
+    }
+}

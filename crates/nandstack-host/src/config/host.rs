@@ -1,0 +1,559 @@
+//! The host section: RAM, watermarks, reclaim, swap, readahead, page cache, cgroups and CPU costs.
+//! Defaults are Linux 6.x defaults where Linux has one (named in each field's doc).
+
+use nandstack_core::{Error, Result};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The host machine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    /// RAM managed by the page allocator, MiB. Default 1024.
+    #[serde(default = "d_ram")]
+    pub ram_mib: u64,
+    /// CPUs. Threads run on CPU (thread index mod cpus); each CPU has its own current swap cluster.
+    /// Default 2.
+    #[serde(default = "d_cpus")]
+    pub cpus: u32,
+    /// `vm.min_free_kbytes`, KiB. Default: Linux's formula, 4·√(RAM in KiB) clamped to [128, 262144].
+    #[serde(default)]
+    pub min_free_kbytes: Option<u64>,
+    /// `vm.watermark_scale_factor`, in 1/10000 of RAM: the gap min→low and low→high is
+    /// max(min/4, RAM·factor/10000). Default 10.
+    #[serde(default = "d_wsf")]
+    pub watermark_scale_factor: u32,
+    /// `vm.swappiness`, 0–200: relative cost weight of anon vs file reclaim. Default 60.
+    #[serde(default = "d_swappiness")]
+    pub swappiness: u32,
+    #[serde(default)]
+    pub reclaim: ReclaimConfig,
+    #[serde(default)]
+    pub swap: SwapConfig,
+    #[serde(default)]
+    pub readahead: ReadaheadConfig,
+    #[serde(default)]
+    pub pagecache: PageCacheConfig,
+    /// Memory cgroups (flat, all children of the root). Default none: every process in the root.
+    #[serde(default)]
+    pub cgroups: Vec<CgroupConfig>,
+    #[serde(default)]
+    pub costs: CostConfig,
+}
+fn d_ram() -> u64 {
+    1024
+}
+fn d_cpus() -> u32 {
+    2
+}
+fn d_wsf() -> u32 {
+    10
+}
+fn d_swappiness() -> u32 {
+    60
+}
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            ram_mib: d_ram(),
+            cpus: d_cpus(),
+            min_free_kbytes: None,
+            watermark_scale_factor: d_wsf(),
+            swappiness: d_swappiness(),
+            reclaim: ReclaimConfig::default(),
+            swap: SwapConfig::default(),
+            readahead: ReadaheadConfig::default(),
+            pagecache: PageCacheConfig::default(),
+            cgroups: Vec::new(),
+            costs: CostConfig::default(),
+        }
+    }
+}
+
+/// Which pages reclaim evicts.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReclaimPolicyKind {
+    /// Linux's split LRU (anon/file × inactive/active, reference bits and PG_referenced second chance,
+    /// refault activation, swappiness cost balance, priority scan) — `mm/vmscan.c` without MGLRU.
+    Linux,
+    /// Textbook FIFO: evict the oldest resident page.
+    Fifo,
+    /// Textbook CLOCK (second chance): a referenced page loses its bit and goes round again.
+    Clock,
+}
+
+/// Page reclaim.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReclaimConfig {
+    /// `linux`, `fifo` or `clock`. Default `linux`.
+    #[serde(default = "d_policy")]
+    pub policy: ReclaimPolicyKind,
+    /// `SWAP_CLUSTER_MAX`: pages isolated per batch and the target of one direct reclaim, pages.
+    /// Default 32.
+    #[serde(default = "d_scm")]
+    pub swap_cluster_max: u32,
+    /// Memory cgroup v1 semantics: limit reclaim waits for the writeback of pages it already marked
+    /// for reclaim (`writeback_throttling_sane()` is false), and charges are not batched. Default true
+    /// (the kernel captures used cgroup v1).
+    #[serde(default = "d_true")]
+    pub cgroup_v1: bool,
+    /// `MAX_RECLAIM_RETRIES`: failed reclaim rounds before an allocation is declared out of memory.
+    /// Default 16.
+    #[serde(default = "d_retries")]
+    pub max_reclaim_retries: u32,
+    /// Workingset detection (`mm/workingset.c`): evicted pages leave shadow entries and a refault
+    /// within the workingset size is activated. Default true.
+    #[serde(default = "d_true")]
+    pub workingset: bool,
+}
+fn d_policy() -> ReclaimPolicyKind {
+    ReclaimPolicyKind::Linux
+}
+fn d_scm() -> u32 {
+    32
+}
+fn d_true() -> bool {
+    true
+}
+fn d_retries() -> u32 {
+    16
+}
+impl Default for ReclaimConfig {
+    fn default() -> Self {
+        ReclaimConfig {
+            policy: d_policy(),
+            swap_cluster_max: d_scm(),
+            cgroup_v1: true,
+            max_reclaim_retries: d_retries(),
+            workingset: true,
+        }
+    }
+}
+
+/// Discard (TRIM) of freed swap space.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DiscardMode {
+    /// No discard (the distribution default: `swapon` without `--discard`).
+    Off,
+    /// `swapon --discard=pages`: a cluster whose last slot is freed is discarded whole before it is
+    /// reused, and the allocator prefers free clusters.
+    Cluster,
+    /// Fine-grained: discard each aligned group of `slots` slots as soon as all its slots are free
+    /// (not in Linux; the DISS-style alternative).
+    Fine,
+}
+
+/// Discard policy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiscardConfig {
+    /// `off`, `cluster` or `fine`. Default `off`.
+    #[serde(default = "d_discard")]
+    pub mode: DiscardMode,
+    /// Group size of `fine` discard, slots (4 KiB each). Default 8.
+    #[serde(default = "d_fine")]
+    pub slots: u32,
+}
+fn d_discard() -> DiscardMode {
+    DiscardMode::Off
+}
+fn d_fine() -> u32 {
+    8
+}
+impl Default for DiscardConfig {
+    fn default() -> Self {
+        DiscardConfig {
+            mode: d_discard(),
+            slots: d_fine(),
+        }
+    }
+}
+
+/// The swap partition and its slot allocator.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SwapConfig {
+    /// Size of the swap partition, MiB (slot 0 is the swap header). 0 = no swap. Default 512.
+    #[serde(default = "d_swap")]
+    pub size_mib: u64,
+    /// Start of the swap partition on the device, MiB. Default 0.
+    #[serde(default)]
+    pub offset_mib: u64,
+    /// `SWAPFILE_CLUSTER`: slots per cluster, 512 (x86-64 with THP) or 256. Default 512.
+    #[serde(default = "d_cluster")]
+    pub cluster_slots: u32,
+    /// `SWP_SOLIDSTATE`: a non-rotational device gets a current cluster per CPU; otherwise one global
+    /// cluster. Default true.
+    #[serde(default = "d_true")]
+    pub solid_state: bool,
+    #[serde(default)]
+    pub discard: DiscardConfig,
+    /// `vm_swap_full()` cutoff: swap counts as full when more than this fraction of slots is used;
+    /// then swap-cache copies are dropped at fault and activation. Linux: 0.5. Default 0.5.
+    #[serde(default = "d_full")]
+    pub full_ratio: f64,
+    /// Per-CPU swap slot cache of Linux ≤ 6.14 (`SWAP_SLOTS_CACHE_SIZE`): slots are taken from the
+    /// allocator and freed back in batches of this many; 0 = none (Linux ≥ 6.15). Default 0.
+    #[serde(default)]
+    pub slot_cache: u32,
+    /// Largest block request (`max_sectors_kb`), KiB; contiguous swap pages of one batch merge up to
+    /// it. Default 512.
+    #[serde(default = "d_maxreq")]
+    pub max_request_kib: u32,
+}
+fn d_swap() -> u64 {
+    512
+}
+fn d_cluster() -> u32 {
+    512
+}
+fn d_full() -> f64 {
+    0.5
+}
+fn d_maxreq() -> u32 {
+    512
+}
+impl Default for SwapConfig {
+    fn default() -> Self {
+        SwapConfig {
+            size_mib: d_swap(),
+            offset_mib: 0,
+            cluster_slots: d_cluster(),
+            solid_state: true,
+            discard: DiscardConfig::default(),
+            full_ratio: d_full(),
+            slot_cache: 0,
+            max_request_kib: d_maxreq(),
+        }
+    }
+}
+
+/// Swap readahead policy.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadaheadPolicyKind {
+    /// `swap_vma_readahead`: pages around the fault address in the same VMA and 2 MiB region, window
+    /// from the per-VMA hit count (Linux default when no rotational swap device is active).
+    Vma,
+    /// `swap_cluster_readahead`: an aligned block of slots around the faulting slot, window from the
+    /// global hit count (Linux with a rotational swap device, or `vma_ra_enabled=false`).
+    Cluster,
+    /// No readahead: read only the faulting page.
+    Off,
+}
+
+/// Swap readahead.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadaheadConfig {
+    /// `vma`, `cluster` or `off`. Default `vma`.
+    #[serde(default = "d_ra")]
+    pub policy: ReadaheadPolicyKind,
+    /// `vm.page-cluster`: the window is at most 2^page_cluster pages. Default 3.
+    #[serde(default = "d_pc")]
+    pub page_cluster: u32,
+}
+fn d_ra() -> ReadaheadPolicyKind {
+    ReadaheadPolicyKind::Vma
+}
+fn d_pc() -> u32 {
+    3
+}
+impl Default for ReadaheadConfig {
+    fn default() -> Self {
+        ReadaheadConfig {
+            policy: d_ra(),
+            page_cluster: d_pc(),
+        }
+    }
+}
+
+/// The page cache and the file partition holding mapped files.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PageCacheConfig {
+    /// Start of the file partition on the device, MiB. Default: right after the swap partition.
+    #[serde(default)]
+    pub offset_mib: Option<u64>,
+    /// Read-around window of an mmap fault (`read_ahead_kb`), KiB. Default 128.
+    #[serde(default = "d_rakb")]
+    pub read_ahead_kb: u32,
+    /// `vm.dirty_expire_centisecs` in ms: the flusher writes dirty file pages older than this.
+    /// Default 30000.
+    #[serde(default = "d_expire")]
+    pub dirty_expire_ms: u64,
+    /// `vm.dirty_writeback_centisecs` in ms: period of the flusher. Default 5000.
+    #[serde(default = "d_wb")]
+    pub dirty_writeback_ms: u64,
+    /// `vm.dirty_background_ratio`, percent of RAM: above this many dirty file pages the flusher writes
+    /// them all. Default 10.
+    #[serde(default = "d_bg")]
+    pub dirty_background_ratio: u32,
+}
+fn d_rakb() -> u32 {
+    128
+}
+fn d_expire() -> u64 {
+    30_000
+}
+fn d_wb() -> u64 {
+    5_000
+}
+fn d_bg() -> u32 {
+    10
+}
+impl Default for PageCacheConfig {
+    fn default() -> Self {
+        PageCacheConfig {
+            offset_mib: None,
+            read_ahead_kb: d_rakb(),
+            dirty_expire_ms: d_expire(),
+            dirty_writeback_ms: d_wb(),
+            dirty_background_ratio: d_bg(),
+        }
+    }
+}
+
+/// A memory cgroup.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CgroupConfig {
+    /// Name, referenced by `processes[].cgroup`.
+    pub name: String,
+    /// `memory.limit_in_bytes` (v1) / `memory.max` (v2), MiB. Default: no limit.
+    #[serde(default)]
+    pub limit_mib: Option<u64>,
+    /// The cgroup's own `memory.swappiness` (v1). Default: `host.swappiness`.
+    #[serde(default)]
+    pub swappiness: Option<u32>,
+    /// blk-throttle `read_bps_device` on the swap partition, MiB/s. Default: unlimited.
+    #[serde(default)]
+    pub swap_read_mib_per_s: Option<f64>,
+    /// blk-throttle `write_bps_device` on the swap partition, MiB/s. Default: unlimited.
+    #[serde(default)]
+    pub swap_write_mib_per_s: Option<f64>,
+}
+
+/// CPU time of host work (the simulated clock of each thread). Kernel work is charged to the thread
+/// that does it; I/O waits come from the device model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CostConfig {
+    /// CPU time of one memory reference that hits RAM (the program's own work), ns. Default 10.
+    #[serde(default = "d_ref")]
+    pub ns_per_reference: u64,
+    /// Kernel time of a minor fault (first touch, swap-cache or page-cache hit), ns. Default 1000.
+    #[serde(default = "d_minor")]
+    pub minor_fault_ns: u64,
+    /// Kernel time of a major fault besides the device wait (allocation, I/O submission, mapping), ns.
+    /// Default 3000.
+    #[serde(default = "d_major")]
+    pub major_fault_ns: u64,
+    /// Reclaim CPU time per page scanned (isolation, reference check, unmap), ns. Default 300.
+    #[serde(default = "d_scan")]
+    pub reclaim_scan_ns: u64,
+}
+fn d_ref() -> u64 {
+    10
+}
+fn d_minor() -> u64 {
+    1000
+}
+fn d_major() -> u64 {
+    3000
+}
+fn d_scan() -> u64 {
+    300
+}
+impl Default for CostConfig {
+    fn default() -> Self {
+        CostConfig {
+            ns_per_reference: d_ref(),
+            minor_fault_ns: d_minor(),
+            major_fault_ns: d_major(),
+            reclaim_scan_ns: d_scan(),
+        }
+    }
+}
+
+fn bad(key: &str, msg: String) -> Error {
+    Error::config(key, msg)
+}
+
+impl HostConfig {
+    pub fn validate(&self) -> Result<()> {
+        if self.ram_mib == 0 || self.ram_mib > (1 << 20) {
+            return Err(bad(
+                "host.ram_mib",
+                format!("is {}: must be in [1, 1048576]", self.ram_mib),
+            ));
+        }
+        if self.cpus == 0 || self.cpus > 1024 {
+            return Err(bad(
+                "host.cpus",
+                format!("is {}: must be in [1, 1024]", self.cpus),
+            ));
+        }
+        if self.swappiness > 200 {
+            return Err(bad(
+                "host.swappiness",
+                format!("is {}: must be in [0, 200]", self.swappiness),
+            ));
+        }
+        if self.watermark_scale_factor == 0 || self.watermark_scale_factor > 3000 {
+            return Err(bad(
+                "host.watermark_scale_factor",
+                format!("is {}: must be in [1, 3000]", self.watermark_scale_factor),
+            ));
+        }
+        if let Some(m) = self.min_free_kbytes {
+            if m == 0 || m >= self.ram_mib * 1024 / 4 {
+                return Err(bad(
+                    "host.min_free_kbytes",
+                    format!("is {m}: must be ≥ 1 and below a quarter of RAM"),
+                ));
+            }
+        }
+        let r = &self.reclaim;
+        if r.swap_cluster_max == 0 || r.swap_cluster_max > 4096 {
+            return Err(bad(
+                "host.reclaim.swap_cluster_max",
+                format!("is {}: must be in [1, 4096]", r.swap_cluster_max),
+            ));
+        }
+        if r.max_reclaim_retries == 0 || r.max_reclaim_retries > 1000 {
+            return Err(bad(
+                "host.reclaim.max_reclaim_retries",
+                format!("is {}: must be in [1, 1000]", r.max_reclaim_retries),
+            ));
+        }
+        let s = &self.swap;
+        if s.cluster_slots != 256 && s.cluster_slots != 512 {
+            return Err(bad(
+                "host.swap.cluster_slots",
+                format!("is {}: must be 256 or 512", s.cluster_slots),
+            ));
+        }
+        if s.size_mib > (1 << 21) {
+            return Err(bad(
+                "host.swap.size_mib",
+                format!("is {}: at most 2 TiB (2097152 MiB) of swap", s.size_mib),
+            ));
+        }
+        if s.size_mib > 0 && s.size_mib * 256 < 2 {
+            return Err(bad("host.swap.size_mib", "too small".into()));
+        }
+        if !(s.full_ratio.is_finite() && s.full_ratio > 0.0 && s.full_ratio <= 1.0) {
+            return Err(bad(
+                "host.swap.full_ratio",
+                format!("is {}: must be in (0, 1]", s.full_ratio),
+            ));
+        }
+        if s.slot_cache > 4096 {
+            return Err(bad(
+                "host.swap.slot_cache",
+                format!("is {}: must be in [0, 4096]", s.slot_cache),
+            ));
+        }
+        if s.max_request_kib < 4 || s.max_request_kib % 4 != 0 || s.max_request_kib > 65536 {
+            return Err(bad(
+                "host.swap.max_request_kib",
+                format!(
+                    "is {}: must be a multiple of 4 in [4, 65536]",
+                    s.max_request_kib
+                ),
+            ));
+        }
+        if s.discard.mode == DiscardMode::Fine
+            && (s.discard.slots == 0 || s.discard.slots > s.cluster_slots)
+        {
+            return Err(bad(
+                "host.swap.discard.slots",
+                format!(
+                    "is {}: must be in [1, cluster_slots = {}]",
+                    s.discard.slots, s.cluster_slots
+                ),
+            ));
+        }
+        if self.readahead.page_cluster > 5 {
+            return Err(bad(
+                "host.readahead.page_cluster",
+                format!(
+                    "is {}: must be in [0, 5] (SWAP_RA_ORDER_CEILING)",
+                    self.readahead.page_cluster
+                ),
+            ));
+        }
+        let p = &self.pagecache;
+        if p.read_ahead_kb % 4 != 0 || p.read_ahead_kb > 65536 {
+            return Err(bad(
+                "host.pagecache.read_ahead_kb",
+                format!(
+                    "is {}: must be a multiple of 4 in [0, 65536]",
+                    p.read_ahead_kb
+                ),
+            ));
+        }
+        if p.dirty_writeback_ms == 0 {
+            return Err(bad("host.pagecache.dirty_writeback_ms", "must be ≥ 1".into()));
+        }
+        if p.dirty_background_ratio == 0 || p.dirty_background_ratio > 100 {
+            return Err(bad(
+                "host.pagecache.dirty_background_ratio",
+                format!("is {}: must be in [1, 100]", p.dirty_background_ratio),
+            ));
+        }
+        if self.cgroups.len() > 1000 {
+            return Err(bad("host.cgroups", "at most 1000 cgroups".into()));
+        }
+        for (i, c) in self.cgroups.iter().enumerate() {
+            let key = |k: &str| format!("host.cgroups[{i}].{k}");
+            if c.name.is_empty() || self.cgroups[..i].iter().any(|o| o.name == c.name) {
+                return Err(bad(
+                    &key("name"),
+                    format!("`{}` must be non-empty and unique", c.name),
+                ));
+            }
+            if let Some(l) = c.limit_mib {
+                if l == 0 {
+                    return Err(bad(&key("limit_mib"), "must be ≥ 1".into()));
+                }
+            }
+            if let Some(sw) = c.swappiness {
+                if sw > 200 {
+                    return Err(bad(
+                        &key("swappiness"),
+                        format!("is {sw}: must be in [0, 200]"),
+                    ));
+                }
+            }
+            for (k, v) in [
+                ("swap_read_mib_per_s", c.swap_read_mib_per_s),
+                ("swap_write_mib_per_s", c.swap_write_mib_per_s),
+            ] {
+                if let Some(v) = v {
+                    if !(v.is_finite() && v > 0.0) {
+                        return Err(bad(&key(k), format!("is {v}: must be > 0")));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Watermarks (min, low, high) in pages, as `__setup_per_zone_wmarks` computes them for one zone.
+    pub fn watermarks(&self) -> (u64, u64, u64) {
+        let ram_kib = self.ram_mib * 1024;
+        let min_kib = self
+            .min_free_kbytes
+            .unwrap_or_else(|| ((ram_kib * 16) as f64).sqrt() as u64)
+            .clamp(128, 262_144);
+        let pages = ram_kib / 4;
+        let min = (min_kib / 4).max(1);
+        let gap = (min / 4).max(pages * self.watermark_scale_factor as u64 / 10_000);
+        (min, min + gap, min + 2 * gap)
+    }
+}

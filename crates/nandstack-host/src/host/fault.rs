@@ -1,0 +1,379 @@
+//! Page faults (`mm/memory.c`): first touch of anonymous memory (zero page on read, new page on write),
+//! swap-in (`do_swap_page`: swap-cache hit or readahead from the device), file faults with mmap
+//! read-around, copy-on-write of private file pages, and write-protect faults of shared file pages.
+
+use nandstack_core::{Error, Result};
+
+use super::{Ctx, FaultKind, Host};
+use crate::block::{IoKind, Region};
+use crate::swap::readahead::RaInput;
+use crate::swap::{map_count, MAP_CACHE};
+use crate::vm::page::*;
+use crate::vm::workingset::{self, is_shadow};
+use crate::vm::VmaKind;
+
+impl Host {
+    /// Handle a reference that missed: PTE not present, or a write through a read-only PTE.
+    pub fn fault(&mut self, ctx: &mut Ctx, vpn: u32, write: bool) -> Result<()> {
+        let t0 = ctx.now;
+        let pi = self.vm.proc_of(vpn);
+        let pte = self.vm.ptes[vpn as usize];
+        let kind = if is_present(pte) {
+            self.wp_fault(ctx, pi, vpn)?
+        } else if is_swap(pte) {
+            self.swap_fault(ctx, pi, vpn, write)?
+        } else if pte == PTE_ZERO {
+            self.anon_fault(ctx, pi, vpn)?
+        } else {
+            let Some(vi) = self.vm.procs[pi].vma_of(vpn) else {
+                return Err(Error::Invariant(format!(
+                    "process `{}` referenced page {} outside its mappings",
+                    self.vm.procs[pi].name,
+                    vpn - self.vm.procs[pi].base
+                )));
+            };
+            self.ensure_page_table(ctx, pi, vpn)?;
+            match self.vm.procs[pi].vmas[vi].kind {
+                VmaKind::Anon if write => self.anon_fault(ctx, pi, vpn)?,
+                VmaKind::Anon => {
+                    self.vm.ptes[vpn as usize] = PTE_ZERO;
+                    self.stats.zero_page_maps += 1;
+                    ctx.now += self.p.minor_ns;
+                    FaultKind::Anon
+                }
+                VmaKind::File { .. } => self.file_fault(ctx, pi, vi, vpn, write)?,
+            }
+        };
+        self.flush_discards(ctx.now)?;
+        self.record_fault(kind, ctx.now - t0);
+        let m = self.vm.procs[pi].memcg as usize;
+        let ms = &mut self.vm.memcgs[m].stats;
+        if matches!(kind, FaultKind::SwapMajor | FaultKind::FileMajor) {
+            ms.major_faults += 1;
+        } else {
+            ms.minor_faults += 1;
+        }
+        Ok(())
+    }
+
+    /// Allocate the page-table pages (PTE page per 2 MiB, PMD page per 1 GiB) covering `vpn`,
+    /// charged to the process's cgroup like Linux's `GFP_PGTABLE_USER` allocations.
+    fn ensure_page_table(&mut self, ctx: &mut Ctx, pi: usize, vpn: u32) -> Result<()> {
+        let p = &mut self.vm.procs[pi];
+        let rel = (vpn - p.base) as usize;
+        let (r, g) = (rel / 512, rel / (512 * 512));
+        let mut need = 0;
+        if p.pte_pages[r / 64] & (1 << (r % 64)) == 0 {
+            p.pte_pages[r / 64] |= 1 << (r % 64);
+            need += 1;
+        }
+        if p.pmd_pages[g / 64] & (1 << (g % 64)) == 0 {
+            p.pmd_pages[g / 64] |= 1 << (g % 64);
+            need += 1;
+        }
+        let m = p.memcg;
+        for _ in 0..need {
+            let f = self.alloc_page(ctx, m)?;
+            self.vm.frames[f as usize].set(F_KERNEL);
+            self.vm.kernel_pages += 1;
+        }
+        Ok(())
+    }
+
+    /// A new anonymous page for a write (first touch or after the zero page).
+    fn anon_fault(&mut self, ctx: &mut Ctx, pi: usize, vpn: u32) -> Result<FaultKind> {
+        let m = self.vm.procs[pi].memcg;
+        let f = self.alloc_page(ctx, m)?;
+        let fr = &mut self.vm.frames[f as usize];
+        fr.set(F_ANON | F_MAPPED);
+        fr.vpn = vpn;
+        self.vm.ptes[vpn as usize] = pte_present(f, true, true);
+        self.lru_admit(f);
+        ctx.now += self.p.minor_ns;
+        Ok(FaultKind::Anon)
+    }
+
+    /// A write through a read-only PTE: a shared file page becomes writable and dirty; a private file
+    /// page is copied into a new anonymous page.
+    fn wp_fault(&mut self, ctx: &mut Ctx, pi: usize, vpn: u32) -> Result<FaultKind> {
+        let pte = self.vm.ptes[vpn as usize];
+        let f = pte_frame(pte);
+        let vi = self.vm.procs[pi].vma_of(vpn).expect("mapped page in a VMA");
+        let shared = matches!(
+            self.vm.procs[pi].vmas[vi].kind,
+            VmaKind::File { shared: true, .. }
+        );
+        if self.vm.frames[f as usize].has(F_ANON) || shared {
+            self.vm.ptes[vpn as usize] = pte | PTE_WRITE | PTE_DIRTY | PTE_YOUNG;
+            if shared {
+                self.mark_dirty(f, ctx.now);
+            }
+        } else {
+            self.cow(ctx, pi, vpn)?;
+        }
+        ctx.now += self.p.minor_ns;
+        Ok(FaultKind::Anon)
+    }
+
+    /// Copy-on-write of the private file page at `vpn` (mapped or not) into a new anonymous page.
+    fn cow(&mut self, ctx: &mut Ctx, pi: usize, vpn: u32) -> Result<()> {
+        let m = self.vm.procs[pi].memcg;
+        let nf = self.alloc_page(ctx, m)?;
+        // Reclaim may have unmapped the file page meanwhile.
+        let pte = self.vm.ptes[vpn as usize];
+        if is_present(pte) {
+            let old = &mut self.vm.frames[pte_frame(pte) as usize];
+            old.clear(F_MAPPED);
+            old.vpn = NONE;
+        }
+        let fr = &mut self.vm.frames[nf as usize];
+        fr.set(F_ANON | F_MAPPED);
+        fr.vpn = vpn;
+        self.vm.ptes[vpn as usize] = pte_present(nf, true, true);
+        self.lru_admit(nf);
+        self.stats.cow_faults += 1;
+        Ok(())
+    }
+
+    /// Workingset refault check for a page read back with `shadow` in its slot / index entry.
+    fn refault(&mut self, f: u32, shadow: u32, file: bool) {
+        if !is_shadow(shadow) || !self.p.workingset || !self.uses_active() {
+            return;
+        }
+        let m = self.vm.frames[f as usize].memcg as usize;
+        let swap_free = self.swap.free_slots() > 0;
+        let r = workingset::refault(&mut self.vm.memcgs[m], shadow, file, swap_free, self.p.scm);
+        let fr = &mut self.vm.frames[f as usize];
+        if r.activate {
+            fr.set(F_ACTIVE);
+        }
+        if r.restore {
+            fr.set(F_WORKINGSET);
+        }
+    }
+
+    /// `do_swap_page`.
+    fn swap_fault(&mut self, ctx: &mut Ctx, pi: usize, vpn: u32, write: bool) -> Result<FaultKind> {
+        let slot = pte_slot(self.vm.ptes[vpn as usize]);
+        let vi = self.vm.procs[pi].vma_of(vpn).expect("swapped page in a VMA");
+        let c = self.swap.cache[slot as usize];
+        if c != NONE && !is_shadow(c) {
+            // Swap-cache hit: a readahead page, or a page reclaim has not freed yet.
+            let fr = &mut self.vm.frames[c as usize];
+            if fr.has(F_LOCKED) {
+                ctx.now = ctx.now.max(fr.io_done);
+                fr.clear(F_LOCKED);
+            }
+            let was_ra = fr.take(F_READAHEAD);
+            let mut ra = self.vm.procs[pi].vmas[vi].ra;
+            self.ra.hit(&mut ra, vpn, was_ra);
+            self.vm.procs[pi].vmas[vi].ra = ra;
+            self.stats.readahead_hits += was_ra as u64;
+            let m = self.vm.procs[pi].memcg as usize;
+            self.vm.memcgs[m].stats.swap_cache_hits += 1;
+            ctx.now += self.p.minor_ns;
+            self.map_swapcache(ctx, c, vpn, write);
+            return Ok(FaultKind::SwapCache);
+        }
+        ctx.now += self.p.major_ns;
+        let mut win = std::mem::take(&mut self.ra_buf);
+        win.clear();
+        {
+            let v = &self.vm.procs[pi].vmas[vi];
+            let input = RaInput {
+                ptes: &self.vm.ptes,
+                vma_start: v.start,
+                vma_end: v.end(),
+                fault_vpn: vpn,
+                slot,
+                map: &self.swap.map,
+                owner: &self.swap.owner,
+                nslots: self.swap.nslots,
+            };
+            let mut ra = v.ra;
+            self.ra.window(&input, &mut ra, &mut win);
+            self.vm.procs[pi].vmas[vi].ra = ra;
+        }
+        debug_assert!(win.iter().any(|&(v, _)| v == vpn));
+        let mut frames = std::mem::take(&mut self.frame_buf);
+        frames.clear();
+        let m = self.vm.procs[pi].memcg;
+        for &(v, s) in &win {
+            let c = self.swap.cache[s as usize];
+            if (c != NONE && !is_shadow(c))
+                || map_count(self.swap.map[s as usize]) == 0
+                || self.vm.ptes[v as usize] != pte_swap(s)
+            {
+                continue;
+            }
+            let f = self.alloc_page(ctx, m)?;
+            let shadow = self.swap.cache[s as usize];
+            let fr = &mut self.vm.frames[f as usize];
+            fr.set(F_ANON | F_SWAPCACHE | F_LOCKED);
+            if v != vpn {
+                fr.set(F_READAHEAD);
+            }
+            fr.key = s;
+            fr.vpn = v;
+            // Pending until the read is issued: reclaim must not touch it.
+            fr.io_done = u64::MAX;
+            self.swap.cache[s as usize] = f;
+            self.swap.map[s as usize] |= MAP_CACHE;
+            self.refault(f, shadow, false);
+            self.lru_admit(f);
+            frames.push(f);
+        }
+        self.ra_buf = win;
+        let n = frames.len() as u64;
+        let mut offs = std::mem::take(&mut self.io_buf);
+        offs.clear();
+        offs.extend(frames.iter().map(|&f| self.swap.offset(self.vm.frames[f as usize].key)));
+        let at = self.throttle(m, false, n * 4096, ctx.now);
+        let mut done = std::mem::take(&mut self.done_buf);
+        self.io
+            .issue_batch(IoKind::Read, Region::Swap, &offs, at, ctx.comm, &mut done)?;
+        for (i, &f) in frames.iter().enumerate() {
+            self.vm.frames[f as usize].io_done = done[i];
+        }
+        self.io_buf = offs;
+        self.done_buf = done;
+        self.frame_buf = frames;
+        self.stats.pswpin += n;
+        self.stats.readahead_pages += n.saturating_sub(1);
+        let ms = &mut self.vm.memcgs[m as usize].stats;
+        ms.pswpin += n;
+        ms.swap_read_bytes += n * 4096;
+        let f = self.swap.cache[slot as usize];
+        debug_assert!(f != NONE && !is_shadow(f));
+        let fr = &mut self.vm.frames[f as usize];
+        ctx.now = ctx.now.max(fr.io_done);
+        fr.clear(F_LOCKED);
+        self.map_swapcache(ctx, f, vpn, write);
+        Ok(FaultKind::SwapMajor)
+    }
+
+    /// The end of `do_swap_page`: map the swap-cache page, drop the PTE's swap count, and free the
+    /// slot when the fault writes or swap is full (`should_try_to_free_swap`).
+    fn map_swapcache(&mut self, ctx: &mut Ctx, f: u32, vpn: u32, write: bool) {
+        let slot = self.vm.frames[f as usize].key;
+        self.swap.put_count(slot, ctx.cpu as usize);
+        let fr = &mut self.vm.frames[f as usize];
+        fr.set(F_MAPPED);
+        fr.clear(F_READAHEAD);
+        fr.vpn = vpn;
+        self.vm.ptes[vpn as usize] = pte_present(f, true, write);
+        let full = self.swap.is_full();
+        if (write || full) && self.free_swap_cache(f, ctx.cpu) {
+            self.stats.swap_slot_freed_on_fault += 1;
+            if !write {
+                self.stats.swapcache_dropped_full += 1;
+            }
+        }
+    }
+
+    /// A fault on a file mapping: page-cache hit, or read-around from the file partition; then map
+    /// (read-only until written), copy on write for private writes.
+    fn file_fault(
+        &mut self,
+        ctx: &mut Ctx,
+        pi: usize,
+        vi: usize,
+        vpn: u32,
+        write: bool,
+    ) -> Result<FaultKind> {
+        let vma = &self.vm.procs[pi].vmas[vi];
+        let VmaKind::File {
+            file,
+            offset,
+            shared,
+            exec,
+        } = vma.kind
+        else {
+            unreachable!("file fault on an anonymous mapping");
+        };
+        let id = self.pc.file_base[file as usize] + offset + (vpn - vma.start);
+        let m = self.vm.procs[pi].memcg;
+        let c = self.pc.index[id as usize];
+        let kind = if c != NONE && !is_shadow(c) {
+            let fr = &mut self.vm.frames[c as usize];
+            if fr.has(F_LOCKED) {
+                ctx.now = ctx.now.max(fr.io_done);
+                fr.clear(F_LOCKED);
+            }
+            ctx.now += self.p.minor_ns;
+            FaultKind::FileMinor
+        } else {
+            ctx.now += self.p.major_ns;
+            self.file_readaround(ctx, m, id)?;
+            FaultKind::FileMajor
+        };
+        let f = self.pc.index[id as usize];
+        debug_assert!(f != NONE && !is_shadow(f));
+        {
+            let fr = &mut self.vm.frames[f as usize];
+            ctx.now = ctx.now.max(if fr.has(F_LOCKED) { fr.io_done } else { 0 });
+            fr.clear(F_LOCKED);
+        }
+        if write && !shared {
+            self.cow(ctx, pi, vpn)?;
+            return Ok(kind);
+        }
+        let fr = &mut self.vm.frames[f as usize];
+        if fr.has(F_MAPPED) && fr.vpn != vpn {
+            return Err(Error::Invariant(format!(
+                "file page {id} mapped twice (one mapping per file page is supported)"
+            )));
+        }
+        fr.set(F_MAPPED);
+        if exec {
+            fr.set(F_EXEC);
+        }
+        fr.vpn = vpn;
+        self.vm.ptes[vpn as usize] = pte_present(f, write, write);
+        if write {
+            self.mark_dirty(f, ctx.now);
+        }
+        Ok(kind)
+    }
+
+    /// mmap read-around: read the `read_ahead_kb` window around file page `id` (inside its file),
+    /// skipping cached pages, merged into requests; the faulting page's frame is in the index after.
+    fn file_readaround(&mut self, ctx: &mut Ctx, m: u16, id: u32) -> Result<()> {
+        let (lo, hi) = self.pc.file_range(id);
+        let ra = self.pc.ra_pages.max(1);
+        let start = id.saturating_sub(ra / 2).max(lo);
+        let end = (start + ra).min(hi).max(id + 1);
+        let mut frames = std::mem::take(&mut self.frame_buf);
+        frames.clear();
+        for pid in start..end {
+            let c = self.pc.index[pid as usize];
+            if c != NONE && !is_shadow(c) {
+                continue;
+            }
+            let f = self.alloc_page(ctx, m)?;
+            let shadow = self.pc.index[pid as usize];
+            let fr = &mut self.vm.frames[f as usize];
+            fr.set(F_FILE | F_LOCKED);
+            fr.key = pid;
+            fr.io_done = u64::MAX;
+            self.pc.index[pid as usize] = f;
+            self.refault(f, shadow, true);
+            self.lru_admit(f);
+            frames.push(f);
+        }
+        let mut offs = std::mem::take(&mut self.io_buf);
+        offs.clear();
+        offs.extend(frames.iter().map(|&f| self.pc.offset(self.vm.frames[f as usize].key)));
+        let mut done = std::mem::take(&mut self.done_buf);
+        self.io
+            .issue_batch(IoKind::Read, Region::File, &offs, ctx.now, ctx.comm, &mut done)?;
+        for (i, &f) in frames.iter().enumerate() {
+            self.vm.frames[f as usize].io_done = done[i];
+        }
+        self.stats.file_pages_read += frames.len() as u64;
+        self.io_buf = offs;
+        self.done_buf = done;
+        self.frame_buf = frames;
+        Ok(())
+    }
+}

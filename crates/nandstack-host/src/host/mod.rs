@@ -1,0 +1,409 @@
+//! The host: virtual memory, swap, page cache and the block layer, with the mechanisms every reclaim
+//! policy shares — memcg charging, page allocation with watermarks (kswapd, direct reclaim), write
+//! completion, discard submission. Faults are in [`fault`], eviction mechanics in [`evict`], the
+//! flusher in [`flush`], invariants in [`verify`].
+
+pub mod build;
+pub mod evict;
+pub mod fault;
+pub mod flush;
+pub mod verify;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use nandstack_core::{Error, Histogram, Result};
+
+use crate::block::{BlockLayer, IoKind, Region};
+use crate::pagecache::PageCache;
+use crate::reclaim::{ReclaimPolicy, ReclaimRequest};
+use crate::swap::readahead::Readahead;
+use crate::swap::SwapArea;
+use crate::vm::page::*;
+use crate::vm::Vm;
+
+/// Issuer ids of kernel threads in the block trace.
+pub const COMM_KSWAPD: u16 = 0;
+pub const COMM_KWORKER: u16 = 1;
+pub const COMM_FLUSH: u16 = 2;
+
+/// The thread on whose behalf host work runs: its clock, CPU and name.
+#[derive(Clone, Copy, Debug)]
+pub struct Ctx {
+    /// Simulated time of the thread, ns.
+    pub now: u64,
+    pub cpu: u16,
+    pub comm: u16,
+    /// Running as kswapd (background reclaim).
+    pub kswapd: bool,
+}
+
+/// Model parameters derived from the config.
+#[derive(Clone, Debug)]
+pub struct Params {
+    pub ns_per_ref: u64,
+    pub minor_ns: u64,
+    pub major_ns: u64,
+    pub scan_ns: u64,
+    /// SWAP_CLUSTER_MAX.
+    pub scm: u64,
+    pub cgroup_v1: bool,
+    pub retries: u32,
+    pub workingset: bool,
+    pub swappiness: u32,
+}
+
+/// Fault kinds (histogram index).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FaultKind {
+    /// Swap-in that read the device.
+    SwapMajor = 0,
+    /// Page found in the swap cache.
+    SwapCache = 1,
+    /// First touch of an anonymous page (zero page mapped or new page), copy-on-write, write-protect.
+    Anon = 2,
+    /// File page read from the device.
+    FileMajor = 3,
+    /// File page found in the page cache.
+    FileMinor = 4,
+}
+pub const FAULT_KINDS: [&str; 5] = ["swap_major", "swap_cache", "anon", "file_major", "file_minor"];
+
+/// Host-wide event counters.
+#[derive(Clone, Debug)]
+pub struct HostStats {
+    pub references: u64,
+    pub hits: u64,
+    pub faults: [u64; 5],
+    pub fault_latency: Vec<Histogram>,
+    pub readahead_pages: u64,
+    pub readahead_hits: u64,
+    pub zero_page_maps: u64,
+    pub cow_faults: u64,
+    pub pswpin: u64,
+    pub pswpout: u64,
+    pub file_pages_read: u64,
+    pub file_pages_written: u64,
+    pub memcg_reclaims: u64,
+    pub direct_reclaims: u64,
+    pub kswapd_runs: u64,
+    pub pgscan: u64,
+    pub pgsteal: u64,
+    pub pgactivate: u64,
+    pub pgdeactivate: u64,
+    pub pgrotated: u64,
+    pub writeback_waits: u64,
+    pub writeback_wait_ns: u64,
+    pub swap_slot_freed_on_fault: u64,
+    pub swapcache_dropped_full: u64,
+    pub alloc_stall_ns: u64,
+}
+impl Default for HostStats {
+    fn default() -> Self {
+        HostStats {
+            references: 0,
+            hits: 0,
+            faults: [0; 5],
+            fault_latency: vec![Histogram::new(); 5],
+            readahead_pages: 0,
+            readahead_hits: 0,
+            zero_page_maps: 0,
+            cow_faults: 0,
+            pswpin: 0,
+            pswpout: 0,
+            file_pages_read: 0,
+            file_pages_written: 0,
+            memcg_reclaims: 0,
+            direct_reclaims: 0,
+            kswapd_runs: 0,
+            pgscan: 0,
+            pgsteal: 0,
+            pgactivate: 0,
+            pgdeactivate: 0,
+            pgrotated: 0,
+            writeback_waits: 0,
+            writeback_wait_ns: 0,
+            swap_slot_freed_on_fault: 0,
+            swapcache_dropped_full: 0,
+            alloc_stall_ns: 0,
+        }
+    }
+}
+
+pub struct Host {
+    pub vm: Vm,
+    pub swap: SwapArea,
+    pub pc: PageCache,
+    pub io: BlockLayer,
+    pub ra: Box<dyn Readahead>,
+    policy: Option<Box<dyn ReclaimPolicy>>,
+    pub p: Params,
+    pub stats: HostStats,
+    /// Writes in flight: (completion, frame).
+    completions: BinaryHeap<Reverse<(u64, u32)>>,
+    kswapd_backoff_until: u64,
+    pub(crate) ra_buf: Vec<(u32, u32)>,
+    pub(crate) io_buf: Vec<u64>,
+    pub(crate) frame_buf: Vec<u32>,
+    pub(crate) done_buf: Vec<u64>,
+    /// Checking invariants (verify mode).
+    pub verify: bool,
+}
+
+impl Host {
+    /// The reclaim policy's name.
+    pub fn policy_name(&self) -> &'static str {
+        self.policy.as_ref().map_or("?", |p| p.name())
+    }
+
+    /// Whether the policy uses active lists (refault activation applies).
+    fn uses_active(&self) -> bool {
+        self.policy.as_ref().is_none_or(|p| p.uses_active_lists())
+    }
+
+    // ---- memory cgroups and page allocation ---------------------------------------------------
+
+    fn oom(&self, ctx: &Ctx, m: u16, what: &str) -> Error {
+        let mc = &self.vm.memcgs[m as usize];
+        Error::config(
+            "host",
+            format!(
+                "out of memory at {:.3} s: {what} (cgroup `{}`: {} pages charged, limit {}; RAM free {} \
+                 pages; swap {} of {} slots used) — the working set does not fit in RAM + swap",
+                ctx.now as f64 / 1e9,
+                mc.name,
+                mc.usage,
+                if mc.limit == u64::MAX { "none".into() } else { mc.limit.to_string() },
+                self.vm.free_pages(),
+                self.swap.used,
+                self.swap.usable
+            ),
+        )
+    }
+
+    /// Wait for the earliest write in flight (reclaim throttling on writeback); false if none.
+    fn wait_any_writeback(&mut self, ctx: &mut Ctx) -> bool {
+        while let Some(&Reverse((t, f))) = self.completions.peek() {
+            let fr = &self.vm.frames[f as usize];
+            if !fr.has(F_WRITEBACK) || fr.io_done != t {
+                self.completions.pop();
+                continue;
+            }
+            if t > ctx.now {
+                self.stats.writeback_wait_ns += t - ctx.now;
+                ctx.now = t;
+            }
+            self.process_completions(ctx.now);
+            return true;
+        }
+        false
+    }
+
+    /// Charge one page to cgroup `m` (`try_charge_memcg`): over the limit, reclaim from the cgroup
+    /// (SWAP_CLUSTER_MAX pages per try) until it fits; out of memory after MAX_RECLAIM_RETRIES rounds
+    /// without progress.
+    pub(crate) fn charge(&mut self, ctx: &mut Ctx, m: u16) -> Result<()> {
+        let mut retries = self.p.retries;
+        loop {
+            let mc = &mut self.vm.memcgs[m as usize];
+            if mc.usage < mc.limit {
+                mc.usage += 1;
+                mc.stats.max_usage_pages = mc.stats.max_usage_pages.max(mc.usage);
+                return Ok(());
+            }
+            mc.stats.reclaim_runs += 1;
+            self.stats.memcg_reclaims += 1;
+            let req = ReclaimRequest {
+                memcg: Some(m),
+                nr_to_reclaim: self.p.scm,
+                kswapd: false,
+                may_swap: true,
+            };
+            let got = self.reclaim(ctx, &req)?;
+            if got == 0 {
+                let mc = &self.vm.memcgs[m as usize];
+                if mc.usage >= mc.limit && !self.wait_any_writeback(ctx) {
+                    retries -= 1;
+                    if retries == 0 {
+                        self.vm.memcgs[m as usize].stats.oom_stalls += 1;
+                        return Err(self.oom(ctx, m, "cgroup limit reclaim made no progress"));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Allocate a frame charged to `m`, waking kswapd below the low watermark and reclaiming directly
+    /// at the min watermark.
+    pub(crate) fn alloc_page(&mut self, ctx: &mut Ctx, m: u16) -> Result<u32> {
+        self.charge(ctx, m)?;
+        let t0 = ctx.now;
+        let mut retries = self.p.retries;
+        let (min, low, _) = self.vm.wmark;
+        loop {
+            if self.vm.free_pages() <= low && ctx.now >= self.kswapd_backoff_until {
+                self.kswapd(ctx.now)?;
+            }
+            if self.vm.free_pages() > min {
+                break;
+            }
+            self.stats.direct_reclaims += 1;
+            let req = ReclaimRequest {
+                memcg: None,
+                nr_to_reclaim: self.p.scm,
+                kswapd: false,
+                may_swap: true,
+            };
+            let got = self.reclaim(ctx, &req)?;
+            if got == 0 && !self.wait_any_writeback(ctx) {
+                // No progress: dip into the reserve below min while any is left.
+                if self.vm.free_pages() > 0 {
+                    break;
+                }
+                retries -= 1;
+                if retries == 0 {
+                    return Err(self.oom(ctx, m, "no free RAM and reclaim made no progress"));
+                }
+            }
+        }
+        self.stats.alloc_stall_ns += ctx.now - t0;
+        Ok(self.vm.take_frame(m).expect("a free frame"))
+    }
+
+    /// kswapd: reclaim from every cgroup until free memory is above the high watermark. Runs at once
+    /// (on its own CPU: its time is not charged to the thread that woke it).
+    fn kswapd(&mut self, now: u64) -> Result<()> {
+        let (_, low, high) = self.vm.wmark;
+        let free = self.vm.free_pages();
+        if free > low {
+            return Ok(());
+        }
+        self.stats.kswapd_runs += 1;
+        let mut k = Ctx {
+            now,
+            cpu: 0,
+            comm: COMM_KSWAPD,
+            kswapd: true,
+        };
+        let req = ReclaimRequest {
+            memcg: None,
+            nr_to_reclaim: (high - free).max(self.p.scm),
+            kswapd: true,
+            may_swap: true,
+        };
+        self.reclaim(&mut k, &req)?;
+        if self.vm.free_pages() <= low {
+            // Could not balance (pages under writeback): try again a millisecond later.
+            self.kswapd_backoff_until = now + 1_000_000;
+        }
+        Ok(())
+    }
+
+    /// Run the reclaim policy.
+    pub(crate) fn reclaim(&mut self, ctx: &mut Ctx, req: &ReclaimRequest) -> Result<u64> {
+        self.process_completions(ctx.now);
+        let mut pol = self.policy.take().expect("reclaim is not re-entrant");
+        let r = pol.reclaim(self, ctx, req);
+        self.policy = Some(pol);
+        self.flush_discards(ctx.now)?;
+        r
+    }
+
+    /// Put a newly resident frame on its LRU list (inactive, or active when refault-activated).
+    pub(crate) fn lru_admit(&mut self, f: u32) {
+        let fr = &mut self.vm.frames[f as usize];
+        if !self.policy.as_ref().is_none_or(|p| p.uses_active_lists()) {
+            fr.clear(F_ACTIVE);
+        }
+        let list = fr.lru_for();
+        self.vm.lru_add_head(f, list);
+    }
+
+    // ---- write completion and discard ---------------------------------------------------------
+
+    pub(crate) fn push_completion(&mut self, f: u32, done: u64) {
+        self.completions.push(Reverse((done, f)));
+    }
+
+    /// Writes that completed by `now`: clear PG_writeback; a page reclaim wrote is rotated to the tail
+    /// of its inactive list (`folio_rotate_reclaimable`).
+    pub fn process_completions(&mut self, now: u64) {
+        while let Some(&Reverse((t, f))) = self.completions.peek() {
+            if t > now {
+                break;
+            }
+            self.completions.pop();
+            self.end_writeback(f, t);
+        }
+    }
+
+    /// End the writeback of `f` if it is the one completing at `t`.
+    pub(crate) fn end_writeback(&mut self, f: u32, t: u64) {
+        let fr = &mut self.vm.frames[f as usize];
+        if !fr.has(F_WRITEBACK) || fr.io_done != t {
+            return;
+        }
+        fr.clear(F_WRITEBACK);
+        if fr.take(F_RECLAIM)
+            && !fr.has(F_DIRTY)
+            && !fr.has(F_ACTIVE)
+            && (fr.list == LRU_INACTIVE_ANON || fr.list == LRU_INACTIVE_FILE)
+        {
+            self.vm.lru_move_tail(f);
+            self.stats.pgrotated += 1;
+        }
+    }
+
+    /// Issue the discards the swap area asked for (by the `kworker` discard work, at `now`).
+    pub(crate) fn flush_discards(&mut self, now: u64) -> Result<()> {
+        if self.swap.to_discard.is_empty() {
+            return Ok(());
+        }
+        let v = std::mem::take(&mut self.swap.to_discard);
+        for &(first, n, cluster) in &v {
+            let off = self.swap.offset(first);
+            let done = self
+                .io
+                .issue(IoKind::Discard, Region::Swap, off, n, now, COMM_KWORKER)?;
+            if cluster != NONE {
+                self.swap.discard_issued(cluster, done);
+            }
+        }
+        self.swap.to_discard = v;
+        self.swap.to_discard.clear();
+        Ok(())
+    }
+
+    /// blk-throttle: when a swap request of `bytes` from cgroup `m` may be dispatched.
+    pub(crate) fn throttle(&mut self, m: u16, write: bool, bytes: u64, now: u64) -> u64 {
+        let t = &mut self.vm.memcgs[m as usize].throttle;
+        let (bps, next) = if write {
+            (t.write_bps, &mut t.write_next_ns)
+        } else {
+            (t.read_bps, &mut t.read_next_ns)
+        };
+        let Some(bps) = bps else {
+            return now;
+        };
+        let start = now.max(*next);
+        *next = start + (bytes as f64 * 1e9 / bps) as u64;
+        t.delayed_ns += start - now;
+        start
+    }
+
+    /// Frames under writeback (for the report).
+    pub fn writes_in_flight(&self) -> usize {
+        self.completions.len()
+    }
+
+    /// Fault latency histogram of `kind` (ns).
+    pub fn record_fault(&mut self, kind: FaultKind, ns: u64) {
+        self.stats.faults[kind as usize] += 1;
+        self.stats.fault_latency[kind as usize].record(ns);
+    }
+
+    #[allow(dead_code)]
+    pub(crate) fn active_lists(&self) -> bool {
+        self.uses_active()
+    }
+}

@@ -1,0 +1,56 @@
+//! Textbook FIFO replacement: evict the page that became resident first, whatever its use. Pages stay
+//! on the inactive lists in arrival order (anonymous pages first, then file pages); each eviction
+//! waits for its own write.
+
+use nandstack_core::Result;
+
+use super::{ReclaimPolicy, ReclaimRequest};
+use crate::host::{Ctx, Host};
+use crate::vm::page::*;
+
+#[derive(Default)]
+pub struct FifoReclaim {
+    batch: Vec<u32>,
+}
+
+/// The cgroups a request may take pages from.
+pub(super) fn scope(h: &Host, req: &ReclaimRequest) -> Vec<u16> {
+    match req.memcg {
+        Some(m) => vec![m],
+        None => (0..h.vm.memcgs.len() as u16).collect(),
+    }
+}
+
+impl ReclaimPolicy for FifoReclaim {
+    fn name(&self) -> &'static str {
+        "fifo"
+    }
+    fn uses_active_lists(&self) -> bool {
+        false
+    }
+    fn reclaim(&mut self, h: &mut Host, ctx: &mut Ctx, req: &ReclaimRequest) -> Result<u64> {
+        let mut freed = 0;
+        for m in scope(h, req) {
+            for list in [LRU_INACTIVE_ANON, LRU_INACTIVE_FILE] {
+                let mut budget = h.vm.memcgs[m as usize].lru_len(list);
+                while freed < req.nr_to_reclaim && budget > 0 {
+                    budget -= 1;
+                    self.batch.clear();
+                    if h.vm.isolate_tail(m, list, 1, &mut self.batch) == 0 {
+                        break;
+                    }
+                    let f = self.batch[0];
+                    ctx.now += h.p.scan_ns;
+                    h.stats.pgscan += 1;
+                    if h.evict_sync(ctx, f)? {
+                        freed += 1;
+                        h.stats.pgsteal += 1;
+                    } else {
+                        h.vm.lru_add_head(f, list);
+                    }
+                }
+            }
+        }
+        Ok(freed)
+    }
+}

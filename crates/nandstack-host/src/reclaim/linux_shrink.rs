@@ -1,0 +1,183 @@
+//! `shrink_inactive_list` and `shrink_folio_list` of Linux's split LRU: the per-page decisions.
+//!
+//! For each isolated page, oldest first: a page whose read is in flight is kept; a page under
+//! writeback is activated (and marked for reclaim), except that cgroup-v1 limit reclaim waits for a
+//! page it already marked; then the reference check (`folio_check_references`: a mapped page that was
+//! accessed gets PG_referenced and one more trip round the inactive list, and is activated if
+//! accessed again; VM_EXEC file pages are activated at once); an anonymous page gets a swap slot, is
+//! unmapped, and if dirty written out (kept under writeback, rotated to the tail when the write ends);
+//! dirty file pages are left to the flusher (activated, PG_reclaim); clean unmapped pages are freed.
+//! The batch's writes are submitted together at the end (a plug), then survivors are put back.
+
+use nandstack_core::Result;
+
+use super::linux::{note_cost, LinuxReclaim, Sc};
+use crate::host::{Ctx, Host};
+use crate::vm::page::*;
+
+enum Outcome {
+    Freed,
+    Keep,
+    Activate,
+}
+
+#[derive(PartialEq)]
+enum Refs {
+    Activate,
+    Keep,
+    Reclaim,
+    ReclaimClean,
+}
+
+#[derive(Default)]
+struct Stat {
+    nr_pageout: u64,
+    nr_unqueued_dirty: u64,
+    nr_activate: u64,
+}
+
+/// `folio_check_references`.
+fn check_references(h: &mut Host, f: u32) -> Refs {
+    let referenced_ptes = h.folio_referenced(f);
+    let fr = &mut h.vm.frames[f as usize];
+    let referenced_folio = fr.take(F_REFERENCED);
+    if referenced_ptes > 0 {
+        fr.set(F_REFERENCED);
+        if referenced_folio || (fr.has(F_EXEC) && fr.is_file()) {
+            return Refs::Activate;
+        }
+        return Refs::Keep;
+    }
+    if referenced_folio && fr.is_file() {
+        return Refs::ReclaimClean;
+    }
+    Refs::Reclaim
+}
+
+impl LinuxReclaim {
+    /// `shrink_inactive_list`: isolate up to `n` pages from the tail of `lru` and decide each.
+    pub(super) fn shrink_inactive(
+        &mut self,
+        h: &mut Host,
+        ctx: &mut Ctx,
+        sc: &mut Sc,
+        m: u16,
+        lru: u8,
+        n: u64,
+    ) -> Result<u64> {
+        let mut batch = std::mem::take(&mut self.batch);
+        batch.clear();
+        let taken = h.vm.isolate_tail(m, lru, n, &mut batch);
+        if taken == 0 {
+            self.batch = batch;
+            return Ok(0);
+        }
+        h.stats.pgscan += taken;
+        h.vm.memcgs[m as usize].stats.pgscan += taken;
+        let mut ret = std::mem::take(&mut self.ret);
+        ret.clear();
+        let mut plug = std::mem::take(&mut self.plug);
+        let mut stat = Stat::default();
+        let mut reclaimed = 0u64;
+        for &f in &batch {
+            ctx.now += h.p.scan_ns;
+            match self.shrink_folio(h, ctx, sc, f, &mut plug, &mut stat) {
+                Outcome::Freed => reclaimed += 1,
+                Outcome::Keep => ret.push(f),
+                Outcome::Activate => {
+                    stat.nr_activate += 1;
+                    ret.push(f);
+                }
+            }
+        }
+        h.submit_plug(ctx, &mut plug)?;
+        for &f in &ret {
+            let list = h.vm.frames[f as usize].lru_for();
+            h.vm.lru_add_head(f, list);
+        }
+        let file = lru == LRU_INACTIVE_FILE;
+        note_cost(h, m, file, stat.nr_pageout, taken - reclaimed);
+        h.stats.pgsteal += reclaimed;
+        h.stats.pgactivate += stat.nr_activate;
+        let ms = &mut h.vm.memcgs[m as usize].stats;
+        ms.pgsteal += reclaimed;
+        ms.pgactivate += stat.nr_activate;
+        if file && stat.nr_unqueued_dirty == taken {
+            h.pc.wakeup = true;
+        }
+        self.batch = batch;
+        self.ret = ret;
+        self.plug = plug;
+        Ok(reclaimed)
+    }
+
+    /// `activate_locked`: drop the swap-cache copy when swap is full, then mark active.
+    fn activate(h: &mut Host, ctx: &Ctx, f: u32) -> Outcome {
+        if h.vm.frames[f as usize].has(F_SWAPCACHE) && h.swap.is_full() {
+            h.free_swap_cache(f, ctx.cpu);
+        }
+        h.vm.frames[f as usize].set(F_ACTIVE);
+        Outcome::Activate
+    }
+
+    /// The body of `shrink_folio_list` for one page.
+    fn shrink_folio(
+        &mut self,
+        h: &mut Host,
+        ctx: &mut Ctx,
+        sc: &Sc,
+        f: u32,
+        plug: &mut crate::host::evict::Plug,
+        stat: &mut Stat,
+    ) -> Outcome {
+        if h.read_locked(f, ctx.now) {
+            return Outcome::Keep;
+        }
+        h.vm.frames[f as usize].clear(F_LOCKED);
+        let fr = h.vm.frames[f as usize];
+        if fr.is_file() && fr.has(F_DIRTY) && !fr.has(F_WRITEBACK) {
+            stat.nr_unqueued_dirty += 1;
+        }
+        if fr.has(F_WRITEBACK) {
+            if fr.io_done <= ctx.now {
+                h.end_writeback(f, fr.io_done);
+            } else if sc.kswapd
+                || !(sc.target.is_some() && h.p.cgroup_v1)
+                || !fr.has(F_RECLAIM)
+            {
+                h.vm.frames[f as usize].set(F_RECLAIM);
+                return Self::activate(h, ctx, f);
+            } else {
+                // cgroup v1 limit reclaim meets a page it marked: wait for the write.
+                h.wait_writeback(ctx, f);
+            }
+        }
+        let refs = check_references(h, f);
+        match refs {
+            Refs::Activate => return Self::activate(h, ctx, f),
+            Refs::Keep => return Outcome::Keep,
+            _ => {}
+        }
+        let fr = h.vm.frames[f as usize];
+        if fr.has(F_ANON) && !fr.has(F_SWAPCACHE) && (!sc.may_swap || !h.add_to_swap(ctx, f)) {
+            return Self::activate(h, ctx, f);
+        }
+        h.try_to_unmap(f, ctx.now);
+        let fr = h.vm.frames[f as usize];
+        if fr.has(F_DIRTY) {
+            if fr.is_file() && (!sc.kswapd || !fr.has(F_RECLAIM)) {
+                // Left to the flusher; reclaim it once written.
+                h.vm.frames[f as usize].set(F_RECLAIM);
+                return Self::activate(h, ctx, f);
+            }
+            if refs == Refs::ReclaimClean {
+                return Outcome::Keep;
+            }
+            h.pageout(f, plug);
+            stat.nr_pageout += 1;
+            return Outcome::Keep;
+        }
+        h.remove_mapping(f, ctx.cpu);
+        Outcome::Freed
+    }
+}

@@ -1,0 +1,296 @@
+//! The swap area: slot map (swap counts and the swap-cache bit), swap cache (slot → frame) and shadow
+//! entries, slot owners, the slot allocator, the optional per-CPU slot cache, and discard.
+//!
+//! Slot life cycle (Linux terms): `folio_alloc_swap` takes a slot for a page being reclaimed and puts
+//! the page in the swap cache (map = HAS_CACHE); unmapping adds one swap count per PTE; a fault drops
+//! the count; removing the page from the swap cache drops HAS_CACHE (leaving a shadow). A slot with
+//! neither count nor cache is free: it goes back to the allocator (through the slot cache, if any, in
+//! batches) and may trigger a discard.
+
+pub mod alloc;
+pub mod discard;
+pub mod readahead;
+
+use alloc::SlotAllocator;
+use discard::DiscardPolicy;
+
+use crate::vm::page::NONE;
+
+/// Slot map values: swap count in the low 7 bits, HAS_CACHE in bit 7; 0xff = bad (header, padding).
+pub const MAP_BAD: u8 = 0xff;
+pub const MAP_CACHE: u8 = 0x80;
+pub const MAP_COUNT: u8 = 0x7f;
+
+#[inline]
+pub fn map_count(m: u8) -> u8 {
+    if m == MAP_BAD {
+        0
+    } else {
+        m & MAP_COUNT
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct SwapStats {
+    pub allocations: u64,
+    pub alloc_failures: u64,
+    pub frees: u64,
+    pub slot_cache_refills: u64,
+    pub slot_cache_flushes: u64,
+    pub used_max: u64,
+}
+
+pub struct SwapArea {
+    /// Slots including the header (the partition size / 4 KiB); the map is padded to whole clusters.
+    pub nslots: u32,
+    /// Byte offset of slot 0 on the device.
+    pub base: u64,
+    pub map: Vec<u8>,
+    /// Frame of a slot in the swap cache, or a shadow entry, or NONE.
+    pub cache: Vec<u32>,
+    /// The vpn whose PTE holds (or will hold) the slot.
+    pub owner: Vec<u32>,
+    /// Slots in use (allocated, including those parked in slot caches).
+    pub used: u64,
+    /// Usable slots (excluding header and padding).
+    pub usable: u64,
+    pub full_ratio: f64,
+    pub cluster_slots: u32,
+    alloc: Box<dyn SlotAllocator>,
+    discard: Box<dyn DiscardPolicy>,
+    slot_cache: usize,
+    /// Per CPU: slots taken ahead from the allocator (last = next to use) and freed slots waiting.
+    pcp_slots: Vec<Vec<u32>>,
+    pcp_ret: Vec<Vec<u32>>,
+    /// Ranges to discard (first slot, slots, whole cluster index or NONE), drained by the host.
+    pub to_discard: Vec<(u32, u32, u32)>,
+    scratch: Vec<(u32, u32)>,
+    scratch_cl: Vec<u32>,
+    pub stats: SwapStats,
+}
+
+impl SwapArea {
+    /// `nslots` slots (0 = no swap) at byte `base`; `make_alloc` builds the allocator from the padded map.
+    pub fn new(
+        nslots: u32,
+        base: u64,
+        cluster_slots: u32,
+        full_ratio: f64,
+        cpus: usize,
+        slot_cache: u32,
+        make_alloc: &dyn Fn(&[u8]) -> Box<dyn SlotAllocator>,
+        discard: Box<dyn DiscardPolicy>,
+    ) -> SwapArea {
+        let padded = if nslots == 0 {
+            cluster_slots
+        } else {
+            nslots.div_ceil(cluster_slots) * cluster_slots
+        };
+        let mut map = vec![0u8; padded as usize];
+        map[0] = MAP_BAD;
+        for m in map.iter_mut().skip(nslots.max(1) as usize) {
+            *m = MAP_BAD;
+        }
+        let usable = map.iter().filter(|&&m| m == 0).count() as u64;
+        let alloc = make_alloc(&map);
+        SwapArea {
+            nslots,
+            base,
+            cache: vec![NONE; padded as usize],
+            owner: vec![NONE; padded as usize],
+            map,
+            used: 0,
+            usable,
+            full_ratio,
+            cluster_slots,
+            alloc,
+            discard,
+            slot_cache: slot_cache as usize,
+            pcp_slots: vec![Vec::new(); cpus.max(1)],
+            pcp_ret: vec![Vec::new(); cpus.max(1)],
+            to_discard: Vec::new(),
+            scratch: Vec::new(),
+            scratch_cl: Vec::new(),
+            stats: SwapStats::default(),
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.usable > 0
+    }
+    pub fn allocator_name(&self) -> &'static str {
+        self.alloc.name()
+    }
+    pub fn discard_name(&self) -> &'static str {
+        self.discard.name()
+    }
+    pub fn allocator_stats(&self) -> Vec<(&'static str, u64)> {
+        self.alloc.stats()
+    }
+
+    /// Byte offset of a slot on the device.
+    #[inline]
+    pub fn offset(&self, slot: u32) -> u64 {
+        self.base + slot as u64 * 4096
+    }
+
+    /// `vm_swap_full()`: more than `full_ratio` of the slots are used.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.used as f64 > self.usable as f64 * self.full_ratio
+    }
+
+    /// Free slots left (for `can_reclaim_anon_pages`).
+    pub fn free_slots(&self) -> u64 {
+        self.usable - self.used
+    }
+
+    /// Allocate a slot for a page reclaimed on `cpu` at `now`: the slot holds HAS_CACHE. Returns the
+    /// slot and when it is ready (later than `now` if a discard had to finish first).
+    pub fn alloc_slot(&mut self, cpu: usize, now: u64) -> Option<(u32, u64)> {
+        if !self.enabled() {
+            return None;
+        }
+        let cpu = cpu % self.pcp_slots.len();
+        let (slot, ready) = if self.slot_cache > 0 {
+            if self.pcp_slots[cpu].is_empty() {
+                self.refill(cpu, now);
+            }
+            let s = self.pcp_slots[cpu].pop()?;
+            (s, now)
+        } else {
+            let (s, t) = self.alloc.alloc(cpu, &self.map, now)?;
+            self.took(s);
+            (s, t)
+        };
+        debug_assert_eq!(self.map[slot as usize], MAP_CACHE);
+        self.stats.allocations += 1;
+        Some((slot, ready))
+    }
+
+    fn took(&mut self, s: u32) {
+        debug_assert_eq!(self.map[s as usize], 0);
+        self.map[s as usize] = MAP_CACHE;
+        self.used += 1;
+        self.stats.used_max = self.stats.used_max.max(self.used);
+    }
+
+    /// Take a batch of slots ahead (`get_swap_pages` into the per-CPU slot cache).
+    fn refill(&mut self, cpu: usize, now: u64) {
+        self.stats.slot_cache_refills += 1;
+        let mut got = Vec::with_capacity(self.slot_cache);
+        for _ in 0..self.slot_cache {
+            match self.alloc.alloc(cpu, &self.map, now) {
+                Some((s, _)) => {
+                    self.took(s);
+                    got.push(s);
+                }
+                None => break,
+            }
+        }
+        got.reverse();
+        self.pcp_slots[cpu] = got;
+    }
+
+    /// A PTE now references `slot`.
+    #[inline]
+    pub fn dup(&mut self, slot: u32) {
+        let m = &mut self.map[slot as usize];
+        debug_assert!(*m != MAP_BAD && *m & MAP_COUNT < MAP_COUNT);
+        *m += 1;
+    }
+
+    /// A PTE reference to `slot` is gone; frees the slot when nothing else holds it.
+    pub fn put_count(&mut self, slot: u32, cpu: usize) {
+        let m = &mut self.map[slot as usize];
+        debug_assert!(*m & MAP_COUNT > 0);
+        *m -= 1;
+        if *m == 0 {
+            self.release(slot, cpu);
+        }
+    }
+
+    /// The swap cache no longer holds `slot`; frees it when no PTE references it.
+    pub fn put_cache(&mut self, slot: u32, cpu: usize) {
+        let m = &mut self.map[slot as usize];
+        debug_assert!(*m & MAP_CACHE != 0);
+        *m &= !MAP_CACHE;
+        if *m == 0 {
+            self.release(slot, cpu);
+        }
+    }
+
+    /// Free an unreferenced slot, through the slot cache's return batch if there is one.
+    fn release(&mut self, slot: u32, cpu: usize) {
+        self.cache[slot as usize] = NONE;
+        self.owner[slot as usize] = NONE;
+        if self.slot_cache > 0 {
+            // Parked until the batch is flushed: still marked used.
+            self.map[slot as usize] = MAP_CACHE;
+            let cpu = cpu % self.pcp_ret.len();
+            self.pcp_ret[cpu].push(slot);
+            if self.pcp_ret[cpu].len() >= self.slot_cache {
+                self.flush_ret(cpu);
+            }
+        } else {
+            self.free_now(slot);
+        }
+    }
+
+    /// `swapcache_free_entries`: free a CPU's returned slots, sorted.
+    fn flush_ret(&mut self, cpu: usize) {
+        self.stats.slot_cache_flushes += 1;
+        let mut v = std::mem::take(&mut self.pcp_ret[cpu]);
+        v.sort_unstable();
+        for s in v {
+            self.map[s as usize] = 0;
+            self.free_now_unmarked(s);
+        }
+    }
+
+    fn free_now(&mut self, slot: u32) {
+        self.map[slot as usize] = 0;
+        self.free_now_unmarked(slot);
+    }
+
+    fn free_now_unmarked(&mut self, slot: u32) {
+        self.used -= 1;
+        self.stats.frees += 1;
+        self.alloc.free(slot);
+        self.discard.slot_freed(slot, &self.map, &mut self.scratch);
+        for (s, n) in self.scratch.drain(..) {
+            self.to_discard.push((s, n, NONE));
+        }
+        self.alloc.take_discards(&mut self.scratch_cl);
+        let cs = self.cluster_slots;
+        for c in self.scratch_cl.drain(..) {
+            self.to_discard.push((c * cs, cs, c));
+        }
+    }
+
+    /// The discard of whole cluster `cluster` completes at `done`.
+    pub fn discard_issued(&mut self, cluster: u32, done: u64) {
+        self.alloc.discard_issued(cluster, done);
+    }
+
+    /// Flush every slot cache (end of run, verification).
+    pub fn drain_slot_caches(&mut self) {
+        for cpu in 0..self.pcp_ret.len() {
+            if !self.pcp_ret[cpu].is_empty() {
+                self.flush_ret(cpu);
+            }
+        }
+    }
+
+    /// Slots parked in slot caches (allocated ahead or waiting to be freed).
+    pub fn parked(&self) -> impl Iterator<Item = u32> + '_ {
+        self.pcp_slots
+            .iter()
+            .chain(self.pcp_ret.iter())
+            .flat_map(|v| v.iter().copied())
+    }
+
+    pub fn verify_allocator(&self) -> Result<(), String> {
+        self.alloc.verify(&self.map)
+    }
+}

@@ -1,0 +1,275 @@
+//! Virtual memory: page tables, page frames, LRU lists, memory cgroups, processes and their mappings.
+//!
+//! Everything is Vec-indexed: a PTE array over global virtual page numbers, a frame array with
+//! intrusive LRU links, a stack of free frames. No hashing, no allocation on the hit path.
+
+pub mod memcg;
+pub mod page;
+pub mod workingset;
+
+use memcg::{ListHead, Memcg};
+use page::*;
+
+/// What a virtual memory area maps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VmaKind {
+    /// Private anonymous memory.
+    Anon,
+    /// A file mapped from page `offset` of file `file`; `shared` mappings write to the file (dirty
+    /// page-cache pages), private ones copy on write into anonymous pages; `exec` marks VM_EXEC.
+    File {
+        file: u32,
+        offset: u32,
+        shared: bool,
+        exec: bool,
+    },
+}
+
+/// Swap readahead state of a VMA (`vma->swap_readahead_info`): last fault or hit, window, hits.
+#[derive(Clone, Copy, Debug)]
+pub struct VmaRa {
+    pub prev_vpn: u32,
+    pub win: u32,
+    pub hits: u32,
+}
+impl Default for VmaRa {
+    fn default() -> Self {
+        VmaRa {
+            prev_vpn: NONE,
+            win: 0,
+            hits: 0,
+        }
+    }
+}
+
+/// A mapping of a process, in global vpns `[start, start + pages)`.
+#[derive(Clone, Debug)]
+pub struct Vma {
+    pub start: u32,
+    pub pages: u32,
+    pub kind: VmaKind,
+    pub ra: VmaRa,
+}
+impl Vma {
+    pub fn end(&self) -> u32 {
+        self.start + self.pages
+    }
+}
+
+/// A process: a vpn range, its mappings, its cgroup, and which page-table pages exist.
+#[derive(Clone, Debug)]
+pub struct Process {
+    pub name: String,
+    pub memcg: u16,
+    pub base: u32,
+    pub pages: u32,
+    /// Sorted by start, non-overlapping, inside `[base, base + pages)`.
+    pub vmas: Vec<Vma>,
+    /// One bit per 2 MiB region: a PTE page was allocated for it.
+    pub pte_pages: Vec<u64>,
+    /// One bit per 1 GiB region: a PMD page was allocated for it.
+    pub pmd_pages: Vec<u64>,
+}
+
+impl Process {
+    /// Index of the VMA holding `vpn`.
+    pub fn vma_of(&self, vpn: u32) -> Option<usize> {
+        let i = self.vmas.partition_point(|v| v.start <= vpn);
+        (i > 0 && vpn < self.vmas[i - 1].end()).then(|| i - 1)
+    }
+}
+
+/// Page tables, frames, cgroups and processes.
+pub struct Vm {
+    pub ptes: Vec<u32>,
+    pub frames: Vec<Frame>,
+    /// Free frames (a stack: the most recently freed is reused first).
+    pub free: Vec<u32>,
+    pub memcgs: Vec<Memcg>,
+    pub procs: Vec<Process>,
+    /// Watermarks in pages: (min, low, high).
+    pub wmark: (u64, u64, u64),
+    /// Pages of page tables.
+    pub kernel_pages: u64,
+    /// Owner process of each vpn range start (for reverse lookup), sorted by base.
+    proc_bases: Vec<(u32, u16)>,
+}
+
+impl Vm {
+    pub fn new(frames: u32, wmark: (u64, u64, u64), memcgs: Vec<Memcg>) -> Vm {
+        Vm {
+            ptes: Vec::new(),
+            frames: vec![Frame::FREE; frames as usize],
+            // Lowest frame index on top of the stack.
+            free: (0..frames).rev().collect(),
+            memcgs,
+            procs: Vec::new(),
+            wmark,
+            kernel_pages: 0,
+            proc_bases: Vec::new(),
+        }
+    }
+
+    /// Add a process whose mappings are given relative to its own page 0; returns its index.
+    pub fn add_process(&mut self, name: &str, memcg: u16, pages: u32, vmas: Vec<Vma>) -> usize {
+        let base = self.ptes.len() as u32;
+        self.ptes.resize(self.ptes.len() + pages as usize, PTE_NONE);
+        let vmas = vmas
+            .into_iter()
+            .map(|mut v| {
+                v.start += base;
+                v
+            })
+            .collect();
+        let regions = (pages as usize).div_ceil(512);
+        self.procs.push(Process {
+            name: name.into(),
+            memcg,
+            base,
+            pages,
+            vmas,
+            pte_pages: vec![0; regions.div_ceil(64)],
+            pmd_pages: vec![0; regions.div_ceil(512).div_ceil(64)],
+        });
+        self.proc_bases.push((base, (self.procs.len() - 1) as u16));
+        self.procs.len() - 1
+    }
+
+    /// Process owning `vpn`.
+    pub fn proc_of(&self, vpn: u32) -> usize {
+        let i = self.proc_bases.partition_point(|&(b, _)| b <= vpn);
+        self.proc_bases[i - 1].1 as usize
+    }
+
+    #[inline]
+    pub fn free_pages(&self) -> u64 {
+        self.free.len() as u64
+    }
+
+    // ---- LRU lists ----------------------------------------------------------------------------
+
+    fn head_mut(&mut self, memcg: u16, list: u8) -> &mut ListHead {
+        &mut self.memcgs[memcg as usize].lru[list as usize]
+    }
+
+    /// Put `f` at the head (most recent end) of `list` of its cgroup.
+    pub fn lru_add_head(&mut self, f: u32, list: u8) {
+        debug_assert!(self.frames[f as usize].list == LIST_NONE
+            || self.frames[f as usize].list == LIST_ISOLATED);
+        let memcg = self.frames[f as usize].memcg;
+        let old = self.head_mut(memcg, list).head;
+        {
+            let fr = &mut self.frames[f as usize];
+            fr.prev = NONE;
+            fr.next = old;
+            fr.list = list;
+        }
+        if old != NONE {
+            self.frames[old as usize].prev = f;
+        }
+        let h = self.head_mut(memcg, list);
+        h.head = f;
+        if h.tail == NONE {
+            h.tail = f;
+        }
+        h.len += 1;
+    }
+
+    /// Put `f` at the tail (next to be scanned) of `list` of its cgroup.
+    pub fn lru_add_tail(&mut self, f: u32, list: u8) {
+        let memcg = self.frames[f as usize].memcg;
+        let old = self.head_mut(memcg, list).tail;
+        {
+            let fr = &mut self.frames[f as usize];
+            fr.next = NONE;
+            fr.prev = old;
+            fr.list = list;
+        }
+        if old != NONE {
+            self.frames[old as usize].next = f;
+        }
+        let h = self.head_mut(memcg, list);
+        h.tail = f;
+        if h.head == NONE {
+            h.head = f;
+        }
+        h.len += 1;
+    }
+
+    /// Unlink `f` from its list (it must be on one); leaves it LIST_NONE.
+    pub fn lru_del(&mut self, f: u32) {
+        let Frame {
+            prev,
+            next,
+            list,
+            memcg,
+            ..
+        } = self.frames[f as usize];
+        debug_assert!((list as usize) < NR_LRU, "frame {f} not on a list");
+        if prev != NONE {
+            self.frames[prev as usize].next = next;
+        }
+        if next != NONE {
+            self.frames[next as usize].prev = prev;
+        }
+        let h = self.head_mut(memcg, list);
+        if h.head == f {
+            h.head = next;
+        }
+        if h.tail == f {
+            h.tail = prev;
+        }
+        h.len -= 1;
+        let fr = &mut self.frames[f as usize];
+        fr.prev = NONE;
+        fr.next = NONE;
+        fr.list = LIST_NONE;
+    }
+
+    /// Move `f` to the tail of the list it is on (`folio_rotate_reclaimable`).
+    pub fn lru_move_tail(&mut self, f: u32) {
+        let list = self.frames[f as usize].list;
+        if (list as usize) < NR_LRU {
+            self.lru_del(f);
+            self.lru_add_tail(f, list);
+        }
+    }
+
+    /// Isolate up to `n` frames from the tail of `list` (oldest first) into `out`.
+    pub fn isolate_tail(&mut self, memcg: u16, list: u8, n: u64, out: &mut Vec<u32>) -> u64 {
+        let mut taken = 0;
+        while taken < n {
+            let t = self.memcgs[memcg as usize].lru[list as usize].tail;
+            if t == NONE {
+                break;
+            }
+            self.lru_del(t);
+            self.frames[t as usize].list = LIST_ISOLATED;
+            out.push(t);
+            taken += 1;
+        }
+        taken
+    }
+
+    /// Allocate a free frame for `memcg` (the caller has charged it). None when RAM is exhausted.
+    pub fn take_frame(&mut self, memcg: u16) -> Option<u32> {
+        let f = self.free.pop()?;
+        let fr = &mut self.frames[f as usize];
+        debug_assert!(!fr.has(F_INUSE));
+        *fr = Frame::FREE;
+        fr.flags = F_INUSE;
+        fr.memcg = memcg;
+        Some(f)
+    }
+
+    /// Return a frame (off every list) to the free stack and uncharge it.
+    pub fn release_frame(&mut self, f: u32) {
+        let fr = &mut self.frames[f as usize];
+        debug_assert!(fr.list == LIST_NONE || fr.list == LIST_ISOLATED);
+        let memcg = fr.memcg;
+        *fr = Frame::FREE;
+        self.free.push(f);
+        let m = &mut self.memcgs[memcg as usize];
+        m.usage -= 1;
+    }
+}

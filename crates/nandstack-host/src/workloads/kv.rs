@@ -1,0 +1,324 @@
+//! Key-value workloads over a key → page layout, with request markers for throughput and latency.
+//!
+//! * YCSB-like: a hash index (16 B per record, entries scattered by a seeded permutation of the keys)
+//!   and the records back to back (`record_bytes` each). A request reads the key's index page, then
+//!   reads (read) or writes (update) the record's pages. Keys: uniform, scrambled zipf (rank → key
+//!   through a permutation, like YCSB's scrambled zipfian) or hotspot (the first `hot_data_fraction` of
+//!   keys get `hot_op_fraction` of requests, as YCSB's hotspot generator).
+//! * memcached ETC-like: items of 48 B header + key (GEV(30.8, 8.2, 0.079) bytes) + value (generalized
+//!   Pareto(0, 214.5, 0.348) bytes, at most 1 MiB) in slab classes of chunk 96 B × 1.25^i, each class a
+//!   contiguous region of 1 MiB slabs; a hash table of 8 B buckets. GET reads the bucket and the item,
+//!   SET reads the bucket and writes the item. `hot_request_fraction` of requests go to the hot
+//!   `hot_key_fraction` of keys (scattered by a permutation).
+//!
+//! Both start with a load phase writing every record (ETC: every item) once.
+
+use nandstack_core::{Result, Rng};
+use nandstack_workload::perm::Permutation;
+use nandstack_workload::zipf::Zipf;
+
+use super::{layout, MapKind, MemRef, RefStream, Workload, OP_BEGIN, OP_END, OP_SLEEP};
+use crate::config::{EtcConfig, KeyDistribution, YcsbConfig};
+
+/// Where a key lives: index/bucket page and the byte range of its item.
+trait Layout: Send {
+    fn index_page(&self, key: u64) -> Option<u32>;
+    fn item(&self, key: u64) -> (u64, u64);
+}
+
+enum KeyGen {
+    Uniform,
+    Zipf(Zipf, Permutation),
+    Split { hot: u64, p: f64, perm: Option<Permutation> },
+}
+
+impl KeyGen {
+    fn next(&self, rng: &mut Rng, n: u64) -> u64 {
+        match self {
+            KeyGen::Uniform => rng.below(n),
+            KeyGen::Zipf(z, perm) => perm.apply(z.sample(rng) - 1),
+            KeyGen::Split { hot, p, perm } => {
+                let k = if *hot == 0 || *hot >= n {
+                    rng.below(n)
+                } else if rng.chance(*p) {
+                    rng.below(*hot)
+                } else {
+                    hot + rng.below(n - hot)
+                };
+                perm.as_ref().map_or(k, |pm| pm.apply(k))
+            }
+        }
+    }
+}
+
+struct KvStream<L: Layout> {
+    layout: L,
+    keys: u64,
+    load_next: u64,
+    remaining: u64,
+    total: u64,
+    read_ratio: f64,
+    think_us: u32,
+    gen: KeyGen,
+    rng: Rng,
+}
+
+impl<L: Layout> KvStream<L> {
+    fn push_item(&self, key: u64, write: bool, out: &mut Vec<MemRef>) {
+        if let Some(p) = self.layout.index_page(key) {
+            out.push(MemRef::access(p, write && self.load_next < self.keys));
+        }
+        let (start, len) = self.layout.item(key);
+        for p in start / 4096..=(start + len.max(1) - 1) / 4096 {
+            out.push(MemRef::access(p as u32, write));
+        }
+    }
+}
+
+impl<L: Layout> RefStream for KvStream<L> {
+    fn fill(&mut self, out: &mut Vec<MemRef>, max: usize) -> Result<bool> {
+        let start = out.len();
+        while self.load_next < self.keys && out.len() - start < max {
+            self.push_item(self.load_next, true, out);
+            self.load_next += 1;
+        }
+        while self.load_next >= self.keys && self.remaining > 0 && out.len() - start < max {
+            let key = self.gen.next(&mut self.rng, self.keys);
+            let read = self.rng.chance(self.read_ratio);
+            out.push(MemRef::marker(OP_BEGIN, 0));
+            self.push_item(key, !read, out);
+            out.push(MemRef::marker(OP_END, 0));
+            if self.think_us > 0 {
+                out.push(MemRef::marker(OP_SLEEP, self.think_us));
+            }
+            self.remaining -= 1;
+        }
+        Ok(self.load_next < self.keys || self.remaining > 0)
+    }
+    fn len_hint(&self) -> Option<u64> {
+        Some(self.total)
+    }
+}
+
+struct YcsbLayout {
+    index: Option<(u32, Permutation)>,
+    data_start: u64,
+    record_bytes: u64,
+}
+
+impl Layout for YcsbLayout {
+    fn index_page(&self, key: u64) -> Option<u32> {
+        self.index
+            .as_ref()
+            .map(|(start, perm)| start + (perm.apply(key) * 16 / 4096) as u32)
+    }
+    fn item(&self, key: u64) -> (u64, u64) {
+        (self.data_start + key * self.record_bytes, self.record_bytes)
+    }
+}
+
+pub fn build_ycsb(c: &YcsbConfig, seed: u64) -> Workload {
+    let index_pages = if c.index { (c.records * 16).div_ceil(4096) as u32 } else { 0 };
+    let data_pages = (c.records * c.record_bytes as u64).div_ceil(4096) as u32;
+    let mut maps = Vec::new();
+    if c.index {
+        maps.push((index_pages, MapKind::Anon));
+    }
+    maps.push((data_pages, MapKind::Anon));
+    let (pages, mappings) = layout(&maps);
+    let data_start = mappings.last().unwrap().start as u64 * 4096;
+    let gen = match c.distribution {
+        KeyDistribution::Uniform => KeyGen::Uniform,
+        KeyDistribution::Zipf => KeyGen::Zipf(
+            Zipf::new(c.records, c.zipf_theta),
+            Permutation::new(c.records, seed ^ 0x7a69_7066),
+        ),
+        KeyDistribution::Hotspot => KeyGen::Split {
+            hot: (c.records as f64 * c.hot_data_fraction) as u64,
+            p: c.hot_op_fraction,
+            perm: None,
+        },
+    };
+    let load = if c.load { c.records } else { 0 };
+    let stream = KvStream {
+        layout: YcsbLayout {
+            index: c
+                .index
+                .then(|| (0u32, Permutation::new(c.records, seed ^ 0x6964_7820))),
+            data_start,
+            record_bytes: c.record_bytes as u64,
+        },
+        keys: c.records,
+        load_next: c.records - load,
+        remaining: c.requests,
+        total: load + c.requests,
+        read_ratio: c.read_ratio,
+        think_us: c.think_us,
+        gen,
+        rng: Rng::derive(seed, 0x7963_7362),
+    };
+    Workload {
+        pages,
+        mappings,
+        files: Vec::new(),
+        threads: vec![Box::new(stream)],
+        kv: true,
+        describe: format!(
+            "ycsb {:?} {} records × {} B, read ratio {}",
+            c.distribution, c.records, c.record_bytes, c.read_ratio
+        )
+        .to_lowercase(),
+    }
+}
+
+struct EtcLayout {
+    table: Permutation,
+    offset: Vec<u64>,
+    size: Vec<u32>,
+}
+
+impl Layout for EtcLayout {
+    fn index_page(&self, key: u64) -> Option<u32> {
+        Some((self.table.apply(key) * 8 / 4096) as u32)
+    }
+    fn item(&self, key: u64) -> (u64, u64) {
+        (self.offset[key as usize], self.size[key as usize] as u64)
+    }
+}
+
+/// Slab chunk sizes: 96 B growing by 1.25 (8-byte aligned) up to 1 MiB.
+fn slab_classes() -> Vec<u64> {
+    let mut v = Vec::new();
+    let mut s = 96.0f64;
+    while (s as u64) < (1 << 20) {
+        let c = (s as u64).div_ceil(8) * 8;
+        if v.last() != Some(&c) {
+            v.push(c);
+        }
+        s *= 1.25;
+    }
+    v.push(1 << 20);
+    v
+}
+
+pub fn build_etc(c: &EtcConfig, seed: u64) -> Workload {
+    let mut rng = Rng::derive(seed, 0x6574_6373);
+    let classes = slab_classes();
+    let n = c.keys as usize;
+    let mut class_of = Vec::with_capacity(n);
+    let mut counts = vec![0u64; classes.len()];
+    for _ in 0..n {
+        let u = rng.unit_f64().max(1e-12);
+        let key = 30.7984 + 8.20449 / 0.078688 * ((-u.ln()).powf(-0.078688) - 1.0);
+        let u = rng.unit_f64().max(1e-12);
+        let value = 214.476 / 0.348238 * (u.powf(-0.348238) - 1.0);
+        let item = 48.0 + key.clamp(1.0, 250.0) + value.clamp(1.0, (1 << 20) as f64 - 400.0);
+        let ci = classes.partition_point(|&cs| (cs as f64) < item).min(classes.len() - 1);
+        class_of.push(ci as u8);
+        counts[ci] += 1;
+    }
+    let table_pages = (c.keys * 8).div_ceil(4096);
+    // Class regions after the hash table, each rounded up to whole 1 MiB slabs.
+    let mut base = vec![0u64; classes.len()];
+    let mut at = table_pages.div_ceil(256) * 256 * 4096;
+    for (i, &cnt) in counts.iter().enumerate() {
+        base[i] = at;
+        at += (cnt * classes[i]).div_ceil(1 << 20) * (1 << 20);
+    }
+    let mut next = vec![0u64; classes.len()];
+    let mut offset = Vec::with_capacity(n);
+    let mut size = Vec::with_capacity(n);
+    for &ci in &class_of {
+        let ci = ci as usize;
+        offset.push(base[ci] + next[ci] * classes[ci]);
+        size.push(classes[ci] as u32);
+        next[ci] += 1;
+    }
+    let total_pages = (at / 4096) as u32;
+    let (pages, mappings) = layout(&[(total_pages.max(1), MapKind::Anon)]);
+    let stream = KvStream {
+        layout: EtcLayout {
+            table: Permutation::new(c.keys, seed ^ 0x7462_6c65),
+            offset,
+            size,
+        },
+        keys: c.keys,
+        load_next: 0,
+        remaining: c.requests,
+        total: c.keys + c.requests,
+        read_ratio: c.get_ratio,
+        think_us: c.think_us,
+        gen: KeyGen::Split {
+            hot: (c.keys as f64 * c.hot_key_fraction) as u64,
+            p: c.hot_request_fraction,
+            perm: Some(Permutation::new(c.keys, seed ^ 0x686f_7420)),
+        },
+        rng: Rng::derive(seed, 0x6574_6372),
+    };
+    Workload {
+        pages,
+        mappings,
+        files: Vec::new(),
+        threads: vec![Box::new(stream)],
+        kv: true,
+        describe: format!(
+            "memcached ETC {} keys, {:.0}% of requests on {:.0}% of keys, GET ratio {}",
+            c.keys,
+            c.hot_request_fraction * 100.0,
+            c.hot_key_fraction * 100.0,
+            c.get_ratio
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ycsb_requests_touch_index_then_record_pages() {
+        let c = YcsbConfig {
+            records: 1000,
+            record_bytes: 1024,
+            distribution: KeyDistribution::Hotspot,
+            zipf_theta: 0.99,
+            hot_data_fraction: 0.2,
+            hot_op_fraction: 0.8,
+            read_ratio: 0.5,
+            requests: 2000,
+            index: true,
+            load: true,
+            think_us: 0,
+        };
+        let mut w = build_ycsb(&c, 1);
+        let mut v = Vec::new();
+        while w.threads[0].fill(&mut v, 4096).unwrap() {}
+        // Load: 1000 × (index + 1 record page) writes.
+        assert!(v[..2000].iter().all(|r| r.op == super::super::OP_WRITE));
+        let begins = v.iter().filter(|r| r.op == OP_BEGIN).count();
+        assert_eq!(begins, 2000);
+        let data_start = w.mappings[1].start;
+        let hot_pages = data_start + 200 * 1024 / 4096;
+        let reqs: Vec<&MemRef> = v[2000..]
+            .iter()
+            .filter(|r| r.op <= 1 && r.page >= data_start)
+            .collect();
+        let hot = reqs.iter().filter(|r| r.page < hot_pages).count();
+        assert!((hot as f64 / reqs.len() as f64 - 0.8).abs() < 0.05);
+    }
+
+    #[test]
+    fn etc_items_fit_their_classes_and_do_not_overlap() {
+        let c = EtcConfig {
+            keys: 5000,
+            requests: 100,
+            get_ratio: 0.967,
+            hot_key_fraction: 0.1,
+            hot_request_fraction: 0.9,
+            think_us: 0,
+        };
+        let w = build_etc(&c, 3);
+        assert!(w.pages > 0);
+        assert!(slab_classes().windows(2).all(|p| p[0] < p[1]));
+    }
+}

@@ -1,0 +1,219 @@
+//! Mobile app switching (DISS paper, Table 2): four apps — V (video), G (game), O (office/PowerPoint),
+//! W (web) — each with an anonymous working set and a file working set (code mapped VM_EXEC, resources
+//! mapped read-only). The scenario's eight phases last 5, 5, 5, 30, 5, 5, 5, 5 Table-2 minutes
+//! (× `minute_ms`). In the first half each app is launched in turn — its files are read in and its heap
+//! written once — and stays in the background afterwards; in the second half the apps are switched.
+//!
+//! Every 1 ms tick the foreground app makes `foreground_refs_per_ms` references and each launched
+//! background app `background_refs_per_ms`, then the thread waits for the next tick. Inside an app,
+//! pages are zipf-popular (`zipf_theta`, popular pages scattered by a permutation); a reference goes to
+//! the anon or file set in proportion to their sizes, and anon references write with `write_ratio`.
+//! The four apps share one address space and cgroup (one process in the model).
+
+use nandstack_core::{Result, Rng};
+use nandstack_workload::perm::Permutation;
+use nandstack_workload::zipf::Zipf;
+
+use super::{layout, mib_pages, MapKind, MemRef, RefStream, Workload, OP_UNTIL};
+use crate::config::{AppProfile, MobileConfig, MobileScenario};
+
+const APPS: [&str; 4] = ["V", "G", "O", "W"];
+const MINUTES: [u32; 8] = [5, 5, 5, 30, 5, 5, 5, 5];
+const V: usize = 0;
+const G: usize = 1;
+const O: usize = 2;
+const W: usize = 3;
+
+fn sequence(s: MobileScenario) -> [usize; 8] {
+    match s {
+        MobileScenario::Video => [G, W, O, V, O, W, G, V],
+        MobileScenario::Game => [O, V, W, G, W, V, O, G],
+        MobileScenario::Social => [V, O, G, W, G, O, V, W],
+        MobileScenario::Office => [G, W, V, O, V, W, G, O],
+    }
+}
+
+fn default_apps() -> Vec<AppProfile> {
+    [(300, 200), (700, 400), (400, 250), (600, 150)]
+        .iter()
+        .map(|&(anon_mib, file_mib)| AppProfile { anon_mib, file_mib })
+        .collect()
+}
+
+struct Region {
+    start: u32,
+    len: u32,
+    zipf: Zipf,
+    perm: Permutation,
+}
+impl Region {
+    fn pick(&self, rng: &mut Rng) -> u32 {
+        self.start + self.perm.apply(self.zipf.sample(rng) - 1) as u32
+    }
+}
+
+struct App {
+    anon: Region,
+    /// Code and resources (file mappings), launched by reading them in order.
+    files: Vec<Region>,
+    anon_share: f64,
+    launched: bool,
+}
+
+struct Mobile {
+    apps: Vec<App>,
+    seq: [usize; 8],
+    phase_end_ms: [u64; 8],
+    phase: usize,
+    tick: u64,
+    end_ms: u64,
+    fg_refs: u32,
+    bg_refs: u32,
+    write_ratio: f64,
+    rng: Rng,
+    total: u64,
+}
+
+impl Mobile {
+    fn refs(&mut self, app: usize, n: u32, out: &mut Vec<MemRef>) {
+        for _ in 0..n {
+            let a = &self.apps[app];
+            if a.files.is_empty() || self.rng.chance(a.anon_share) {
+                let p = a.anon.pick(&mut self.rng);
+                let w = self.rng.chance(self.write_ratio);
+                out.push(MemRef::access(p, w));
+            } else {
+                let f = &a.files[self.rng.below(a.files.len() as u64) as usize];
+                out.push(MemRef::read(f.pick(&mut self.rng)));
+            }
+        }
+    }
+}
+
+impl RefStream for Mobile {
+    fn fill(&mut self, out: &mut Vec<MemRef>, max: usize) -> Result<bool> {
+        let start = out.len();
+        while self.tick < self.end_ms && out.len() - start < max {
+            while self.tick >= self.phase_end_ms[self.phase] {
+                self.phase += 1;
+            }
+            let fg = self.seq[self.phase];
+            if !self.apps[fg].launched {
+                self.apps[fg].launched = true;
+                let a = &self.apps[fg];
+                for f in &a.files {
+                    out.extend((f.start..f.start + f.len).map(MemRef::read));
+                }
+                out.extend((a.anon.start..a.anon.start + a.anon.len).map(MemRef::write));
+            }
+            self.refs(fg, self.fg_refs, out);
+            for b in 0..self.apps.len() {
+                if b != fg && self.apps[b].launched {
+                    self.refs(b, self.bg_refs, out);
+                }
+            }
+            self.tick += 1;
+            out.push(MemRef::marker(OP_UNTIL, self.tick as u32));
+        }
+        Ok(self.tick < self.end_ms)
+    }
+    fn len_hint(&self) -> Option<u64> {
+        Some(self.total)
+    }
+}
+
+pub fn build(c: &MobileConfig, seed: u64) -> Result<Workload> {
+    let profiles = c.apps.clone().unwrap_or_else(default_apps);
+    let mut maps = Vec::new();
+    let mut files = Vec::new();
+    for p in &profiles {
+        maps.push((mib_pages(p.anon_mib), MapKind::Anon));
+        let fp = mib_pages(p.file_mib);
+        let code = fp * 3 / 10;
+        for (pages, exec) in [(code, true), (fp - code, false)] {
+            if pages > 0 {
+                maps.push((
+                    pages,
+                    MapKind::File {
+                        file: files.len(),
+                        shared: false,
+                        exec,
+                    },
+                ));
+                files.push(pages);
+            }
+        }
+    }
+    let (pages, mappings) = layout(&maps);
+    let mut apps = Vec::new();
+    let mut mi = 0;
+    let region = |m: &super::Mapping, i: u64| Region {
+        start: m.start,
+        len: m.pages,
+        zipf: Zipf::new(m.pages as u64, c.zipf_theta),
+        perm: Permutation::new(m.pages as u64, seed ^ (0x6d6f_6200 + i)),
+    };
+    for p in &profiles {
+        let anon = region(&mappings[mi], mi as u64);
+        mi += 1;
+        let mut fr = Vec::new();
+        let fp = mib_pages(p.file_mib);
+        let nfiles = [fp * 3 / 10, fp - fp * 3 / 10].iter().filter(|&&x| x > 0).count();
+        for _ in 0..nfiles {
+            fr.push(region(&mappings[mi], mi as u64));
+            mi += 1;
+        }
+        let anon_share = p.anon_mib as f64 / (p.anon_mib + p.file_mib) as f64;
+        apps.push(App {
+            anon,
+            files: fr,
+            anon_share,
+            launched: false,
+        });
+    }
+    let mut phase_end_ms = [0u64; 8];
+    let mut t = 0.0;
+    for (i, m) in MINUTES.iter().enumerate() {
+        t += *m as f64 * c.minute_ms;
+        phase_end_ms[i] = t.round() as u64;
+    }
+    let end_ms = phase_end_ms[7];
+    if end_ms > u32::MAX as u64 {
+        return Err(nandstack_core::Error::config(
+            "workload.minute_ms",
+            "the scenario would last longer than 2^32 ms",
+        ));
+    }
+    let launch: u64 = apps
+        .iter()
+        .map(|a| a.anon.len as u64 + a.files.iter().map(|f| f.len as u64).sum::<u64>())
+        .sum();
+    let total = launch + end_ms * (c.foreground_refs_per_ms as u64 + 3 * c.background_refs_per_ms as u64);
+    let seq = sequence(c.scenario);
+    Ok(Workload {
+        pages,
+        mappings,
+        files,
+        threads: vec![Box::new(Mobile {
+            apps,
+            seq,
+            phase_end_ms,
+            phase: 0,
+            tick: 0,
+            end_ms,
+            fg_refs: c.foreground_refs_per_ms,
+            bg_refs: c.background_refs_per_ms,
+            write_ratio: c.write_ratio,
+            rng: Rng::derive(seed, 0x6d6f_6269),
+            total,
+        })],
+        kv: false,
+        describe: format!(
+            "mobile {:?}: {} ({} ms per minute)",
+            c.scenario,
+            seq.iter().map(|&a| APPS[a]).collect::<Vec<_>>().join(" "),
+            c.minute_ms
+        )
+        .to_lowercase(),
+    })
+}
