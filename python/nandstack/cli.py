@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _core, config
+from ._core import ConfigError
 from ._api import run as api_run
 from ._term import ProgressBar, flatten, format_table
 
@@ -90,6 +91,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default: {DEFAULT_OUT})"
     )
     run.add_argument("--seed", type=int, help="override the config's seed")
+    run.add_argument(
+        "--trace",
+        type=Path,
+        metavar="PATH",
+        help="replay a block trace in the measured phase (gz/bz2/xz/zst read transparently); needs --format",
+    )
+    run.add_argument(
+        "--format",
+        dest="trace_format",
+        metavar="F",
+        help="trace format: msr, blkparse, disksim, mqsim, ssdsim, fio, tencent, cloudphysics, systor17, "
+        "heimdall, wiscsee, arc, hp_srt, u32_blocks (see docs/trace-formats.md)",
+    )
+    run.add_argument(
+        "--lba",
+        choices=("error", "wrap", "scale"),
+        help="trace requests beyond the device: error (default), wrap, or scale the trace onto the device",
+    )
     run.add_argument("--verify", action="store_true", help="check read-after-write versions and invariants")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary table")
     run.set_defaults(func=cmd_run)
@@ -116,8 +135,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def trace_overrides(args: argparse.Namespace) -> list[str]:
+    """`--trace/--format/--lba` as `--set trace.*` overrides."""
+    if args.trace is None:
+        if args.trace_format or args.lba:
+            raise ConfigError("--format and --lba apply to a trace: give --trace PATH too")
+        return []
+    if not args.trace_format:
+        raise ConfigError("--trace needs --format (one of the formats listed in `nandstack run --help`)")
+    out = [f"trace.path={json.dumps(str(args.trace))}", f"trace.format={json.dumps(args.trace_format)}"]
+    if args.lba:
+        out.append(f"trace.lba={json.dumps(args.lba)}")
+    return out
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    effective = config.load_config(args.config, args.overrides)
+    effective = config.load_config(args.config, [*args.overrides, *trace_overrides(args)])
     bar = None if args.quiet else ProgressBar()
     try:
         result = api_run(effective, seed=args.seed, verify=args.verify, progress=bar)
@@ -129,12 +162,25 @@ def cmd_run(args: argparse.Namespace) -> int:
         bar.close()
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
+    series = result.summary.pop("timeseries", None)
     (out / "summary.json").write_text(result.to_json() + "\n", encoding="utf-8")
     (out / "config.toml").write_text(config.dumps(result.config), encoding="utf-8")
+    written = ["summary.json", "config.toml"]
+    if series:
+        (out / "timeseries.csv").write_text(timeseries_csv(series), encoding="utf-8")
+        written.append("timeseries.csv")
     if not args.quiet:
         print(format_table(summary_rows(result.summary)))
-        print(f"wrote {out / 'summary.json'} and {out / 'config.toml'}", file=sys.stderr)
+        print(f"wrote {', '.join(str(out / w) for w in written)}", file=sys.stderr)
     return 0
+
+
+def timeseries_csv(series: dict[str, Any]) -> str:
+    """The engine's `{columns, rows}` time series as CSV (empty cells for missing values)."""
+    lines = [",".join(series["columns"])]
+    for row in series["rows"]:
+        lines.append(",".join("" if v is None else repr(float(v)) for v in row))
+    return "\n".join(lines) + "\n"
 
 
 def summary_rows(report: dict[str, Any]) -> list[tuple[str, Any]]:
