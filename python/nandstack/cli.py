@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from . import _core, config
-from ._core import ConfigError
 from ._api import run as api_run
+from ._core import ConfigError
 from ._term import ProgressBar, flatten, format_table
 
 DEFAULT_OUT = Path("results") / "latest"
