@@ -1,1 +1,67 @@
-//! nandstack-host: the host memory and swap model (work in progress).
+//! nandstack-host: the host memory and swap model — a Linux-like (6.x) virtual-memory layer above a
+//! flash SSD.
+//!
+//! * [`vm`]: page tables, frames, per-cgroup split LRU lists, memory cgroups, workingset shadows;
+//! * [`reclaim`]: reclaim policies (Linux split LRU, textbook FIFO and CLOCK) behind one trait;
+//! * [`swap`]: the swap area — slot map, swap cache, cluster slot allocator, discard and readahead
+//!   policies;
+//! * [`pagecache`]: file pages on a file partition (clean drop, dirty writeback);
+//! * [`host`]: the mechanisms (faults, charging, watermarks, kswapd, eviction, flusher, invariants);
+//! * [`workloads`]: seeded memory-reference generators, trace readers, the nsref file format;
+//! * [`sim`]: the multi-threaded simulation loop; [`report`]: the JSON report.
+//!
+//! Entry points: [`run_host_json`] and [`bench_host`].
+
+pub mod bench;
+pub mod block;
+pub mod config;
+pub mod host;
+pub mod pagecache;
+pub mod reclaim;
+pub mod report;
+pub mod sim;
+pub mod swap;
+pub mod vm;
+pub mod workloads;
+
+pub use bench::bench_host;
+pub use config::HostSimConfig;
+pub use sim::Sim;
+
+use nandstack_core::Result;
+
+/// Run one host simulation described by a JSON config. `seed` overrides the config's seed; `verify`
+/// checks every invariant periodically and at the end. `progress(phase, done, total)` is called about
+/// every 0.5% of the references; returning false stops the run with `Error::Interrupted`. Returns the
+/// report as JSON (keys in docs/model-host.md); same config and seed give the same bytes apart from
+/// keys starting with `wall_`.
+pub fn run_host_json(
+    config_json: &str,
+    seed: Option<u64>,
+    verify: bool,
+    progress: &mut dyn FnMut(&str, u64, u64) -> bool,
+) -> Result<String> {
+    let mut cfg = HostSimConfig::from_json(config_json)?;
+    if let Some(s) = seed {
+        cfg.seed = s;
+    }
+    let sim = run_config(&cfg, verify, progress)?;
+    Ok(serde_json::to_string_pretty(&report::report(&sim)).expect("report serialises"))
+}
+
+/// Run a parsed config and return the finished simulation (for callers that want the raw counters).
+pub fn run_config(
+    cfg: &HostSimConfig,
+    verify: bool,
+    progress: &mut dyn FnMut(&str, u64, u64) -> bool,
+) -> Result<Sim> {
+    let mut sim = Sim::build(cfg, verify)?;
+    sim.run(progress)?;
+    Ok(sim)
+}
+
+/// JSON Schema of the config (for the generated config reference).
+pub fn config_schema() -> String {
+    let schema = schemars::schema_for!(HostSimConfig);
+    serde_json::to_string_pretty(&schema).expect("schema serialises")
+}

@@ -172,6 +172,16 @@ impl Default for DiscardConfig {
     }
 }
 
+/// Swap slot allocator.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SwapAllocatorKind {
+    /// Linux's cluster allocator (per-CPU current cluster, free / nonfull / frag lists).
+    Cluster,
+    /// One cursor taking the next free slot (old Linux on rotational disks; textbook).
+    NextFit,
+}
+
 /// The swap partition and its slot allocator.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -182,6 +192,9 @@ pub struct SwapConfig {
     /// Start of the swap partition on the device, MiB. Default 0.
     #[serde(default)]
     pub offset_mib: u64,
+    /// `cluster` or `next_fit`. Default `cluster`.
+    #[serde(default = "d_alloc")]
+    pub allocator: SwapAllocatorKind,
     /// `SWAPFILE_CLUSTER`: slots per cluster, 512 (x86-64 with THP) or 256. Default 512.
     #[serde(default = "d_cluster")]
     pub cluster_slots: u32,
@@ -204,6 +217,9 @@ pub struct SwapConfig {
     #[serde(default = "d_maxreq")]
     pub max_request_kib: u32,
 }
+fn d_alloc() -> SwapAllocatorKind {
+    SwapAllocatorKind::Cluster
+}
 fn d_swap() -> u64 {
     512
 }
@@ -221,6 +237,7 @@ impl Default for SwapConfig {
         SwapConfig {
             size_mib: d_swap(),
             offset_mib: 0,
+            allocator: d_alloc(),
             cluster_slots: d_cluster(),
             solid_state: true,
             discard: DiscardConfig::default(),
@@ -326,6 +343,9 @@ pub struct CgroupConfig {
     /// `memory.limit_in_bytes` (v1) / `memory.max` (v2), MiB. Default: no limit.
     #[serde(default)]
     pub limit_mib: Option<u64>,
+    /// The same limit in 4 KiB pages, for small examples (exclusive with `limit_mib`). Default: none.
+    #[serde(default)]
+    pub limit_pages: Option<u64>,
     /// The cgroup's own `memory.swappiness` (v1). Default: `host.swappiness`.
     #[serde(default)]
     pub swappiness: Option<u32>,
@@ -517,10 +537,14 @@ impl HostConfig {
                     format!("`{}` must be non-empty and unique", c.name),
                 ));
             }
-            if let Some(l) = c.limit_mib {
-                if l == 0 {
-                    return Err(bad(&key("limit_mib"), "must be ≥ 1".into()));
-                }
+            if c.limit_mib == Some(0) || c.limit_pages == Some(0) {
+                return Err(bad(&key("limit_mib"), "must be ≥ 1".into()));
+            }
+            if c.limit_mib.is_some() && c.limit_pages.is_some() {
+                return Err(bad(
+                    &key("limit_pages"),
+                    "give the limit in MiB or in pages, not both".into(),
+                ));
             }
             if let Some(sw) = c.swappiness {
                 if sw > 200 {

@@ -12,7 +12,8 @@ mod workload;
 pub use device::{DeviceSection, GeometryOverrides};
 pub use host::{
     CgroupConfig, CostConfig, DiscardConfig, DiscardMode, HostConfig, PageCacheConfig,
-    ReadaheadConfig, ReadaheadPolicyKind, ReclaimConfig, ReclaimPolicyKind, SwapConfig,
+    ReadaheadConfig, ReadaheadPolicyKind, ReclaimConfig, ReclaimPolicyKind, SwapAllocatorKind,
+    SwapConfig,
 };
 pub use workload::{
     AppProfile, EtcConfig, InlineConfig, KeyDistribution, MemtouchConfig, MemtouchPattern, MobileConfig,

@@ -42,6 +42,10 @@ impl ReclaimPolicy for FifoReclaim {
                     let f = self.batch[0];
                     ctx.now += h.p.scan_ns;
                     h.stats.pgscan += 1;
+                    if h.read_locked(f, ctx.now) {
+                        h.vm.lru_add_head(f, list);
+                        continue;
+                    }
                     if h.evict_sync(ctx, f)? {
                         freed += 1;
                         h.stats.pgsteal += 1;

@@ -163,6 +163,7 @@ pub fn build_ycsb(c: &YcsbConfig, seed: u64) -> Workload {
         files: Vec::new(),
         threads: vec![Box::new(stream)],
         kv: true,
+        touches_all: true,
         describe: format!(
             "ycsb {:?} {} records × {} B, read ratio {}",
             c.distribution, c.records, c.record_bytes, c.read_ratio
@@ -261,6 +262,7 @@ pub fn build_etc(c: &EtcConfig, seed: u64) -> Workload {
         files: Vec::new(),
         threads: vec![Box::new(stream)],
         kv: true,
+        touches_all: true,
         describe: format!(
             "memcached ETC {} keys, {:.0}% of requests on {:.0}% of keys, GET ratio {}",
             c.keys,

@@ -124,6 +124,7 @@ pub fn build(c: &MemtouchConfig) -> Workload {
         files: Vec::new(),
         threads: vec![Box::new(Memtouch::new(c))],
         kv: false,
+        touches_all: true,
         describe: format!(
             "memtouch {} {} {:?} {} {}",
             c.pages, c.ops, c.pattern, c.write_pct, c.seed

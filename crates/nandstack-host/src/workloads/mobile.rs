@@ -208,6 +208,7 @@ pub fn build(c: &MobileConfig, seed: u64) -> Result<Workload> {
             total,
         })],
         kv: false,
+        touches_all: true,
         describe: format!(
             "mobile {:?}: {} ({} ms per minute)",
             c.scenario,

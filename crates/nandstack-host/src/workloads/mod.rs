@@ -92,6 +92,9 @@ pub struct Workload {
     pub threads: Vec<Box<dyn RefStream>>,
     /// The workload issues requests (BEGIN/END markers): report throughput and latency.
     pub kv: bool,
+    /// Every anonymous page of the layout is written at some point (the working set is the layout):
+    /// checked against RAM + swap before the run.
+    pub touches_all: bool,
     /// Human-readable description.
     pub describe: String,
 }

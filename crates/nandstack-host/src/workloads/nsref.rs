@@ -88,6 +88,7 @@ pub fn build_inline(c: &InlineConfig) -> Result<Workload> {
         files: Vec::new(),
         threads: vec![Box::new(VecStream::new(refs))],
         kv,
+        touches_all: false,
         describe: format!("inline reference string over {} pages", c.pages),
     })
 }

@@ -58,6 +58,7 @@ pub fn build(c: &PmbenchConfig, seed: u64) -> Workload {
             rng: Rng::derive(seed, 0x706d_6265),
         })],
         kv: false,
+        touches_all: true,
         describe: format!(
             "pmbench normal σ=WS/12, {} MiB, read ratio {}",
             c.working_set_mib, c.read_ratio

@@ -267,6 +267,7 @@ pub fn build(c: &TraceRefsConfig, seed: u64) -> Result<Workload> {
         files: Vec::new(),
         threads: vec![Box::new(stream)],
         kv: false,
+        touches_all: false,
         describe: format!("{fmt:?} trace {} ({records} records, {span} pages)", c.path).to_lowercase(),
     })
 }

@@ -80,6 +80,7 @@ pub fn build(c: &VmScalConfig, seed: u64) -> Workload {
         files: Vec::new(),
         threads,
         kv: false,
+        touches_all: true,
         describe: format!(
             "vm-scalability {:?} {} MiB, {} threads, write ratio {}",
             c.pattern, c.size_mib, c.threads, c.write_ratio

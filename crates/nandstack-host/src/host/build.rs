@@ -1,0 +1,248 @@
+//! Build a [`Host`] from the config and the processes' workloads: device and partitions (checked to
+//! fit and not overlap), RAM and watermarks, cgroups, swap area with its allocator, discard and
+//! readahead policies, page cache with the workloads' files, reclaim policy, processes and mappings.
+
+use std::collections::BinaryHeap;
+
+use nandstack_core::{Error, Result};
+
+use super::{Host, HostStats, Params};
+use crate::block::BlockLayer;
+use crate::config::{
+    mib, DiscardMode, HostSimConfig, ReadaheadPolicyKind, ReclaimPolicyKind, SwapAllocatorKind,
+};
+use crate::pagecache::PageCache;
+use crate::reclaim::{ClockReclaim, FifoReclaim, LinuxReclaim, ReclaimPolicy};
+use crate::swap::alloc::{ClusterAllocator, NextFitAllocator, SlotAllocator};
+use crate::swap::discard::{ClusterDiscard, DiscardPolicy, FineDiscard, NoDiscard};
+use crate::swap::readahead::{ClusterReadahead, NoReadahead, Readahead, VmaReadahead};
+use crate::swap::SwapArea;
+use crate::vm::memcg::Memcg;
+use crate::vm::page::{MAX_FRAMES, MAX_SLOTS};
+use crate::vm::{Vm, Vma, VmaKind, VmaRa};
+use crate::workloads::{MapKind, Workload};
+
+impl Host {
+    /// Build the host for `cfg` running `workloads` (one per process, in order).
+    pub fn build(cfg: &HostSimConfig, workloads: &[Workload], verify: bool) -> Result<Host> {
+        let h = &cfg.host;
+        let ssd = cfg.device.build(cfg.seed)?;
+        let capacity = ssd.logical_bytes();
+        // Partitions.
+        let swap_off = mib("host.swap.offset_mib", h.swap.offset_mib)?;
+        let swap_len = mib("host.swap.size_mib", h.swap.size_mib)?;
+        if swap_off.checked_add(swap_len).is_none_or(|e| e > capacity) {
+            return Err(Error::config(
+                "host.swap",
+                format!(
+                    "swap partition [{} MiB, +{} MiB) lies outside the device ({} MiB logical)",
+                    h.swap.offset_mib,
+                    h.swap.size_mib,
+                    capacity >> 20
+                ),
+            ));
+        }
+        let file_pages: u64 = workloads.iter().flat_map(|w| w.files.iter()).map(|&p| p as u64).sum();
+        let file_off = match h.pagecache.offset_mib {
+            Some(o) => mib("host.pagecache.offset_mib", o)?,
+            None => swap_off + swap_len,
+        };
+        let file_len = file_pages * 4096;
+        if file_pages > 0 {
+            if file_off.checked_add(file_len).is_none_or(|e| e > capacity) {
+                return Err(Error::config(
+                    "host.pagecache.offset_mib",
+                    format!(
+                        "the file partition ({} MiB of mapped files at {} MiB) lies outside the device ({} MiB)",
+                        file_len.div_ceil(1 << 20),
+                        file_off >> 20,
+                        capacity >> 20
+                    ),
+                ));
+            }
+            if file_off < swap_off + swap_len && swap_off < file_off + file_len {
+                return Err(Error::config(
+                    "host.pagecache.offset_mib",
+                    "the file partition overlaps the swap partition",
+                ));
+            }
+        }
+        // RAM and cgroups.
+        let frames = h.ram_mib * 256;
+        if frames > MAX_FRAMES {
+            return Err(Error::config("host.ram_mib", "at most 1 TiB of RAM"));
+        }
+        let mut memcgs = vec![Memcg::new("root", u64::MAX, h.swappiness)];
+        for c in &h.cgroups {
+            let mut m = Memcg::new(
+                &c.name,
+                c.limit_mib.map_or(u64::MAX, |l| l * 256),
+                c.swappiness.unwrap_or(h.swappiness),
+            );
+            if let Some(p) = c.limit_pages {
+                m.limit = p;
+            }
+            m.throttle.read_bps = c.swap_read_mib_per_s.map(|v| v * 1048576.0);
+            m.throttle.write_bps = c.swap_write_mib_per_s.map(|v| v * 1048576.0);
+            memcgs.push(m);
+        }
+        let mut vm = Vm::new(frames as u32, h.watermarks(), memcgs);
+        // Swap.
+        let nslots = h.swap.size_mib * 256;
+        if nslots > MAX_SLOTS {
+            return Err(Error::config("host.swap.size_mib", "at most 4 TiB of swap"));
+        }
+        let discard: Box<dyn DiscardPolicy> = match h.swap.discard.mode {
+            DiscardMode::Off => Box::new(NoDiscard),
+            DiscardMode::Cluster => Box::new(ClusterDiscard),
+            DiscardMode::Fine => Box::new(FineDiscard::new(h.swap.discard.slots)),
+        };
+        let whole = discard.whole_clusters();
+        if whole && h.swap.allocator == SwapAllocatorKind::NextFit {
+            return Err(Error::config(
+                "host.swap.discard.mode",
+                "whole-cluster discard needs the cluster allocator",
+            ));
+        }
+        let (cs, cpus, solid, kind) = (
+            h.swap.cluster_slots,
+            h.cpus as usize,
+            h.swap.solid_state,
+            h.swap.allocator,
+        );
+        let make = move |map: &[u8]| -> Box<dyn SlotAllocator> {
+            match kind {
+                SwapAllocatorKind::Cluster => Box::new(ClusterAllocator::new(map, cs, cpus, solid, whole)),
+                SwapAllocatorKind::NextFit => Box::new(NextFitAllocator::new(map)),
+            }
+        };
+        let swap = SwapArea::new(
+            nslots as u32,
+            swap_off,
+            cs,
+            h.swap.full_ratio,
+            cpus,
+            h.swap.slot_cache,
+            &make,
+            discard,
+        );
+        let ra: Box<dyn Readahead> = match h.readahead.policy {
+            ReadaheadPolicyKind::Vma => Box::new(VmaReadahead::new(h.readahead.page_cluster)),
+            ReadaheadPolicyKind::Cluster => Box::new(ClusterReadahead::new(h.readahead.page_cluster)),
+            ReadaheadPolicyKind::Off => Box::new(NoReadahead),
+        };
+        let policy: Box<dyn ReclaimPolicy> = match h.reclaim.policy {
+            ReclaimPolicyKind::Linux => Box::new(LinuxReclaim::new()),
+            ReclaimPolicyKind::Fifo => Box::new(FifoReclaim::default()),
+            ReclaimPolicyKind::Clock => Box::new(ClockReclaim::default()),
+        };
+        // Page cache: every workload's files, in process order.
+        let files: Vec<u32> = workloads.iter().flat_map(|w| w.files.iter().copied()).collect();
+        let pc = PageCache::new(
+            file_off,
+            &files,
+            h.pagecache.read_ahead_kb / 4,
+            h.pagecache.dirty_expire_ms * 1_000_000,
+            h.pagecache.dirty_writeback_ms * 1_000_000,
+            frames * h.pagecache.dirty_background_ratio as u64 / 100,
+        );
+        // Processes.
+        let mut file_base = 0u32;
+        let mut need = vec![0u64; vm.memcgs.len()];
+        for (i, (w, pcfg)) in workloads.iter().zip(&cfg.processes).enumerate() {
+            let m = match &pcfg.cgroup {
+                Some(name) => 1 + h.cgroups.iter().position(|c| &c.name == name).expect("validated") as u16,
+                None => 0,
+            };
+            let vmas = w
+                .mappings
+                .iter()
+                .map(|mp| Vma {
+                    start: mp.start,
+                    pages: mp.pages,
+                    kind: match mp.kind {
+                        MapKind::Anon => VmaKind::Anon,
+                        MapKind::File { file, shared, exec } => VmaKind::File {
+                            file: file_base + file as u32,
+                            offset: 0,
+                            shared,
+                            exec,
+                        },
+                    },
+                    ra: VmaRa::default(),
+                })
+                .collect();
+            file_base += w.files.len() as u32;
+            if (vm.ptes.len() as u64 + w.pages as u64) >= (1u64 << 31) {
+                return Err(Error::config("processes", "address spaces exceed 8 TiB in total"));
+            }
+            let name = pcfg.name.clone().unwrap_or_else(|| format!("proc{i}"));
+            vm.add_process(&name, m, w.pages, vmas);
+            if w.touches_all {
+                need[m as usize] += w
+                    .mappings
+                    .iter()
+                    .filter(|mp| mp.kind == MapKind::Anon)
+                    .map(|mp| mp.pages as u64)
+                    .sum::<u64>();
+            }
+        }
+        let swap_usable = swap.usable;
+        for (m, &n) in need.iter().enumerate() {
+            let limit = vm.memcgs[m].limit.min(frames);
+            if n > limit.saturating_add(swap_usable) {
+                return Err(Error::config(
+                    if m == 0 { "processes".to_string() } else { format!("host.cgroups[{}]", m - 1) },
+                    format!(
+                        "working set of cgroup `{}` ({} MiB of anonymous memory) is larger than its memory ({} MiB) + swap ({} MiB)",
+                        vm.memcgs[m].name,
+                        n / 256,
+                        limit / 256,
+                        swap_usable / 256
+                    ),
+                ));
+            }
+        }
+        let total: u64 = need.iter().sum();
+        if total > frames + swap_usable {
+            return Err(Error::config(
+                "host.ram_mib",
+                format!(
+                    "working set ({} MiB of anonymous memory) is larger than RAM ({} MiB) + swap ({} MiB)",
+                    total / 256,
+                    frames / 256,
+                    swap_usable / 256
+                ),
+            ));
+        }
+        let io = BlockLayer::new(ssd, h.swap.max_request_kib / 4, cfg.run.block_trace.as_ref())?;
+        let p = Params {
+            ns_per_ref: h.costs.ns_per_reference,
+            minor_ns: h.costs.minor_fault_ns,
+            major_ns: h.costs.major_fault_ns,
+            scan_ns: h.costs.reclaim_scan_ns,
+            scm: h.reclaim.swap_cluster_max as u64,
+            cgroup_v1: h.reclaim.cgroup_v1,
+            retries: h.reclaim.max_reclaim_retries,
+            workingset: h.reclaim.workingset,
+            swappiness: h.swappiness,
+        };
+        Ok(Host {
+            vm,
+            swap,
+            pc,
+            io,
+            ra,
+            policy: Some(policy),
+            p,
+            stats: HostStats::default(),
+            completions: BinaryHeap::new(),
+            kswapd_backoff_until: 0,
+            ra_buf: Vec::new(),
+            io_buf: Vec::new(),
+            frame_buf: Vec::new(),
+            done_buf: Vec::new(),
+            verify,
+        })
+    }
+}

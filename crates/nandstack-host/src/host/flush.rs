@@ -1,0 +1,64 @@
+//! The flusher: writeback of dirty file pages to the file partition — every `dirty_writeback` period
+//! for pages dirty longer than `dirty_expire`, everything when dirty pages exceed the background
+//! threshold or reclaim found only dirty pages. Written pages are write-protected again, so the next
+//! write through a mapping dirties them anew.
+
+use nandstack_core::Result;
+
+use super::{Host, COMM_FLUSH};
+use crate::block::{IoKind, Region};
+use crate::vm::page::*;
+use crate::vm::workingset::is_shadow;
+
+impl Host {
+    /// Run the flusher if it is due at `now`.
+    pub fn flusher_tick(&mut self, now: u64) -> Result<()> {
+        let pc = &mut self.pc;
+        let periodic = now >= pc.next_flush;
+        let all = pc.wakeup || pc.dirty > pc.background_pages;
+        if periodic {
+            pc.next_flush = now + pc.period_ns;
+        }
+        if pc.dirty == 0 || !(periodic || all) {
+            pc.wakeup = false;
+            return Ok(());
+        }
+        pc.wakeup = false;
+        pc.flusher_runs += 1;
+        let expire = pc.expire_ns;
+        let mut offs = std::mem::take(&mut self.io_buf);
+        let mut frames = std::mem::take(&mut self.frame_buf);
+        offs.clear();
+        frames.clear();
+        for id in 0..self.pc.index.len() {
+            let f = self.pc.index[id];
+            if f == NONE || is_shadow(f) {
+                continue;
+            }
+            let fr = &mut self.vm.frames[f as usize];
+            if !fr.has(F_DIRTY) || fr.has(F_WRITEBACK) || (!all && fr.dirtied + expire > now) {
+                continue;
+            }
+            fr.clear(F_DIRTY);
+            fr.set(F_WRITEBACK);
+            if fr.has(F_MAPPED) {
+                self.vm.ptes[fr.vpn as usize] &= !(PTE_WRITE | PTE_DIRTY);
+            }
+            self.pc.dirty -= 1;
+            offs.push(self.pc.offset(id as u32));
+            frames.push(f);
+        }
+        let mut done = std::mem::take(&mut self.done_buf);
+        self.io
+            .issue_batch(IoKind::Write, Region::File, &offs, now, COMM_FLUSH, &mut done)?;
+        for (i, &f) in frames.iter().enumerate() {
+            self.vm.frames[f as usize].io_done = done[i];
+            self.push_completion(f, done[i]);
+        }
+        self.stats.file_pages_written += frames.len() as u64;
+        self.io_buf = offs;
+        self.frame_buf = frames;
+        self.done_buf = done;
+        Ok(())
+    }
+}
