@@ -19,6 +19,15 @@ fn config_reference_markdown() -> String {
     nandstack_sim::config_reference_markdown()
 }
 
+/// Check a JSON config without running it: parse (unknown keys, types), validate ranges, build the
+/// geometry. Raises `ConfigError`/`GeometryError` naming the bad key; cheap (no device is allocated).
+#[pyfunction]
+fn validate_config(config_json: &str) -> PyResult<()> {
+    let cfg = nandstack_sim::SimConfig::from_json(config_json).map_err(errors::to_py_err)?;
+    cfg.validate().map_err(errors::to_py_err)?;
+    cfg.device.geometry().map(drop).map_err(errors::to_py_err)
+}
+
 /// Run a built-in benchmark (GIL released); returns its report as JSON.
 #[pyfunction]
 #[pyo3(name = "bench", signature = (name, quick=false))]
@@ -34,5 +43,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_config_toml, m)?)?;
     m.add_function(wrap_pyfunction!(config_reference_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(bench_py, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_config, m)?)?;
     errors::register(m)
 }
