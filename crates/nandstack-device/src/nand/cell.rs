@@ -1,10 +1,9 @@
 //! Cell modes (bits per cell) with their endurance and default timings.
 //!
 //! Sources: SLC/TLC/QLC from Table 1 of the RL SLC-cache paper (`rl-slc-cache.md`, citing [12]).
-//! MLC: tR 50 µs, tPROG 600 µs, tBERS 3 ms, 10,000 P/E — typical of 2x-nm planar MLC parts (Micron
-//! MT29F 2x-nm MLC datasheet class; the same figures are MQSim's MLC defaults' order of magnitude).
-//! The timing model that uses these arrives with the engine-timing issue; they live here so that every
-//! block's mode carries both its endurance and its speed.
+//! MLC: tR 75 µs, tPROG 750 µs, tBERS 3.8 ms — the MLC defaults of MQSim (Tavakkol et al., FAST'18;
+//! `ssdconfig.xml` of CMU-SAFARI/MQSim, see docs/peers.md); endurance 10,000 P/E, the usual rating of
+//! planar MLC. Every block's mode carries both its endurance and its speed.
 
 use nandstack_core::Nanos;
 use schemars::JsonSchema;
@@ -60,9 +59,9 @@ impl CellMode {
                 erase: us(3_000),
             },
             CellMode::Mlc => CellTiming {
-                read: us(50),
-                program: us(600),
-                erase: us(3_000),
+                read: us(75),
+                program: us(750),
+                erase: us(3_800),
             },
             CellMode::Tlc => CellTiming {
                 read: us(66),
