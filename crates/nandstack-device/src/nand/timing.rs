@@ -25,13 +25,13 @@ pub struct TimingConfig {
     /// Model time at all. Default true; false runs the FTL alone (no latencies, fastest).
     #[serde(default = "d_true")]
     pub enabled: bool,
-    /// Page read time tR in µs. Default: the cell mode's (SLC 30, MLC 50, TLC 66, QLC 140).
+    /// Page read time tR in µs. Default: the cell mode's (SLC 30, MLC 75, TLC 66, QLC 140).
     #[serde(default)]
     pub read_us: Option<f64>,
-    /// Page program time tPROG in µs. Default: the cell mode's (SLC 160, MLC 600, TLC 730, QLC 3102).
+    /// Page program time tPROG in µs. Default: the cell mode's (SLC 160, MLC 750, TLC 730, QLC 3102).
     #[serde(default)]
     pub program_us: Option<f64>,
-    /// Block erase time tBERS in µs. Default: the cell mode's (SLC 3000, MLC 3000, TLC 4800, QLC 3500).
+    /// Block erase time tBERS in µs. Default: the cell mode's (SLC 3000, MLC 3800, TLC 4800, QLC 3500).
     #[serde(default)]
     pub erase_us: Option<f64>,
     /// Channel transfer rate in MB/s (10^6 bytes per second). Default 800 (ONFI 4 / Toggle 3 class).
