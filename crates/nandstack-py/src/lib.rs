@@ -21,11 +21,16 @@ fn config_reference_markdown() -> String {
 
 /// Check a JSON config without running it: parse (unknown keys, types), validate ranges, build the
 /// geometry. Raises `ConfigError`/`GeometryError` naming the bad key; cheap (no device is allocated).
+/// Returns the effective config as JSON with every default filled in (the form the report's `config`
+/// key has), so equal configs written differently normalize to the same text.
 #[pyfunction]
-fn validate_config(config_json: &str) -> PyResult<()> {
+fn validate_config(config_json: &str) -> PyResult<String> {
     let cfg = nandstack_sim::SimConfig::from_json(config_json).map_err(errors::to_py_err)?;
     cfg.validate().map_err(errors::to_py_err)?;
-    cfg.device.geometry().map(drop).map_err(errors::to_py_err)
+    cfg.device.geometry().map_err(errors::to_py_err)?;
+    serde_json::to_string(&cfg).map_err(|e| {
+        pyo3::exceptions::PyValueError::new_err(format!("config does not serialize: {e}"))
+    })
 }
 
 /// Run a built-in benchmark (GIL released); returns its report as JSON.
