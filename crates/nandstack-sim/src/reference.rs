@@ -29,6 +29,16 @@ fn resolve<'a>(v: &'a Value, defs: &'a Value) -> &'a Value {
             return resolve(&all[0], defs);
         }
     }
+    // Option<Struct>: anyOf [struct, null] documents the struct's keys.
+    if let Some(any) = v.get("anyOf").and_then(Value::as_array) {
+        let inner: Vec<&Value> = any.iter().filter(|x| x.get("type") != Some(&Value::from("null"))).collect();
+        if inner.len() == 1 {
+            let r = resolve(inner[0], defs);
+            if is_struct(r) {
+                return r;
+            }
+        }
+    }
     v
 }
 
