@@ -1,5 +1,5 @@
 //! Benchmark of the host path: memory references per wall-clock second with swap active and most
-//! references hitting RAM (a pmbench-like normal distribution over a working set 1.25× a cgroup
+//! references hitting RAM (a pmbench-like normal distribution over a working set 2.5× a cgroup
 //! limit, so the tails swap while the centre stays resident). A measurement, not a test.
 
 use nandstack_core::Result;
@@ -18,9 +18,9 @@ pub fn bench_host(quick: bool) -> Result<String> {
             "cgroups": [{"name": "bench", "limit_mib": 128}],
         },
         "processes": [{"name": "pmbench", "cgroup": "bench",
-            "workload": {"type": "pmbench", "working_set_mib": 160, "read_ratio": 0.5,
+            "workload": {"type": "pmbench", "working_set_mib": 320, "read_ratio": 0.5,
                          "references": refs}}],
-        "device": {"geometry": {"blocks_per_plane": 64}},
+        "device": {"geometry": {"blocks_per_plane": 128}},
         "run": {"series_interval_ms": 1000.0},
     });
     let cfg: HostSimConfig = HostSimConfig::from_json(&cfg.to_string())?;
@@ -29,7 +29,7 @@ pub fn bench_host(quick: bool) -> Result<String> {
     let wall = sim.wall_seconds.max(1e-9);
     let out = json!({
         "name": "host_pmbench_swap",
-        "description": "pmbench-like normal accesses over 160 MiB in a 128 MiB cgroup, 512 MiB swap on a 2 GiB TLC SSD",
+        "description": "pmbench-like normal accesses over 320 MiB in a 128 MiB cgroup, 512 MiB swap on a 4 GiB TLC SSD",
         "references": s.references,
         "hit_ratio": s.hits as f64 / s.references.max(1) as f64,
         "pswpin": s.pswpin,

@@ -16,6 +16,7 @@ pub mod bench;
 pub mod block;
 pub mod config;
 pub mod host;
+pub mod kswap;
 pub mod pagecache;
 pub mod reclaim;
 pub mod report;

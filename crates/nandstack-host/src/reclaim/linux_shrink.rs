@@ -65,6 +65,9 @@ impl LinuxReclaim {
         lru: u8,
         n: u64,
     ) -> Result<u64> {
+        // Writes that completed meanwhile (I/O completions run concurrently with reclaim) have
+        // rotated their pages to the tail, where this batch finds them.
+        h.process_completions(ctx.now);
         let mut batch = std::mem::take(&mut self.batch);
         batch.clear();
         let taken = h.vm.isolate_tail(m, lru, n, &mut batch);

@@ -1,0 +1,44 @@
+//! Run the model on every real-kernel swap capture and print model vs kernel.
+//! `cargo run --release -p nandstack-host --example kswap [DIR]`
+
+use std::path::PathBuf;
+
+use nandstack_host::kswap;
+
+fn main() {
+    let dir = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kernel-swap")
+    });
+    println!(
+        "{:<28} {:>9} {:>9} {:>6} | {:>9} {:>9} {:>6} | rd req k/m  wr req k/m  wr pg/req k/m  disc k/m",
+        "capture", "in kern", "in model", "diff", "out kern", "out model", "diff"
+    );
+    for name in kswap::CAPTURES {
+        let c = kswap::load(&dir, name).expect("capture");
+        let cfg = kswap::config(&c);
+        let t = std::time::Instant::now();
+        let sim = nandstack_host::run_config(&cfg, false, &mut |_, _, _| true).expect("run");
+        let m = kswap::model_summary(&sim);
+        let k = &c.kernel;
+        let d = |a: u64, b: u64| 100.0 * (a as f64 - b as f64) / b as f64;
+        println!(
+            "{:<28} {:>9} {:>9} {:>5.1}% | {:>9} {:>9} {:>5.1}% | {}/{} {}/{} {:.2}/{:.2} {}/{}  ({:.2}s)",
+            name,
+            k.pswpin,
+            m.pswpin,
+            d(m.pswpin, k.pswpin),
+            k.pswpout,
+            m.pswpout,
+            d(m.pswpout, k.pswpout),
+            k.read_requests,
+            m.read_requests,
+            k.write_requests,
+            m.write_requests,
+            k.write_request_pages_mean(),
+            m.write_request_pages_mean(),
+            k.discard_requests,
+            m.discard_requests,
+            t.elapsed().as_secs_f64()
+        );
+    }
+}
