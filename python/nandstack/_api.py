@@ -4,30 +4,48 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 from . import _core
-from ._core import ConfigError
+from ._config_obj import Config, canonical_json, config_hash
+from ._summary import Device, Latency, flatten_metrics, timeseries_frame
 from .config import Overrides, apply_overrides, load_config
+from .workloads import WorkloadLike
+from .workloads import parse as parse_workload
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .results import ResultsDB
 
 __all__ = ["ProgressCallback", "Result", "run"]
 
 #: Called as `progress(phase, done, total)`; raise to stop the run (the exception propagates).
 ProgressCallback = Callable[[str, int, int], None]
-ConfigLike = Union[Mapping[str, Any], str, os.PathLike, None]
+ConfigLike = Union[Config, Mapping[str, Any], str, os.PathLike, None]
 
 
 class Result:
-    """The report of one run: `summary` is the report dict, `config` the effective config that produced it."""
+    """The report of one run.
 
-    __slots__ = ("config", "summary")
+    `summary` is the engine's report dict (keys in docs/metrics.md; `result["waf"]` indexes it), `config`
+    the effective config dict that reproduces the run. Typed views: `waf`, `iops`, `write_latency` (a
+    `Latency`), `device` (a `Device`), ...; `metrics` is the flat numeric summary (the columns of the
+    results database); `timeseries` is the interval time series as a polars DataFrame. `run_id` is set
+    when the run was recorded in the results database.
+    """
 
-    def __init__(self, summary: dict[str, Any], config: dict[str, Any]) -> None:
+    __slots__ = ("_timeseries", "config", "run_id", "summary")
+
+    def __init__(self, summary: dict[str, Any], config: dict[str, Any], run_id: str | None = None) -> None:
         self.summary = summary
         self.config = config
+        self.run_id = run_id
+        self._timeseries: pl.DataFrame | None = None
 
+    # --- dict-like access to the report -------------------------------------------------------------
     def __getitem__(self, key: str) -> Any:
         return self.summary[key]
 
@@ -40,48 +58,154 @@ class Result:
     def get(self, key: str, default: Any = None) -> Any:
         return self.summary.get(key, default)
 
+    # --- typed views --------------------------------------------------------------------------------
+    @property
+    def waf(self) -> float | None:
+        """Write amplification (flash page programs ÷ host pages written); `None` if nothing was written."""
+        return _float(self.summary.get("waf"))
+
+    @property
+    def iops(self) -> float | None:
+        """Requests per simulated second (`None` with timing off)."""
+        return _float(self.summary.get("iops"))
+
+    @property
+    def throughput_mb_per_s(self) -> float | None:
+        return _float(self.summary.get("throughput_mb_per_s"))
+
+    @property
+    def sim_seconds(self) -> float | None:
+        return _float(self.summary.get("sim_seconds"))
+
+    @property
+    def wall_seconds(self) -> float:
+        return float(self.summary.get("wall_seconds", 0.0)) + float(
+            self.summary.get("wall_seconds_precondition", 0.0)
+        )
+
+    @property
+    def seed(self) -> int:
+        return int(self.summary.get("seed", self.config.get("seed", 0)))
+
+    @property
+    def requests(self) -> int:
+        return int(self.summary.get("requests", 0))
+
+    @property
+    def host_write_bytes(self) -> int:
+        return int(self.summary.get("host_write_bytes", 0))
+
+    @property
+    def flash_program_pages(self) -> int:
+        return int(self.summary.get("flash_program_pages", 0))
+
+    @property
+    def gc_migrated_pages(self) -> int:
+        return int(self.summary.get("gc_migrated_pages", 0))
+
+    @property
+    def flash_erases(self) -> int:
+        return int(self.summary.get("flash_erases", 0))
+
+    @property
+    def write_latency(self) -> Latency | None:
+        """Write latency percentiles in µs (`None` with timing off or without writes)."""
+        return Latency.from_report(self.summary.get("write_latency_us"))
+
+    @property
+    def read_latency(self) -> Latency | None:
+        return Latency.from_report(self.summary.get("read_latency_us"))
+
+    @property
+    def device(self) -> Device:
+        """The device as built (capacity, geometry, effective over-provisioning, ...)."""
+        return Device.from_report(self.summary.get("device", {}))
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        """Every numeric report value, flattened with `_` (`write_latency_us_p99`, `device_blocks`)."""
+        return flatten_metrics(self.summary)
+
+    @property
+    def timeseries(self) -> pl.DataFrame:
+        """The interval time series (one row per interval; columns in docs/model-timing.md)."""
+        if self._timeseries is None:
+            self._timeseries = timeseries_frame(self.summary.get("timeseries"))
+        return self._timeseries
+
+    @property
+    def config_hash(self) -> str:
+        """The stable hash of the effective config with the seed (see `nandstack.Config.hash`)."""
+        return config_hash(self.summary.get("config") or self.config)
+
     def to_json(self, indent: int | None = 2) -> str:
         """The report as JSON (keys in the engine's order)."""
         return json.dumps(self.summary, indent=indent)
 
     def __repr__(self) -> str:
-        waf = self.summary.get("waf")
-        return f"Result(waf={waf!r}, keys={len(self.summary)})"
+        run = f", run_id={self.run_id!r}" if self.run_id else ""
+        return f"Result(waf={self.summary.get('waf')!r}, keys={len(self.summary)}{run})"
 
 
 def run(
     config: ConfigLike = None,
     *,
+    workload: WorkloadLike | None = None,
     seed: int | None = None,
     verify: bool = False,
     set: Overrides = (),
     progress: ProgressCallback | None = None,
+    record: bool = True,
+    db: str | os.PathLike[str] | ResultsDB | None = None,
+    tags: Iterable[str] = (),
+    label: str | None = None,
+    experiment: str | None = None,
 ) -> Result:
     """Run one simulation.
 
-    `config` is a config dict, a path to a TOML file, or `None` for the default config. `set` applies
-    overrides (`["workload.read_fraction=0.3"]` or `{"workload.read_fraction": 0.3}`); `seed` overrides
-    the config's seed; `verify` checks read-after-write versions and FTL invariants during the run.
-    The GIL is released while the engine runs; Ctrl-C raises `KeyboardInterrupt`.
+    `config` is a `Config`, a config dict, a path to a TOML file, or `None` for the default config.
+    `workload` (a `nandstack.workloads.Workload`, a dict of `[workload]` keys or a name such as
+    `"zipf:0.99"`) is applied next, then `set` (`["workload.read_fraction=0.3"]` or
+    `{"workload.read_fraction": 0.3}`); `seed` overrides the config's seed; `verify` checks
+    read-after-write versions and FTL invariants during the run.
+
+    The run is recorded in the results database (`db`, else `$NANDSTACK_DB`, else the user data dir)
+    with its `tags`, `label` and `experiment` unless `record=False`. The GIL is released while the
+    engine runs; Ctrl-C raises `KeyboardInterrupt` (and nothing is recorded).
     """
-    effective = resolve_config(config, set)
+    effective = resolve_config(config, set, workload)
     if seed is not None:
         effective["seed"] = seed  # the effective config, and the report's copy of it, name the seed used
-    try:
-        config_json = json.dumps(effective, allow_nan=False)
-    except ValueError as e:  # nan/inf have no JSON form
-        raise ConfigError(f"config value cannot be passed to the engine: {e}") from None
-    report = _core.run(config_json, seed, verify, progress)
+    report = _core.run(canonical_json(effective), seed, verify, progress)
     summary = json.loads(report)
     if "seed" in summary:
         effective["seed"] = summary["seed"]  # so that `config` alone reproduces the run
-    return Result(summary, effective)
+    result = Result(summary, effective)
+    if record:
+        from .results import ResultsDB
+
+        store = db if isinstance(db, ResultsDB) else ResultsDB(db)
+        store.record(result, source="api", tags=tags, label=label, experiment=experiment, verify=verify)
+    return result
 
 
-def resolve_config(config: ConfigLike, overrides: Overrides = ()) -> dict[str, Any]:
-    """The effective config dict for `config` (dict, TOML path or None) with `overrides` applied."""
-    if config is None or isinstance(config, (str, Path, os.PathLike)):
-        return load_config(config, overrides)
-    if isinstance(config, Mapping):
-        return apply_overrides(json.loads(json.dumps(config)), overrides)  # deep copy, JSON-able check
-    raise TypeError(f"config must be a dict, a path or None, not {type(config).__name__}")
+def resolve_config(
+    config: ConfigLike, overrides: Overrides = (), workload: WorkloadLike | None = None
+) -> dict[str, Any]:
+    """The effective config dict for `config` (Config, dict, TOML path or None) with `workload` and
+    `overrides` applied (in that order)."""
+    if isinstance(config, Config):
+        effective = config.to_dict()
+    elif config is None or isinstance(config, (str, Path, os.PathLike)):
+        effective = load_config(config)
+    elif isinstance(config, Mapping):
+        effective = json.loads(canonical_json(dict(config)))  # deep copy, JSON-able check
+    else:
+        raise TypeError(f"config must be a Config, dict, path or None, not {type(config).__name__}")
+    if workload is not None:
+        apply_overrides(effective, dict(parse_workload(workload).overrides))
+    return apply_overrides(effective, overrides)
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)

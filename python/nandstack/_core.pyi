@@ -47,3 +47,7 @@ def config_reference_markdown() -> str:
 
 def bench(name: str, quick: bool = False) -> str:
     """Run a built-in benchmark (GIL released); returns its report JSON."""
+
+def validate_config(config_json: str) -> str:
+    """Parse and validate a JSON config without running it (raises `ConfigError`/`GeometryError` naming
+    the bad key); returns the effective config as JSON with every default filled in."""

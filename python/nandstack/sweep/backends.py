@@ -1,0 +1,175 @@
+"""Where tasks run: in this process (`serial`), a local process pool (`local`, the default) or a Ray
+cluster (`ray`, an optional extra imported lazily). Every backend runs the same picklable task function,
+`execute_task`, and yields `(index, outcome)` pairs as tasks finish, in completion order.
+
+An outcome is `{"summary": ..., "config": ...}` on success or `{"error": "<Type>: <message>"}` when the
+engine rejected the run; the caller records successes in the results database (workers never touch it:
+DuckDB has one writer).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any, Protocol
+
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "LocalBackend",
+    "RayBackend",
+    "SerialBackend",
+    "execute_task",
+    "make_backend",
+]
+
+BACKENDS = ("local", "serial", "ray")
+Outcome = dict[str, Any]
+
+
+def execute_task(payload: dict[str, Any]) -> Outcome:
+    """Run one task (`{"config": ..., "verify": ...}`) without recording it; engine errors are returned,
+    not raised, so one bad point does not stop a sweep. `KeyboardInterrupt` propagates."""
+    from .._api import run
+    from .._core import NandstackError
+
+    try:
+        result = run(payload["config"], verify=bool(payload.get("verify", False)), record=False)
+    except NandstackError as e:
+        return {"error": f"{type(e).__name__}: {e}"}
+    return {"summary": result.summary, "config": result.config}
+
+
+class Backend(Protocol):
+    name: str
+
+    def run(self, payloads: Sequence[dict[str, Any]]) -> Iterator[tuple[int, Outcome]]:
+        """Run every payload; yield `(index, outcome)` as each finishes. Stops cleanly when the
+        consumer stops iterating (`close()` on the generator) or on `KeyboardInterrupt`."""
+        ...
+
+
+class SerialBackend:
+    """Run tasks one after another in this process (debugging, tiny sweeps)."""
+
+    name = "serial"
+
+    def run(self, payloads: Sequence[dict[str, Any]]) -> Iterator[tuple[int, Outcome]]:
+        for index, payload in enumerate(payloads):
+            yield index, execute_task(payload)
+
+
+class LocalBackend:
+    """A `concurrent.futures` process pool of `workers` processes (default: the CPU count), started with
+    `spawn` (the engine and polars hold threads, which do not survive `fork`)."""
+
+    name = "local"
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = max(1, workers or os.cpu_count() or 1)
+
+    def run(self, payloads: Sequence[dict[str, Any]]) -> Iterator[tuple[int, Outcome]]:
+        if not payloads:
+            return
+        workers = min(self.workers, len(payloads))
+        context = multiprocessing.get_context("spawn")
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        futures: dict[Future[Outcome], int] = {}
+        queue = iter(enumerate(payloads))
+        try:
+            for index, payload in _take(queue, workers * 2):
+                futures[pool.submit(execute_task, payload)] = index
+            while futures:
+                done, _ = wait(futures, return_when=FIRST_COMPLETED)
+                for future in done:
+                    index = futures.pop(future)
+                    outcome = future.result()  # re-raises a worker's KeyboardInterrupt or crash
+                    for next_index, payload in _take(queue, 1):
+                        futures[pool.submit(execute_task, payload)] = next_index
+                    yield index, outcome
+        except BaseException:
+            _interrupt_children()  # running engines stop at their next progress tick
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+
+
+class RayBackend:
+    """Submit every task to a Ray cluster: `ray.init(address=address)` (`None` starts a local Ray;
+    `"auto"` joins the cluster this machine belongs to). Needs `pip install 'nandstack[ray]'`."""
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, workers: int | None = None) -> None:
+        self.address = address
+        self.workers = workers
+        self.ray = import_ray()
+
+    def run(self, payloads: Sequence[dict[str, Any]]) -> Iterator[tuple[int, Outcome]]:
+        ray = self.ray
+        if not ray.is_initialized():
+            options: dict[str, Any] = {"address": self.address, "log_to_driver": False}
+            if self.address is None:
+                options.update(include_dashboard=False, num_cpus=self.workers)
+            ray.init(**options)
+        remote = ray.remote(execute_task)
+        refs = {remote.remote(payload): index for index, payload in enumerate(payloads)}
+        pending = list(refs)
+        try:
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                for ref in done:
+                    yield refs[ref], ray.get(ref)
+        except BaseException:
+            for ref in pending:
+                ray.cancel(ref, force=True)
+            raise
+
+
+def import_ray() -> Any:
+    """Import Ray, or explain how to get it."""
+    try:
+        import ray
+    except ImportError:
+        from .._core import NandstackError
+
+        raise NandstackError(
+            "the Ray backend needs Ray, which is not installed: pip install 'nandstack[ray]' "
+            "(or run the sweep with the default local process pool: --backend local)"
+        ) from None
+    return ray
+
+
+def make_backend(name: str, workers: int | None = None, address: str | None = None) -> Backend:
+    if name == "local":
+        return LocalBackend(workers)
+    if name == "serial":
+        return SerialBackend()
+    if name == "ray":
+        return RayBackend(address, workers)
+    from .._core import ConfigError
+
+    raise ConfigError(f"unknown sweep backend `{name}`: use one of {', '.join(BACKENDS)}")
+
+
+def _take(iterator: Iterator[Any], n: int) -> list[Any]:
+    """The next `n` items of `iterator` (fewer at its end)."""
+    out: list[Any] = []
+    for item in iterator:
+        out.append(item)
+        if len(out) == n:
+            break
+    return out
+
+
+def _interrupt_children() -> None:
+    """Send SIGINT to this process's pool workers so their engines stop now rather than finishing."""
+    for child in multiprocessing.active_children():
+        if child.pid is None:
+            continue
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(child.pid, signal.SIGINT)

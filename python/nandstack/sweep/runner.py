@@ -1,0 +1,163 @@
+"""Run a list of tasks on a backend, record each finished run in the results database, skip the ones
+already recorded (resume), and show progress. Shared by `nandstack sweep` and `nandstack reproduce`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from .._core import __version__
+from .backends import Backend, LocalBackend
+from .spec import SweepSpec, Task
+
+if TYPE_CHECKING:
+    from .._api import Result
+    from ..results import ResultsDB
+
+__all__ = ["TaskOutcome", "run_sweep", "run_tasks"]
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class TaskOutcome:
+    """What happened to each task: `results[i]` is the `Result` of `tasks[i]` (run now or, when
+    resuming, the newest recorded run of the same config hash), or `None` if it failed (`errors[i]`)."""
+
+    tasks: list[Task]
+    results: list[Result | None]
+    errors: dict[int, str] = field(default_factory=dict)
+    skipped: int = 0
+    ran: int = 0
+    wall_seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def summary_line(self) -> str:
+        parts = [f"{self.ran} run", f"{self.skipped} already recorded"]
+        if self.errors:
+            parts.append(f"{len(self.errors)} failed")
+        return f"{len(self.tasks)} tasks: " + ", ".join(parts) + f" in {self.wall_seconds:.1f}s"
+
+
+def run_tasks(
+    tasks: Sequence[Task],
+    *,
+    backend: Backend | None = None,
+    db: ResultsDB | None = None,
+    record: bool = True,
+    resume: bool = True,
+    source: str = "sweep",
+    experiment: str | None = None,
+    sweep: str | None = None,
+    tags: Iterable[str] = (),
+    verify: bool = False,
+    progress: Progress | None = None,
+    phase: str = "runs",
+) -> TaskOutcome:
+    """Run `tasks` on `backend` (default: a local process pool), recording each run as it finishes.
+
+    With `resume`, tasks whose config hash already has a run by this nandstack version in `db` are not
+    run again; their recorded result is returned instead. Ctrl-C stops the workers and propagates
+    `KeyboardInterrupt`; every run recorded before it stays in the database, whole.
+    """
+    from ..results import ResultsDB
+
+    start = time.monotonic()
+    tasks = list(tasks)
+    store = db if db is not None else (ResultsDB() if record or resume else None)
+    outcome = TaskOutcome(tasks=tasks, results=[None] * len(tasks))
+    todo = list(range(len(tasks)))
+    if resume and store is not None:
+        recorded = store.latest([t.config_hash for t in tasks], version=__version__)
+        todo = []
+        for i, task in enumerate(tasks):
+            if task.config_hash in recorded:
+                outcome.results[i] = recorded[task.config_hash]
+                outcome.skipped += 1
+            else:
+                todo.append(i)
+    # The same config twice in one list (e.g. a grid value equal to the base) runs once.
+    first: dict[str, int] = {}
+    unique = [i for i in todo if first.setdefault(tasks[i].config_hash, i) == i]
+    done = outcome.skipped + len(todo) - len(unique)
+    if progress:
+        progress(phase, done, len(tasks))
+    runner = backend if backend is not None else LocalBackend()
+    payloads = [tasks[i].payload(verify) for i in unique]
+    tag_list = list(tags)
+    for k, result_data in runner.run(payloads):
+        i = unique[k]
+        if "error" in result_data:
+            outcome.errors[i] = str(result_data["error"])
+        else:
+            result = _result(result_data)
+            if record and store is not None:
+                store.record(
+                    result,
+                    source=source,
+                    experiment=experiment,
+                    sweep=sweep,
+                    label=tasks[i].label,
+                    tags=tag_list,
+                    params=_plain(tasks[i].params),
+                    verify=verify,
+                )
+            outcome.results[i] = result
+            outcome.ran += 1
+        done += 1
+        if progress:
+            progress(phase, done, len(tasks))
+    for i in todo:  # duplicates share the result of their first occurrence
+        j = first[tasks[i].config_hash]
+        if i != j:
+            outcome.results[i] = outcome.results[j]
+            if j in outcome.errors:
+                outcome.errors[i] = outcome.errors[j]
+    outcome.wall_seconds = time.monotonic() - start
+    return outcome
+
+
+def run_sweep(
+    spec: SweepSpec,
+    *,
+    backend: Backend | None = None,
+    db: ResultsDB | None = None,
+    resume: bool = True,
+    verify: bool = False,
+    progress: Progress | None = None,
+) -> TaskOutcome:
+    """Expand `spec` into tasks (validating every config first) and run them; see `run_tasks`."""
+    return run_tasks(
+        spec.tasks(),
+        backend=backend,
+        db=db,
+        resume=resume,
+        source="sweep",
+        sweep=spec.name,
+        tags=spec.tags,
+        verify=verify,
+        progress=progress,
+        phase=spec.name,
+    )
+
+
+def _result(data: dict[str, Any]) -> Result:
+    from .._api import Result
+
+    return Result(data["summary"], data["config"])
+
+
+def _plain(params: Any) -> Any:
+    """Params as JSON-able data (workload objects become their names)."""
+    if isinstance(params, dict):
+        return {str(k): _plain(v) for k, v in params.items()}
+    if isinstance(params, (list, tuple)):
+        return [_plain(v) for v in params]
+    if isinstance(params, (str, int, float, bool)) or params is None:
+        return params
+    return str(params)
