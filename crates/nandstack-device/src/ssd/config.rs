@@ -35,7 +35,7 @@ impl Default for BackgroundGcConfig {
 }
 
 /// The SSD controller around the FTL.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ControllerConfig {
     #[serde(default)]
@@ -52,6 +52,14 @@ pub struct ControllerConfig {
     /// Controller firmware (CPU) cost model.
     #[serde(default)]
     pub firmware: FirmwareConfig,
+    /// The firmware's mapping unit in bytes: 4096 (default, the engine's unit) or a larger multiple of
+    /// 4096 (e.g. 16384 for the Cosmos+ OpenSSD firmware, which maps 16 KiB slices): smaller writes are
+    /// widened to whole units by read-modify-write.
+    #[serde(default = "d_mu")]
+    pub mapping_unit_bytes: u64,
+}
+fn d_mu() -> u64 {
+    4096
 }
 
 /// Controller CPU time on the request path. The controller CPU is one resource: each command occupies it
@@ -68,8 +76,28 @@ pub struct FirmwareConfig {
     pub ns_per_page: u64,
 }
 
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        ControllerConfig {
+            write_buffer: Default::default(),
+            trim_command_overhead_us: 0.0,
+            trim_entry_lookup_ns: 0,
+            background_gc: Default::default(),
+            firmware: Default::default(),
+            mapping_unit_bytes: d_mu(),
+        }
+    }
+}
+
 impl ControllerConfig {
     pub fn validate(&self) -> nandstack_core::Result<()> {
+        let mu = self.mapping_unit_bytes;
+        if mu == 0 || mu % 4096 != 0 || mu > 1 << 20 {
+            return Err(nandstack_core::Error::config(
+                "controller.mapping_unit_bytes",
+                format!("is {mu}: must be a multiple of 4096 up to 1 MiB"),
+            ));
+        }
         let t = self.trim_command_overhead_us;
         if !(t.is_finite() && (0.0..1e7).contains(&t)) {
             return Err(nandstack_core::Error::config(

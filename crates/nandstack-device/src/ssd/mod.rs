@@ -33,6 +33,8 @@ pub struct HostCounters {
     pub buffer_flushed_units: u64,
     /// Evictions where GC-aware replacement skipped the LRU unit because its die was in GC.
     pub buffer_gc_aware_skips: u64,
+    /// 4 KiB units read and rewritten to widen writes to the firmware mapping unit.
+    pub mapping_unit_merges: u64,
     /// Partial-unit writes merged into the buffer (each reads the unit's old data if it has any).
     pub buffer_partial_merges: u64,
     /// Controller CPU time spent on host commands, ns (firmware cost model).
@@ -129,6 +131,7 @@ impl BlockSsd {
         self.idle_work(now)?;
         self.counters.write_requests += 1;
         self.counters.write_bytes += len;
+        let (offset, len) = self.expand_to_mapping_unit(offset, len)?;
         let done = if self.buffer.is_some() {
             let scan_ns = self.buffered_write(offset, len, now)?;
             let ready = self.cpu(now, len, scan_ns);
@@ -141,6 +144,31 @@ impl BlockSsd {
         };
         self.busy_until = self.busy_until.max(done);
         Ok(done)
+    }
+
+    /// With a firmware mapping unit larger than 4 KiB (Cosmos+ maps 16 KiB slices), a write is widened to
+    /// whole mapping units: the old data of every 4 KiB unit the host did not fully cover is read first
+    /// (read-modify-write) and written back with the new data.
+    fn expand_to_mapping_unit(&mut self, offset: u64, len: u64) -> Result<(u64, u64)> {
+        let mu = self.cfg.mapping_unit_bytes;
+        if mu <= MAPPING_UNIT_BYTES || len == 0 {
+            return Ok((offset, len));
+        }
+        let end = offset.saturating_add(len);
+        let (start, stop) = (offset / mu * mu, end.div_ceil(mu).saturating_mul(mu).min(self.ftl.logical_bytes()));
+        if start >= stop || end > self.ftl.logical_bytes() {
+            return Ok((offset, len)); // out of range: the FTL reports it
+        }
+        for u in start / MAPPING_UNIT_BYTES..stop / MAPPING_UNIT_BYTES {
+            let (a, b) = (u * MAPPING_UNIT_BYTES, (u + 1) * MAPPING_UNIT_BYTES);
+            let covered = offset <= a && b <= end;
+            let buffered = self.buffer.as_ref().is_some_and(|buf| buf.lru.contains(u as u32));
+            if !covered && !buffered {
+                self.ftl.read_for_merge(u as u32)?;
+                self.counters.mapping_unit_merges += 1;
+            }
+        }
+        Ok((start, stop - start))
     }
 
     /// Occupy the controller CPU for a command arriving at `now`; returns when its flash work may start.
