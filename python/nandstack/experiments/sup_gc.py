@@ -1,0 +1,326 @@
+"""SUP-GC fill-and-measure (Wang et al., Figs. 14–18): fio-like 4 KiB random read/write at five write
+ratios on a device that goes from empty to nearly full, checkpoints every 10% of the I/O volume, for
+Cosmos+ (single-stream greedy), SUP-GC, BF-Optimized (multiple Bloom filters), GCaR-like GC-aware
+buffer replacement and cost-benefit; plus a skewed workload and the real traces that write.
+
+Scaling: the paper writes 700 GB of fio I/O to a 1 TB-class MLC SSD (16 KiB pages, 128 pages per block).
+Here the device keeps the page and block shape with 8 channels (4 in the quick run) and fewer chips and
+blocks; the I/O volume is 70% of the logical capacity, as 700 GB is of 1 TB. One point is re-run on a
+4× larger device to show the scaled figures hold.
+
+Mapping: the Cosmos+ firmware maps 16 KiB logical slices (the paper's "LSA"), so every 4 KiB random write
+rewrites a whole slice (read-modify-write): `controller.mapping_unit_bytes = 16384`. That is why GC starts
+well before 700 GB of fio I/O on a 1 TB drive in the paper, and here.
+
+Firmware costs (inputs, not results): every command costs 5 µs of controller CPU (a Cosmos+-class ARM
+firmware's order of magnitude); each Bloom-filter hash costs 25 ns, which makes BF-Optimized's
+classification ~5% of a command's CPU time, the overhead the paper measured on hardware; GCaR-like
+replacement costs 500 ns per buffer entry examined (8 per eviction). SUP-GC costs what the baseline costs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..sweep.spec import Task
+from .base import Analysis, Experiment, Figure, Series, Table, make_task
+
+if TYPE_CHECKING:
+    from .._api import Result
+
+WRITE_RATIOS = (0.01, 0.25, 0.5, 0.75, 0.99)
+
+SCHEMES: dict[str, dict[str, Any]] = {
+    "Cosmos+": {"ftl.placement.policy": "single"},
+    "SUP-GC": {"ftl.placement.policy": "sup_gc"},
+    "BF-Optimized": {"ftl.placement": {"policy": "mbf", "ns_per_hash": 25}},
+    "GCaR-like": {
+        "ftl.placement.policy": "single",
+        "controller.write_buffer.eviction": "gc_aware",
+        "controller.write_buffer.ns_per_scanned_entry": 500,
+    },
+    "cost-benefit": {"ftl.placement.policy": "single", "ftl.gc.victim.policy": "cost_benefit"},
+}
+
+#: SUP-GC vs Cosmos+ at 700 GB, from the paper's text (Sections 5.2.2–5.2.5), in percent.
+PAPER_VS_COSMOS = {
+    0.25: {"iops": 15.7, "bandwidth": 15.8, "erases": -5.7, "gc_moves": -15.2, "p99": -70.2},
+    0.5: {"iops": 35.1, "bandwidth": 35.3, "erases": -22.1, "gc_moves": -44.7, "p99": -87.2},
+    0.75: {"iops": 73.5, "bandwidth": 73.6, "erases": -35.0, "gc_moves": -65.9, "p99": -87.2},
+    0.99: {"iops": 57.9, "bandwidth": None, "erases": -22.5, "gc_moves": None, "p99": None},
+}
+
+SHARED = Path(__file__).resolve().parents[3] / ".." / "shared" / "traces" / "block"
+TRACES = {  # traces with writes, and their formats
+    "msr_cambridge_hm0_sample.csv": "msr",
+    "mqsim_tpcc_small.trace": "mqsim",
+    "ssdsim_example_financial1_10k.ascii": "ssdsim",
+    "disksim_ssd_postmark.trace": "disksim",
+    "heimdall_msr_cut_10k_rw_40_60.1370.trace": "heimdall",
+    "systor17_additional_sample.csv.gz": "systor17",
+    "wiscsee_sqlitewal_update_events.txt": "wiscsee",
+}
+
+
+def shape(quick: bool) -> tuple[int, int, int]:
+    """(channels, chips per channel, blocks per plane) of the scaled device."""
+    return (4, 1, 112) if quick else (8, 4, 128)
+
+
+def device(quick: bool, blocks_per_plane: int) -> dict[str, Any]:
+    """The scaled Cosmos+-like MLC device (channels × chips × 1 die × 2 planes)."""
+    channels, chips, _ = shape(quick)
+    return {
+        "device.geometry": {
+            "channels": channels,
+            "chips_per_channel": chips,
+            "dies_per_chip": 1,
+            "planes_per_die": 2,
+            "blocks_per_plane": blocks_per_plane,
+            "pages_per_block": 128,
+            "page_size_bytes": 16384,
+            "cell_mode": "mlc",
+        },
+        "ftl.over_provisioning": 0.07,
+        "ftl.gc.start_free_blocks": 3,
+        "ftl.gc.stop_free_blocks": 4,
+        "controller.firmware.ns_per_request": 5000,
+        "controller.mapping_unit_bytes": 16384,  # Cosmos+ maps 16 KiB slices (the paper's LSA)
+        "controller.write_buffer.bytes": 16 << 20,
+        "host.queue_depth": 10,  # fio: 10 jobs, iodepth 1
+    }
+
+
+def logical_bytes(quick: bool, blocks_per_plane: int) -> int:
+    channels, chips, _ = shape(quick)
+    raw = channels * chips * 2 * blocks_per_plane * 128 * 16384
+    return int(raw / 1.07) // 4096 * 4096
+
+
+def fill_and_measure(
+    quick: bool, blocks: int, write_ratio: float, scheme: str, workload: dict[str, Any], seed: int
+) -> Task:
+    volume = int(0.7 * logical_bytes(quick, blocks))
+    overrides = {
+        **device(quick, blocks),
+        **SCHEMES[scheme],
+        "precondition": {"fill_fraction": 0.0, "warmup_capacity_multiples": 0.0},
+        "workload": {**workload, "read_fraction": round(1.0 - write_ratio, 4), "requests": volume // 4096},
+        "run.interval_host_bytes": volume // 10,
+    }
+    params = {
+        "scheme": scheme,
+        "write_ratio": write_ratio,
+        "workload": workload["pattern"],
+        "blocks": blocks,
+        "seed": seed,
+    }
+    return make_task(overrides, params)
+
+
+def trace_task(name: str, fmt: str, scheme: str, blocks: int) -> Task:
+    overrides = {
+        **device(False, blocks),
+        **SCHEMES[scheme],
+        "host.mode": "open_loop",
+        "precondition": {"fill_fraction": 0.5, "fill_order": "random", "warmup_capacity_multiples": 0.0},
+        "trace": {"path": str((SHARED / name).resolve()), "format": fmt, "lba": "scale"},
+    }
+    return make_task(overrides, {"scheme": scheme, "trace": name, "blocks": blocks, "seed": 1})
+
+
+def tasks(quick: bool) -> list[Task]:
+    blocks = shape(quick)[2]
+    ratios = (0.01, 0.5, 0.99) if quick else WRITE_RATIOS
+    schemes = ("Cosmos+", "SUP-GC", "BF-Optimized") if quick else tuple(SCHEMES)
+    uniform = {"pattern": "uniform"}
+    out = [fill_and_measure(quick, blocks, w, s, uniform, 1) for w in ratios for s in schemes]
+    zipf = {"pattern": "zipf", "zipf_theta": 1.2}
+    out += [fill_and_measure(quick, blocks, 0.75, s, zipf, 1) for s in schemes]
+    if not quick:
+        out += [fill_and_measure(quick, 4 * blocks, 0.75, s, uniform, 1) for s in ("Cosmos+", "SUP-GC")]
+        out += [
+            trace_task(n, f, s, blocks) for n, f in TRACES.items() if (SHARED / n).exists() for s in SCHEMES
+        ]
+    return out
+
+
+def _final(result: Result) -> dict[str, float]:
+    m = result.metrics
+    sim = m.get("sim_seconds") or float("nan")
+    return {
+        "iops": m.get("iops", float("nan")),
+        "bandwidth": m.get("throughput_mb_per_s", float("nan")),
+        "erases": m.get("flash_erases", 0.0),
+        "gc_moves": m.get("gc_migrated_pages", 0.0),
+        "p99": max(m.get("write_latency_us_p99", 0.0), m.get("read_latency_us_p99", 0.0)),
+        "waf": m.get("waf", float("nan")),
+        "sim_seconds": sim,
+    }
+
+
+def _pct(new: float, base: float) -> float | None:
+    if base is None or new is None or base == 0 or base != base or new != new:
+        return None
+    return round(100.0 * (new - base) / base, 1)
+
+
+def analyze(task_list: list[Task], results: list[Result | None]) -> Analysis:
+    import polars as pl
+
+    finals: dict[tuple, dict[str, float]] = {}
+    curves: dict[tuple, Any] = {}
+    for task, result in zip(task_list, results):
+        if result is None:
+            continue
+        key = tuple(sorted((k, v) for k, v in task.params.items() if k != "seed"))
+        finals[key] = _final(result)
+        curves[key] = result.timeseries
+    blocks = min(dict(k)["blocks"] for k in finals if "write_ratio" in dict(k))
+
+    def get(scheme: str, w: float, pattern: str = "uniform", b: int = blocks) -> dict[str, float] | None:
+        k = tuple(sorted({"scheme": scheme, "write_ratio": w, "workload": pattern, "blocks": b}.items()))
+        return finals.get(k)
+
+    figures = []
+    metrics = {
+        "iops_interval": "IOPS (interval)",
+        "flash_erases": "block erases (interval)",
+        "gc_migrated_pages": "GC page moves (interval)",
+        "write_latency_us_p99": "p99 write latency (µs, interval)",
+    }
+    ratios = sorted({dict(k)["write_ratio"] for k in finals if "write_ratio" in dict(k)})
+    schemes = [s for s in SCHEMES if any(dict(k)["scheme"] == s for k in finals)]
+    for w in ratios:
+        for col, label in metrics.items():
+            series = []
+            for s in schemes:
+                k = tuple(
+                    sorted({"scheme": s, "write_ratio": w, "workload": "uniform", "blocks": blocks}.items())
+                )
+                ts = curves.get(k)
+                if ts is None or ts.height == 0 or col not in ts.columns:
+                    continue
+                vol = ts["host_write_bytes"] + ts["host_read_bytes"]
+                series.append(Series(s, [round(v / 2**30, 2) for v in vol.to_list()], ts[col].to_list()))
+            figures.append(
+                Figure(
+                    name=f"w{int(w * 100):02d}_{col}",
+                    title=f"{label}, {int(w * 100)}% writes",
+                    xlabel="data volume (GiB of I/O)",
+                    ylabel=label,
+                    series=series,
+                )
+            )
+
+    rows = []
+    for w in ratios:
+        base = get("Cosmos+", w)
+        sup = get("SUP-GC", w)
+        if not base or not sup:
+            continue
+        for other in schemes:
+            o = get(other, w)
+            if other == "SUP-GC" or not o:
+                continue
+            for metric in ("iops", "bandwidth", "erases", "gc_moves", "p99"):
+                paper = PAPER_VS_COSMOS.get(w, {}).get(metric) if other == "Cosmos+" else None
+                rows.append(
+                    {
+                        "write_ratio": w,
+                        "vs": other,
+                        "metric": metric,
+                        "sup_gc": sup[metric],
+                        "other": o[metric],
+                        "ours_pct": _pct(sup[metric], o[metric]),
+                        "paper_pct": paper,
+                    }
+                )
+    table = pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
+    tables = [Table("final_point", "SUP-GC vs each baseline at the final checkpoint (percent change)", table)]
+
+    skew_rows = [{"scheme": s, **v} for s in schemes if (v := get(s, 0.75, "zipf"))]
+    if skew_rows:
+        tables.append(Table("zipf_1_2", "zipf θ = 1.2, 75% writes, final point", pl.DataFrame(skew_rows)))
+    scale_rows = [
+        {"scheme": s, "blocks_per_plane": b, **v}
+        for s in ("Cosmos+", "SUP-GC")
+        for b in sorted({dict(k)["blocks"] for k in finals if "write_ratio" in dict(k)})
+        if (v := get(s, 0.75, "uniform", b))
+    ]
+    if len(scale_rows) > 2:
+        tables.append(
+            Table(
+                "scaling",
+                "75% writes at two device sizes (same shape, 4× the blocks)",
+                pl.DataFrame(scale_rows),
+            )
+        )
+    trace_rows = [
+        {"trace": dict(k)["trace"], "scheme": dict(k)["scheme"], **v}
+        for k, v in finals.items()
+        if "trace" in dict(k)
+    ]
+    if trace_rows:
+        tables.append(
+            Table(
+                "traces",
+                "Each scheme on the real traces with writes (lba = scale)",
+                pl.DataFrame(trace_rows).sort(["trace", "scheme"]),
+            )
+        )
+
+    iops_gain = [
+        r for r in rows if r["vs"] == "Cosmos+" and r["metric"] == "iops" and r["ours_pct"] is not None
+    ]
+    gains = ", ".join(f"{int(r['write_ratio'] * 100)}% writes: {r['ours_pct']:+.1f}%" for r in iops_gain)
+    measured = (
+        f"SUP-GC vs Cosmos+ IOPS at the final checkpoint (uniform random): {gains or 'n/a'}. "
+        "On fio's uniform pattern there is nothing for hot/cold separation to exploit, so the model predicts "
+        "small differences in WAF, erases and GC moves; on zipf θ = 1.2 the separation reduces GC moves "
+        "(see the zipf table). BF-Optimized pays its hash cost on every write."
+    )
+    return Analysis(
+        measured=measured,
+        verdict="differs",
+        figures=figures,
+        tables=tables,
+        notes=[
+            "The paper's gains come from a hardware platform; the model isolates placement and firmware "
+            "cost. See docs/sup-gc.md for why host/GC separation alone barely changes greedy's WAF on "
+            "uniform and two-level hot/cold traffic.",
+            "GCaR-like costs CPU only on buffer evictions here; the paper's GCaR also blocked reads during "
+            "cache traversal (65% of the baseline at 1% writes), which this model does not charge.",
+        ],
+    )
+
+
+def setup(quick: bool) -> dict[str, str]:
+    channels, chips, blocks = shape(quick)
+    gib = logical_bytes(quick, blocks) / 2**30
+    return {
+        "device": f"MLC, {channels} ch × {chips} chips × 2 planes × {blocks} blocks × 128 pages × 16 KiB, OP 7% "
+        f"({gib:.1f} GiB logical); MQSim MLC timing; 16 MiB write buffer",
+        "workload": "fio-like: 4 KiB uniform random read/write, 10 outstanding, write ratios "
+        + ", ".join(f"{int(w * 100)}%" for w in ((0.01, 0.5, 0.99) if quick else WRITE_RATIOS))
+        + "; device starts empty; I/O volume 70% of capacity; checkpoints every 10% of the volume",
+        "firmware": "5 µs per command; BF 25 ns per hash; GCaR 500 ns per examined entry",
+        "extra": "zipf θ = 1.2 at 75% writes"
+        + ("" if quick else "; one 4× larger device point; the real traces"),
+    }
+
+
+EXPERIMENT = Experiment(
+    name="sup-gc",
+    title="SUP-GC: hot/cold separation by write origin, fill-and-measure",
+    paper="sup-gc.md (Wang et al.)",
+    claim="At 700 GB of fio I/O, SUP-GC beats Cosmos+ by +15.7% / +35.1% / +73.5% IOPS at 25/50/75% "
+    "writes, with 5.7–35% fewer erases and 15–66% fewer GC page moves; BF-Optimized loses ~5% to hashing.",
+    method="Five schemes × five write ratios on an empty scaled MLC device, closed loop QD 10, "
+    "checkpoints every 10% of the volume; plus zipf θ = 1.2 and real traces.",
+    tasks=tasks,
+    analyze=analyze,
+    setup=setup,
+    produces=("w{ratio}_{metric} figures", "final_point", "zipf_1_2", "scaling", "traces"),
+)
