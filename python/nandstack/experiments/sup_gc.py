@@ -300,8 +300,8 @@ def setup(quick: bool) -> dict[str, str]:
     channels, chips, blocks = shape(quick)
     gib = logical_bytes(quick, blocks) / 2**30
     return {
-        "device": f"MLC, {channels} ch × {chips} chips × 2 planes × {blocks} blocks × 128 pages × 16 KiB, OP 7% "
-        f"({gib:.1f} GiB logical); MQSim MLC timing; 16 MiB write buffer",
+        "device": f"MLC, {channels} ch × {chips} chips × 2 planes × {blocks} blocks × 128 pages × 16 KiB, "
+        f"OP 7% ({gib:.1f} GiB logical); MQSim MLC timing; 16 MiB write buffer; 16 KiB slice mapping",
         "workload": "fio-like: 4 KiB uniform random read/write, 10 outstanding, write ratios "
         + ", ".join(f"{int(w * 100)}%" for w in ((0.01, 0.5, 0.99) if quick else WRITE_RATIOS))
         + "; device starts empty; I/O volume 70% of capacity; checkpoints every 10% of the volume",
