@@ -1,13 +1,24 @@
-"""Shared helpers: a tiny device so every run takes well under a second in a release build."""
+"""Shared helpers: a tiny device so every run takes well under a second in a release build, and a
+throw-away results database for the whole session (no test writes to the user's data directory)."""
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Callable
 
 import pytest
+
+# Set before any test (and inherited by every subprocess the tests start): runs record here.
+_SESSION_DIR = Path(tempfile.mkdtemp(prefix="nandstack-tests-"))
+os.environ["NANDSTACK_DB"] = str(_SESSION_DIR / "results.duckdb")
+os.environ["XDG_DATA_HOME"] = str(_SESSION_DIR / "xdg")
+atexit.register(shutil.rmtree, _SESSION_DIR, ignore_errors=True)
 
 #: Overrides that shrink the device and the workload (1 channel, 64 blocks of 32 x 4 KiB pages; enough
 #: over-provisioning that the GC thresholds fit in one plane).
@@ -26,6 +37,15 @@ TINY = [
 #: Every `--set` flag for TINY, ready to splice into a command line.
 TINY_ARGS = [arg for item in TINY for arg in ("--set", item)]
 
+#: TINY as a dict of dotted keys to typed values (for sweep specs and `Config.set`).
+TINY_DICT = {
+    item.partition("=")[0]: (float if "." in item.partition("=")[2] else int)(item.partition("=")[2])
+    for item in TINY
+}
+
+#: Where tests keep artifacts worth looking at after a run (gitignored).
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+
 
 def without_wall_clock(value):
     """The report with every `wall_*` key (at any depth) removed: the only keys allowed to vary."""
@@ -43,7 +63,9 @@ CliRunner = Callable[..., subprocess.CompletedProcess]
 def cli(tmp_path: Path) -> CliRunner:
     """Run `python -m nandstack ARGS...` in a temporary directory; returns the completed process."""
 
-    def run(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    def run(
+        *args: str, timeout: float = 600, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess:
         return subprocess.run(
             [sys.executable, "-m", "nandstack", *args],
             cwd=tmp_path,
@@ -51,6 +73,13 @@ def cli(tmp_path: Path) -> CliRunner:
             text=True,
             timeout=timeout,
             stdin=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
         )
 
     return run
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    """A fresh results database file for one test."""
+    return tmp_path / "results.duckdb"

@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
-__all__ = ["ProgressBar", "flatten", "format_table", "format_value"]
+__all__ = ["ProgressBar", "flatten", "format_frame", "format_table", "format_value"]
 
 
 class ProgressBar:
@@ -153,3 +153,30 @@ def _isatty(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def format_frame(columns: list[str], rows: Iterable[Iterable[Any]], max_width: int = 48) -> str:
+    """An aligned text table with a header: numbers right-aligned (4 significant digits for floats),
+    text left-aligned and cut to `max_width` characters; missing values show as `-`."""
+    raw = [list(row) for row in rows]
+    cells = [[_cell(v, max_width) for v in row] for row in raw]
+    numeric = [bool(raw) and all(_is_number(row[i]) for row in raw) for i in range(len(columns))]
+    widths = [max([len(c), *(len(row[i]) for row in cells)]) for i, c in enumerate(columns)]
+
+    def line(texts: list[str]) -> str:
+        parts = [t.rjust(w) if n else t.ljust(w) for t, w, n in zip(texts, widths, numeric)]
+        return "  ".join(parts).rstrip()
+
+    return "\n".join([line(list(columns)), *(line(row) for row in cells)])
+
+
+def _cell(value: Any, max_width: int) -> str:
+    if isinstance(value, float):
+        text = "-" if value != value else (f"{value:.4g}" if abs(value) < 1e6 else f"{value:,.0f}")
+    elif isinstance(value, (list, tuple)):
+        text = ",".join(str(v) for v in value)
+    elif value is None:
+        text = "-"
+    else:
+        text = str(value)
+    return text if len(text) <= max_width else text[: max_width - 1] + "…"

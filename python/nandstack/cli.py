@@ -1,4 +1,4 @@
-"""The `nandstack` command line: run, bench, config.
+"""The `nandstack` command line: run, sweep, reproduce, results, bench, config.
 
 Exit codes: 0 success, 2 usage or nandstack error (`error: <message>` on stderr, no traceback),
 130 interrupted (Ctrl-C).
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import _core, config
+from . import _cli_experiments, _cli_results, _core, config
 from ._api import run as api_run
 from ._core import ConfigError
 from ._term import ProgressBar, flatten, format_table
@@ -111,7 +111,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--verify", action="store_true", help="check read-after-write versions and invariants")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary table")
+    record = run.add_argument_group("results database")
+    record.add_argument(
+        "--no-record", action="store_true", help="do not record the run in the results database"
+    )
+    record.add_argument(
+        "--tag", dest="tags", action="append", default=[], metavar="TAG", help="tag (repeatable)"
+    )
+    record.add_argument("--label", metavar="TEXT", help="a label for the run")
+    _cli_results.add_db_option(record)
     run.set_defaults(func=cmd_run)
+
+    _cli_experiments.add_parsers(commands)
+    _cli_results.add_parser(commands)
 
     bench = commands.add_parser(
         "bench", help="run a built-in benchmark", description="Run a built-in benchmark and print ops/s."
@@ -153,13 +165,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     effective = config.load_config(args.config, [*args.overrides, *trace_overrides(args)])
     bar = None if args.quiet else ProgressBar()
     try:
-        result = api_run(effective, seed=args.seed, verify=args.verify, progress=bar)
+        result = api_run(
+            effective,
+            seed=args.seed,
+            verify=args.verify,
+            progress=bar,
+            record=False,  # recorded below, once the run has finished, with source "cli"
+        )
     except BaseException:
         if bar is not None:
             bar.close(complete=False)
         raise
     if bar is not None:
         bar.close()
+    if not args.no_record:
+        from .results import ResultsDB
+
+        ResultsDB(args.db).record(result, source="cli", tags=args.tags, label=args.label, verify=args.verify)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     series = result.summary.pop("timeseries", None)
@@ -172,6 +194,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(format_table(summary_rows(result.summary)))
         print(f"wrote {', '.join(str(out / w) for w in written)}", file=sys.stderr)
+        if result.run_id:
+            print(
+                f"recorded as run {result.run_id} (nandstack results show {result.run_id})", file=sys.stderr
+            )
     return 0
 
 

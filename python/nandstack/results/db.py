@@ -206,10 +206,11 @@ class ResultsDB:
         label: str | None = None,
         columns: Sequence[str] | None = None,
         limit: int | None = None,
+        exclude: Sequence[str] = ("config", "summary"),
     ) -> pl.DataFrame:
         """Runs (newest first) as a DataFrame of identity columns and metrics. `where` is a SQL
         expression over the `results` view (`"waf > 3 AND seed = 1"`); `columns` picks the columns
-        (default: every column but `config` and `summary`)."""
+        (default: every column but those in `exclude`, the bulky `config` and `summary` JSON)."""
         clauses, args = [], []
         for column, value in (("experiment", experiment), ("sweep", sweep), ("label", label)):
             if value is not None:
@@ -220,7 +221,10 @@ class ResultsDB:
             args.append(tag)
         if where:
             clauses.append(f"({where})")
-        select = ", ".join(_quote(c) for c in columns) if columns else "* EXCLUDE (config, summary)"
+        if columns:
+            select = ", ".join(_quote(c) for c in columns)
+        else:
+            select = f"* EXCLUDE ({', '.join(_quote(c) for c in exclude)})" if exclude else "*"
         query = f"SELECT {select} FROM results"
         if clauses:
             query += " WHERE " + " AND ".join(clauses)
@@ -352,11 +356,11 @@ class ResultsDB:
         return out
 
     def export(self, path: str | os.PathLike[str], frame: pl.DataFrame | None = None, **filters: Any) -> int:
-        """Write runs (`frame`, or `runs(**filters)`) to `path`: Parquet for `.parquet`, else CSV.
-        List columns are joined with `;` in CSV. Returns the number of rows written."""
+        """Write runs (`frame`, or `runs(**filters)` with the config JSON) to `path`: Parquet for
+        `.parquet`, else CSV (list columns joined with `;`). Returns the number of rows written."""
         import polars as pl
 
-        data = frame if frame is not None else self.runs(**filters)
+        data = frame if frame is not None else self.runs(exclude=("summary",), **filters)
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.suffix.lower() in (".parquet", ".pq"):

@@ -1,0 +1,167 @@
+"""`nandstack sweep` and `nandstack reproduce`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from ._cli_results import add_db_option
+from ._term import ProgressBar, format_frame
+
+
+def _backend_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("execution")
+    group.add_argument(
+        "--backend",
+        choices=("local", "serial", "ray"),
+        default="local",
+        help="local: a process pool on this machine (default); serial: one run at a time in this process; "
+        "ray: submit the runs to a Ray cluster (pip install 'nandstack[ray]')",
+    )
+    group.add_argument(
+        "--workers", "-j", type=int, metavar="N", help="parallel runs (default: the CPU count)"
+    )
+    group.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="Ray cluster to join, e.g. ray://head:10001 or auto (default: start a local Ray)",
+    )
+    group.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    add_db_option(parser)
+
+
+def add_parsers(commands: Any) -> None:
+    sweep = commands.add_parser(
+        "sweep",
+        help="run a parameter sweep from a TOML spec",
+        description="Run every point of a sweep spec (grid and/or points × workloads × seeds) and record "
+        "each run in the results database. Resumable: runs whose config hash is already recorded (by this "
+        "nandstack version) are skipped, so re-running an interrupted sweep finishes it.",
+        epilog="Spec format: docs/experiments.md; example: examples/sweeps/op-vs-policy.toml. "
+        "Results: nandstack results --sweep NAME",
+    )
+    sweep.add_argument("spec", type=Path, help="sweep spec TOML file")
+    sweep.add_argument(
+        "--no-resume", action="store_true", help="run every point, even those already recorded"
+    )
+    sweep.add_argument(
+        "--dry-run", action="store_true", help="list the runs (and which are recorded); run none"
+    )
+    sweep.add_argument("--verify", action="store_true", help="check read-after-write versions and invariants")
+    _backend_options(sweep)
+    sweep.set_defaults(func=cmd_sweep)
+
+    reproduce = commands.add_parser(
+        "reproduce",
+        help="run a registered experiment and write its report",
+        description="Run an experiment end to end and write a report folder: index.html (self-contained: "
+        "setup, the paper's claim and our measured result side by side, figures, tables), PNG and SVG "
+        "figures, CSV tables and report.json. Runs are recorded in the results database.",
+        epilog="nandstack reproduce --list shows the experiments.",
+    )
+    reproduce.add_argument("name", nargs="?", help="experiment name (see --list)")
+    reproduce.add_argument("--list", action="store_true", help="list the experiments and exit")
+    reproduce.add_argument("--quick", action="store_true", help="the smoke-test version (about a minute)")
+    reproduce.add_argument(
+        "--out", type=Path, metavar="DIR", help="report folder (default: results/reproduce/NAME[-quick])"
+    )
+    reproduce.add_argument("--no-record", action="store_true", help="do not record the runs in the database")
+    reproduce.add_argument(
+        "--resume", action="store_true", help="reuse recorded runs of the same configs instead of re-running"
+    )
+    _backend_options(reproduce)
+    reproduce.set_defaults(func=cmd_reproduce)
+
+
+def _backend(args: argparse.Namespace) -> Any:
+    from .sweep import make_backend
+
+    return make_backend(args.backend, workers=args.workers, address=args.ray_address)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .results import ResultsDB
+    from .sweep import load_spec, run_sweep
+
+    spec = load_spec(args.spec)
+    db = ResultsDB(args.db)
+    if args.dry_run:
+        return _dry_run(spec, db, resume=not args.no_resume)
+    backend = _backend(args)
+    bar = None if args.quiet else ProgressBar()
+    print(f"sweep {spec.name}: {spec.size()} runs on {backend.name}, recording in {db.path}", file=sys.stderr)
+    try:
+        outcome = run_sweep(
+            spec, backend=backend, db=db, resume=not args.no_resume, verify=args.verify, progress=bar
+        )
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close(complete=False)
+        print(
+            "interrupted: finished runs are recorded; run the same command again to resume", file=sys.stderr
+        )
+        raise
+    if bar is not None:
+        bar.close()
+    print(outcome.summary_line(), file=sys.stderr)
+    for i, message in sorted(outcome.errors.items()):
+        print(f"failed: {outcome.tasks[i].label}: {message}", file=sys.stderr)
+    print(f"results: nandstack results --sweep {spec.name}", file=sys.stderr)
+    return 1 if outcome.errors else 0
+
+
+def _dry_run(spec: Any, db: Any, resume: bool) -> int:
+    tasks = spec.tasks()
+    from ._core import __version__
+
+    done = db.finished([t.config_hash for t in tasks], version=__version__) if resume else set()
+    rows = [(t.config_hash, "recorded" if t.config_hash in done else "to run", t.label) for t in tasks]
+    print(format_frame(["config_hash", "status", "parameters"], rows, max_width=100))
+    todo = sum(1 for r in rows if r[1] == "to run")
+    print(f"{len(tasks)} runs, {todo} to run, {len(tasks) - todo} already recorded", file=sys.stderr)
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from . import experiments
+
+    if args.list or not args.name:
+        if not args.list:
+            print("error: give an experiment name, or --list to see them\n", file=sys.stderr)
+        for experiment in experiments.all_experiments():
+            print(f"{experiment.name}\n  {experiment.title}")
+            print(textwrap.fill(experiment.claim, 100, initial_indent="  claim: ", subsequent_indent="    "))
+            if experiment.produces:
+                print(f"  produces: {', '.join(experiment.produces)}")
+        return 0 if args.list else 2
+    from .report import reproduce
+    from .results import ResultsDB
+
+    backend = _backend(args)
+    bar = None if args.quiet else ProgressBar()
+    try:
+        report = reproduce(
+            args.name,
+            quick=args.quick,
+            out=args.out,
+            backend=backend,
+            db=ResultsDB(args.db),
+            record=not args.no_record,
+            resume=args.resume,
+            progress=bar,
+        )
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close(complete=False)
+        raise
+    if bar is not None:
+        bar.close()
+    analysis = report.analysis
+    print(f"{report.experiment.title}: {analysis.verdict}")
+    print(textwrap.fill(analysis.measured, 100))
+    print(report.outcome.summary_line(), file=sys.stderr)
+    print(f"report: {report.index}", file=sys.stderr)
+    return 1 if report.outcome.errors else 0

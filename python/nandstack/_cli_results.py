@@ -1,0 +1,202 @@
+"""`nandstack results`: list, filter, show, compare and export the runs in the results database."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ._term import format_frame, format_table
+
+DEFAULT_LIMIT = 50
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        type=Path,
+        metavar="PATH",
+        help="results database file (default: $NANDSTACK_DB, else $XDG_DATA_HOME/nandstack/results.duckdb, "
+        "else ~/.local/share/nandstack/results.duckdb)",
+    )
+
+
+def _filters() -> argparse.ArgumentParser:
+    """The filter options shared by `results`, `results list` and `results export`."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("filters")
+    group.add_argument(
+        "--where",
+        metavar="SQL",
+        help="SQL condition over the `results` view (metric and run columns), e.g. --where 'waf > 3' "
+        'or --where "iops > 1e5 AND seed = 1"',
+    )
+    group.add_argument("--experiment", metavar="NAME", help="only runs of this experiment")
+    group.add_argument("--sweep", metavar="NAME", help="only runs of this sweep")
+    group.add_argument("--tag", metavar="TAG", help="only runs carrying this tag")
+    group.add_argument("--label", metavar="LABEL", help="only runs with this label")
+    add_db_option(parent)
+    return parent
+
+
+def add_parser(commands: Any) -> None:
+    filters = _filters()
+    listing = argparse.ArgumentParser(add_help=False)
+    listing.add_argument(
+        "--columns",
+        metavar="A,B,...",
+        help="columns to show (default: run_id, created_at, source, experiment/sweep, label, waf, iops, "
+        "latency p99s, wall_seconds)",
+    )
+    listing.add_argument(
+        "--limit", type=int, default=DEFAULT_LIMIT, help=f"newest N runs (default {DEFAULT_LIMIT}; 0 = all)"
+    )
+    results = commands.add_parser(
+        "results",
+        help="list, filter, compare and export recorded runs",
+        description="The results database: every run of `nandstack run`, `sweep` and `reproduce` and of "
+        "nandstack.run() (unless --no-record / record=False). Without a subcommand, lists the newest runs.",
+        parents=[filters, listing],
+        epilog="Examples: nandstack results --where 'waf > 3' --experiment gc-policies-vs-op; "
+        "nandstack results compare 3fa2 91bc; nandstack results export runs.parquet --sweep demo",
+    )
+    results.set_defaults(func=cmd_list)
+    sub = results.add_subparsers(title="subcommands", dest="results_command", metavar="<subcommand>")
+    lst = sub.add_parser("list", help="list runs (the default)", parents=[filters, listing])
+    lst.set_defaults(func=cmd_list)
+
+    show = sub.add_parser("show", help="print one run's summary", description="Print one run's summary.")
+    show.add_argument("run_id", help="run id (a unique prefix is enough)")
+    show.add_argument("--json", action="store_true", help="print the full report JSON (with the config)")
+    show.add_argument("--config", action="store_true", help="print the run's effective config as TOML")
+    show.add_argument(
+        "--timeseries", type=Path, metavar="FILE", help="write the time series (.csv or .parquet)"
+    )
+    add_db_option(show)
+    show.set_defaults(func=cmd_show)
+
+    compare = sub.add_parser(
+        "compare",
+        help="compare runs side by side",
+        description="Metrics of several runs side by side, after the config keys that differ between them.",
+    )
+    compare.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="two or more run ids (prefixes)")
+    compare.add_argument("--metrics", metavar="A,B,...", help="metrics to show (default: all present)")
+    add_db_option(compare)
+    compare.set_defaults(func=cmd_compare)
+
+    export = sub.add_parser(
+        "export",
+        help="export runs to CSV or Parquet",
+        description="Write the filtered runs (every metric column, params and config JSON) to a file.",
+        parents=[filters],
+    )
+    export.add_argument("path", type=Path, help="output file: .parquet for Parquet, anything else CSV")
+    export.set_defaults(func=cmd_export)
+
+    metrics = sub.add_parser("metrics", help="list the metric columns", description="List metric columns.")
+    add_db_option(metrics)
+    metrics.set_defaults(func=cmd_metrics)
+
+    info = sub.add_parser("info", help="database path, run count and schema", description="Database facts.")
+    add_db_option(info)
+    info.set_defaults(func=cmd_info)
+
+
+def _db(args: argparse.Namespace) -> Any:
+    from .results import ResultsDB
+
+    return ResultsDB(args.db)
+
+
+def _filter_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "where": args.where,
+        "experiment": args.experiment,
+        "sweep": args.sweep,
+        "tag": args.tag,
+        "label": args.label,
+    }
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    db = _db(args)
+    if args.columns:
+        columns = [c.strip() for c in args.columns.split(",") if c.strip()]
+    else:
+        from .results.db import DEFAULT_METRICS
+
+        names = set(db.metric_names())
+        columns = ["run_id", "created_at", "source", "experiment", "sweep", "label"]
+        columns += [m for m in DEFAULT_METRICS if m in names]
+    frame = db.runs(columns=columns, limit=args.limit or None, **_filter_kwargs(args))
+    if frame.is_empty():
+        print(f"no runs match (database: {db.path})", file=sys.stderr)
+        return 0
+    for column in ("experiment", "sweep", "label", "source"):  # drop all-empty identity columns
+        if column in frame.columns and args.columns is None and frame[column].null_count() == frame.height:
+            frame = frame.drop(column)
+    if "created_at" in frame.columns:
+        frame = frame.with_columns(frame["created_at"].dt.strftime("%Y-%m-%d %H:%M:%S"))
+    print(format_frame(frame.columns, frame.iter_rows()))
+    total = db.count()
+    shown = f"{frame.height} of {total} runs" if frame.height < total else f"{total} runs"
+    print(f"{shown} in {db.path}", file=sys.stderr)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from . import config
+
+    db = _db(args)
+    result = db.result(args.run_id)
+    if args.json:
+        print(result.to_json())
+    elif args.config:
+        sys.stdout.write(config.dumps(result.config))
+    else:
+        from .cli import summary_rows
+
+        print(format_table([("run_id", result.run_id), ("config_hash", result.config_hash)]))
+        print(format_table(summary_rows(result.summary)))
+    if args.timeseries is not None:
+        series = result.timeseries
+        args.timeseries.parent.mkdir(parents=True, exist_ok=True)
+        if args.timeseries.suffix.lower() in (".parquet", ".pq"):
+            series.write_parquet(args.timeseries)
+        else:
+            series.write_csv(args.timeseries)
+        print(f"wrote {args.timeseries} ({series.height} rows)", file=sys.stderr)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    db = _db(args)
+    metrics = [m.strip() for m in args.metrics.split(",")] if args.metrics else None
+    frame = db.compare(args.run_ids, metrics)
+    print(format_frame(frame.columns, frame.iter_rows(), max_width=40))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    db = _db(args)
+    rows = db.export(args.path, **_filter_kwargs(args))
+    print(f"wrote {rows} runs to {args.path}", file=sys.stderr)
+    return 0
+
+
+def cmd_metrics(args: argparse.Namespace) -> int:
+    for name in _db(args).metric_names():
+        print(name)
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from .results.db import SCHEMA, SCHEMA_VERSION
+
+    db = _db(args)
+    facts = [("path", str(db.path)), ("runs", db.count()), ("schema_version", SCHEMA_VERSION)]
+    print(format_table(facts))
+    print(SCHEMA.strip())
+    return 0

@@ -1,0 +1,142 @@
+"""`reproduce`: run an experiment end to end and write its report folder.
+
+The folder holds `index.html` (self-contained), one PNG and one SVG per figure, one CSV per table and
+`report.json` (the claim, the measured result, the verdict and every run's id and config hash).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from .. import experiments
+from .._core import __version__
+from ..results import git_commit
+from ..sweep.runner import TaskOutcome, run_tasks
+from .html import render_page
+from .plots import import_pyplot, render_figure
+
+if TYPE_CHECKING:
+    from ..experiments.base import Analysis, Experiment
+    from ..results import ResultsDB
+    from ..sweep.backends import Backend
+
+__all__ = ["Report", "default_out_dir", "reproduce"]
+
+
+@dataclass
+class Report:
+    """A written report: its folder, the analysis, the task outcome and every file written."""
+
+    out_dir: Path
+    experiment: Experiment
+    analysis: Analysis
+    outcome: TaskOutcome
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def index(self) -> Path:
+        return self.out_dir / "index.html"
+
+
+def default_out_dir(name: str, quick: bool) -> Path:
+    return Path("results") / "reproduce" / (f"{name}-quick" if quick else name)
+
+
+def reproduce(
+    name: str,
+    *,
+    quick: bool = False,
+    out: Path | None = None,
+    backend: Backend | None = None,
+    db: ResultsDB | None = None,
+    record: bool = True,
+    resume: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> Report:
+    """Run experiment `name` (`quick`: the ~1 minute version) and write its report folder under `out`.
+    Runs are recorded in the results database (tagged with the experiment) unless `record=False`;
+    `resume` reuses recorded runs of the same configs instead of running them again."""
+    experiment = experiments.get(name)
+    import_pyplot()  # fail before the runs, not after, when matplotlib is missing
+    tasks = experiment.tasks(quick)
+    outcome = run_tasks(
+        tasks,
+        backend=backend,
+        db=db,
+        record=record,
+        resume=resume,
+        source="reproduce",
+        experiment=experiment.name,
+        tags=["quick"] if quick else ["full"],
+        progress=progress,
+        phase=experiment.name,
+    )
+    analysis = experiment.analyze(tasks, outcome.results)
+    out_dir = Path(out) if out is not None else default_out_dir(experiment.name, quick)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files: list[Path] = []
+    figure_files = {}
+    for figure in analysis.figures:
+        figure_files[figure.name] = render_figure(figure, out_dir)
+        files += figure_files[figure.name]
+    table_files = {}
+    for table in analysis.tables:
+        path = out_dir / f"{table.name}.csv"
+        table.frame.write_csv(path)
+        table_files[table.name] = path
+        files.append(path)
+    runs = [
+        {
+            "run_id": result.run_id if result is not None else None,
+            "config_hash": task.config_hash,
+            "label": task.label,
+            "status": "ok" if result is not None else outcome.errors.get(i, "failed"),
+        }
+        for i, (task, result) in enumerate(zip(tasks, outcome.results))
+    ]
+    info: dict[str, Any] = {
+        "experiment": experiment.name,
+        "quick": quick,
+        "mode": "quick" if quick else "full",
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "version": __version__,
+        "git_commit": git_commit(),
+        "runs": len(tasks),
+        "ran": outcome.ran,
+        "skipped": outcome.skipped,
+        "wall_seconds": round(outcome.wall_seconds, 2),
+        "setup": experiment.setup(quick),
+    }
+    errors = [f"{tasks[i].label}: {msg}" for i, msg in sorted(outcome.errors.items())]
+    page = render_page(
+        experiment,
+        analysis,
+        out_dir=out_dir,
+        figures=figure_files,
+        tables=table_files,
+        info=info,
+        runs=runs,
+        errors=errors,
+    )
+    index = out_dir / "index.html"
+    index.write_text(page, encoding="utf-8")
+    manifest = {
+        **info,
+        "title": experiment.title,
+        "paper": experiment.paper,
+        "claim": experiment.claim,
+        "method": experiment.method,
+        "measured": analysis.measured,
+        "verdict": analysis.verdict,
+        "figures": {name: [p.name for p in paths] for name, paths in figure_files.items()},
+        "tables": {name: path.name for name, path in table_files.items()},
+        "errors": errors,
+        "run_list": runs,
+    }
+    (out_dir / "report.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    files += [index, out_dir / "report.json"]
+    return Report(out_dir, experiment, analysis, outcome, files)
