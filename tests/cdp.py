@@ -7,6 +7,7 @@ Only what the report test needs: one page, a blocking websocket (RFC 6455 text f
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -95,10 +96,8 @@ class WebSocket:
                 return message.decode()
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self._control(0x8, b"")
-        except OSError:
-            pass
         self.sock.close()
 
     def _control(self, opcode: int, payload: bytes) -> None:

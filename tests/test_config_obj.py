@@ -97,7 +97,7 @@ def test_hash_is_the_same_across_processes():
     import subprocess
     import sys
 
-    code = "import nandstack; print(nandstack.Config.default(%r).hash())" % (TINY,)
+    code = f"import nandstack; print(nandstack.Config.default({TINY!r}).hash())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == Config.default(TINY).hash()
 

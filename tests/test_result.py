@@ -1,4 +1,4 @@
-"""`Result`'s typed views (polars time series, metrics, latency, device), `run(workload=...)` and recording."""
+"""`Result`'s typed views (polars time series, metrics, latency, device), `run(workload=...)`, recording."""
 
 from __future__ import annotations
 
