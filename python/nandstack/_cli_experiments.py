@@ -100,9 +100,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         if bar is not None:
             bar.close(complete=False)
-        print(
-            "interrupted: finished runs are recorded; run the same command again to resume", file=sys.stderr
-        )
+        print("finished runs are recorded; run the same command again to resume", file=sys.stderr)
         raise
     if bar is not None:
         bar.close()

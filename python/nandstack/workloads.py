@@ -44,22 +44,26 @@ class Workload:
 WorkloadLike = Union[Workload, Mapping[str, Any], str]
 
 
-def uniform(read_fraction: float = 0.0, request_size_bytes: int = 4096) -> Workload:
-    """Uniform random requests over the whole logical space (4 KiB writes by default)."""
-    return Workload(
-        "uniform" if read_fraction == 0 else f"uniform-r{read_fraction:g}",
-        {
-            "workload.pattern": "uniform",
-            "workload.read_fraction": read_fraction,
-            "workload.request_size_bytes": request_size_bytes,
-        },
-    )
+def uniform(read_fraction: float | None = None, request_size_bytes: int | None = None) -> Workload:
+    """Uniform random requests over the whole logical space. Only the arguments given are set; the
+    rest keep the config's values (default: 4 KiB writes)."""
+    overrides: dict[str, Any] = {"workload.pattern": "uniform"}
+    name = "uniform"
+    if read_fraction is not None:
+        overrides["workload.read_fraction"] = read_fraction
+        name += f"-r{read_fraction:g}"
+    if request_size_bytes is not None:
+        overrides["workload.request_size_bytes"] = request_size_bytes
+        name += f"-{request_size_bytes}B"
+    return Workload(name, overrides)
 
 
-def sequential(request_size_bytes: int = 4096) -> Workload:
-    return Workload(
-        "sequential", {"workload.pattern": "sequential", "workload.request_size_bytes": request_size_bytes}
-    )
+def sequential(request_size_bytes: int | None = None) -> Workload:
+    """Sequential requests from the start of the space (wrapping around)."""
+    overrides: dict[str, Any] = {"workload.pattern": "sequential"}
+    if request_size_bytes is not None:
+        overrides["workload.request_size_bytes"] = request_size_bytes
+    return Workload("sequential", overrides)
 
 
 def zipf(theta: float = 0.99, scramble: bool = True) -> Workload:

@@ -373,15 +373,18 @@ class ResultsDB:
 
 # --- helpers ------------------------------------------------------------------------------------------
 def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
-    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-    if "meta" in tables:
+    import duckdb
+
+    try:
         row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if row and int(row[0]) > SCHEMA_VERSION:
+    except duckdb.CatalogException:
+        row = None
+    if row:
+        if int(row[0]) > SCHEMA_VERSION:
             raise DatabaseError(
                 f"results database schema v{row[0]} is newer than this nandstack (v{SCHEMA_VERSION})"
             )
-        if row:
-            return
+        return
     con.execute("BEGIN TRANSACTION")
     con.execute(SCHEMA)
     con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
@@ -389,11 +392,8 @@ def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
-    rows = con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
-        [table],
-    ).fetchall()
-    return [str(r[0]) for r in rows]
+    cursor = con.execute(f"SELECT * FROM {_quote(table)} LIMIT 0")
+    return [str(d[0]) for d in cursor.description or []]
 
 
 def _add_metric_columns(con: duckdb.DuckDBPyConnection, metrics: Mapping[str, float]) -> None:

@@ -77,7 +77,7 @@ class LocalBackend:
             return
         workers = min(self.workers, len(payloads))
         context = multiprocessing.get_context("spawn")
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_ignore_sigint)
         futures: dict[Future[Outcome], int] = {}
         queue = iter(enumerate(payloads))
         try:
@@ -92,7 +92,7 @@ class LocalBackend:
                         futures[pool.submit(execute_task, payload)] = next_index
                     yield index, outcome
         except BaseException:
-            _interrupt_children()  # running engines stop at their next progress tick
+            _stop_children()  # workers never write the database: stopping them mid-run is safe
             pool.shutdown(wait=True, cancel_futures=True)
             raise
         pool.shutdown(wait=True)
@@ -166,10 +166,14 @@ def _take(iterator: Iterator[Any], n: int) -> list[Any]:
     return out
 
 
-def _interrupt_children() -> None:
-    """Send SIGINT to this process's pool workers so their engines stop now rather than finishing."""
+def _ignore_sigint() -> None:
+    """Pool workers leave Ctrl-C to the parent, which stops them (a terminal sends SIGINT to the whole
+    process group; an idle worker would otherwise die with a traceback)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_children() -> None:
+    """Terminate this process's pool workers so an interrupted sweep stops now, not after their runs."""
     for child in multiprocessing.active_children():
-        if child.pid is None:
-            continue
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(child.pid, signal.SIGINT)
+        with contextlib.suppress(OSError):
+            child.terminate()
