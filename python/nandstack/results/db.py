@@ -272,12 +272,11 @@ class ResultsDB:
 
     def timeseries(self, run_id: str) -> pl.DataFrame:
         """The time series of a run (an empty DataFrame if it had none)."""
-        import polars as pl
 
         run_id = self.resolve(run_id)
         with self.connect() as con:
             row = con.execute("SELECT data FROM timeseries WHERE run_id = ?", [run_id]).fetchone()
-        return pl.read_parquet(io.BytesIO(row[0])) if row and row[0] is not None else pl.DataFrame()
+        return _from_parquet(row[0] if row else None)
 
     def compare(self, run_ids: Sequence[str], metrics: Sequence[str] | None = None) -> pl.DataFrame:
         """Metrics side by side: one row per metric, one column per run (headed by its id), plus the
@@ -341,17 +340,19 @@ class ResultsDB:
         if not wanted:
             return {}
         query = (
-            "SELECT config_hash, run_id, config, summary FROM runs WHERE list_contains(?, config_hash)"
-            + (" AND nandstack_version = ?" if version is not None else "")
-            + " QUALIFY row_number() OVER (PARTITION BY config_hash ORDER BY created_at DESC, run_id) = 1"
+            "SELECT r.config_hash, r.run_id, r.config, r.summary, t.data FROM runs r "
+            "LEFT JOIN timeseries t USING (run_id) WHERE list_contains(?, r.config_hash)"
+            + (" AND r.nandstack_version = ?" if version is not None else "")
+            + " QUALIFY row_number() OVER "
+            "(PARTITION BY r.config_hash ORDER BY r.created_at DESC, r.run_id) = 1"
         )
         args: list[Any] = [wanted] + ([version] if version is not None else [])
         with self.connect() as con:
             rows = con.execute(query, args).fetchall()
         out = {}
-        for digest, run_id, config, summary in rows:
+        for digest, run_id, config, summary, data in rows:
             result = Result(json.loads(summary), json.loads(config), run_id=run_id)
-            result._timeseries = self.timeseries(run_id)
+            result._timeseries = _from_parquet(data)
             out[str(digest)] = result
         return out
 
@@ -424,6 +425,12 @@ def _to_parquet(frame: pl.DataFrame) -> bytes:
     buffer = io.BytesIO()
     frame.write_parquet(buffer)
     return buffer.getvalue()
+
+
+def _from_parquet(data: bytes | None) -> pl.DataFrame:
+    import polars as pl
+
+    return pl.read_parquet(io.BytesIO(data)) if data is not None else pl.DataFrame()
 
 
 def _short(value: Any) -> str:
