@@ -46,19 +46,21 @@ pub fn drive(
     let mut n = 0u64;
     // One request of lookahead: touching the next request's mapping entry early overlaps its cache miss
     // with the current request's work.
-    let mut ahead = source.next();
-    let mut ahead2 = source.next();
-    while let Some(item) = ahead.take() {
+    // Three requests of lookahead feed the FTL's prefetch pipeline (see `Ftl::prefetch`).
+    let mut queue: std::collections::VecDeque<Result<crate::source::Timed>> =
+        source.by_ref().take(3).collect();
+    while let Some(item) = queue.pop_front() {
         let (req, arrival) = item?;
-        ahead = ahead2.take();
-        ahead2 = source.next();
-        if let Some(Ok((next, _))) = &ahead {
-            let after = match &ahead2 {
-                Some(Ok((r, _))) => Some(r.offset),
-                _ => None,
-            };
-            sim.ssd.ftl.prefetch(next.offset, after);
+        if let Some(next) = source.next() {
+            queue.push_back(next);
         }
+        let offset_at = |i: usize| match queue.get(i) {
+            Some(Ok((r, _))) => Some(r.offset),
+            _ => None,
+        };
+        sim.ssd
+            .ftl
+            .prefetch([offset_at(0), offset_at(1), offset_at(2)]);
         let (issue, base) = match host.mode {
             HostMode::ClosedLoop => {
                 if outstanding.len() >= qd {

@@ -31,7 +31,10 @@ fn resolve<'a>(v: &'a Value, defs: &'a Value) -> &'a Value {
     }
     // Option<Struct>: anyOf [struct, null] documents the struct's keys.
     if let Some(any) = v.get("anyOf").and_then(Value::as_array) {
-        let inner: Vec<&Value> = any.iter().filter(|x| x.get("type") != Some(&Value::from("null"))).collect();
+        let inner: Vec<&Value> = any
+            .iter()
+            .filter(|x| x.get("type") != Some(&Value::from("null")))
+            .collect();
         if inner.len() == 1 {
             let r = resolve(inner[0], defs);
             if is_struct(r) {

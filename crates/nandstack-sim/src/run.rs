@@ -81,8 +81,8 @@ pub struct Simulation {
     pub ssd: BlockSsd,
     pub workload: BlockGenerator,
     pub(crate) verify: bool,
-    /// The next two warm-up requests, generated ahead for the FTL's prefetch pipeline.
-    pending: Option<(BlockRequest, BlockRequest)>,
+    /// The next warm-up requests, generated ahead for the FTL's prefetch pipeline.
+    pending: std::collections::VecDeque<BlockRequest>,
 }
 
 impl Simulation {
@@ -103,7 +103,7 @@ impl Simulation {
             ssd,
             workload,
             verify: opts.verify,
-            pending: None,
+            pending: std::collections::VecDeque::new(),
         })
     }
 
@@ -163,13 +163,12 @@ impl Simulation {
             if done >= target {
                 break;
             }
-            let (r, next) = match self.pending.take() {
-                Some(p) => p,
-                None => (self.workload.next_request(), self.workload.next_request()),
-            };
-            let after = self.workload.next_request();
-            self.ssd.ftl.prefetch(next.offset, Some(after.offset));
-            self.pending = Some((next, after));
+            while self.pending.len() < 4 {
+                self.pending.push_back(self.workload.next_request());
+            }
+            let r = self.pending.pop_front().expect("filled");
+            let at = |i: usize| self.pending.get(i).map(|q| q.offset);
+            self.ssd.ftl.prefetch([at(0), at(1), at(2)]);
             apply(&mut self.ssd.ftl, &r)?;
             t.tick(done)?;
             self.maybe_check(i, every)?;
@@ -195,7 +194,7 @@ impl Simulation {
             None => {
                 // Continue the warm-up's generator (the pending request is dropped: the measured phase
                 // is its own stream position, deterministic for a given config and seed).
-                self.pending = None;
+                self.pending.clear();
                 let generator = std::mem::replace(
                     &mut self.workload,
                     BlockGenerator::new(

@@ -280,23 +280,29 @@ impl Ftl {
         pua / self.upb / self.geo.blocks_per_plane
     }
 
-    /// Software pipeline for a stream of requests (drivers call it once per request with the two requests
-    /// after the current one): bring the mapping entry of the request after next into cache, and the block
-    /// metadata its successor will update (whose mapping entry the previous call fetched). Pure hints: no
-    /// simulated state changes.
+    /// Software pipeline for a stream of requests (drivers call it once per request with the offsets of
+    /// the next three requests): bring into cache the mapping entry of the third, the block metadata of
+    /// the second (its mapping entry was fetched one call earlier), and the victim index's neighbours of
+    /// the first (whose own entries were fetched one call earlier). Pure hints: no simulated state changes.
     #[inline]
-    pub fn prefetch(&self, next_offset: u64, after_next_offset: Option<u64>) {
-        if let Some(o) = after_next_offset {
+    pub fn prefetch(&self, ahead: [Option<u64>; 3]) {
+        let old_block = |o: u64| {
+            let pua = *self.l2p.get((o / MAPPING_UNIT_BYTES) as usize)?;
+            (pua != NONE).then_some(pua / self.upb)
+        };
+        if let Some(o) = ahead[2] {
             bigvec::prefetch(&self.l2p, (o / MAPPING_UNIT_BYTES) as usize);
         }
-        let lpn = (next_offset / MAPPING_UNIT_BYTES) as usize;
-        if let Some(&pua) = self.l2p.get(lpn) {
-            if pua != NONE {
-                let b = (pua / self.upb) as usize;
-                bigvec::prefetch(&self.blocks.valid, b);
-                bigvec::prefetch(&self.blocks.modified_at, b);
-                bigvec::prefetch(&self.blocks.state, b);
-                self.victim.prefetch(b as u32);
+        if let Some(b) = ahead[1].and_then(old_block) {
+            let i = b as usize;
+            bigvec::prefetch(&self.blocks.valid, i);
+            bigvec::prefetch(&self.blocks.modified_at, i);
+            bigvec::prefetch(&self.blocks.state, i);
+            self.victim.prefetch(b);
+        }
+        if let Some(b) = ahead[0].and_then(old_block) {
+            if self.blocks.state[b as usize] == BlockState::Sealed {
+                self.victim.prefetch_neighbours(b, &self.blocks);
             }
         }
     }

@@ -92,7 +92,7 @@ impl Default for ControllerConfig {
 impl ControllerConfig {
     pub fn validate(&self) -> nandstack_core::Result<()> {
         let mu = self.mapping_unit_bytes;
-        if mu == 0 || mu % 4096 != 0 || mu > 1 << 20 {
+        if mu == 0 || !mu.is_multiple_of(4096) || mu > 1 << 20 {
             return Err(nandstack_core::Error::config(
                 "controller.mapping_unit_bytes",
                 format!("is {mu}: must be a multiple of 4096 up to 1 MiB"),

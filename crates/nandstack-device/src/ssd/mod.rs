@@ -155,14 +155,22 @@ impl BlockSsd {
             return Ok((offset, len));
         }
         let end = offset.saturating_add(len);
-        let (start, stop) = (offset / mu * mu, end.div_ceil(mu).saturating_mul(mu).min(self.ftl.logical_bytes()));
+        let (start, stop) = (
+            offset / mu * mu,
+            end.div_ceil(mu)
+                .saturating_mul(mu)
+                .min(self.ftl.logical_bytes()),
+        );
         if start >= stop || end > self.ftl.logical_bytes() {
             return Ok((offset, len)); // out of range: the FTL reports it
         }
         for u in start / MAPPING_UNIT_BYTES..stop / MAPPING_UNIT_BYTES {
             let (a, b) = (u * MAPPING_UNIT_BYTES, (u + 1) * MAPPING_UNIT_BYTES);
             let covered = offset <= a && b <= end;
-            let buffered = self.buffer.as_ref().is_some_and(|buf| buf.lru.contains(u as u32));
+            let buffered = self
+                .buffer
+                .as_ref()
+                .is_some_and(|buf| buf.lru.contains(u as u32));
             if !covered && !buffered {
                 self.ftl.read_for_merge(u as u32)?;
                 self.counters.mapping_unit_merges += 1;

@@ -214,12 +214,26 @@ fn background_gc_uses_idle_time() {
 
 #[test]
 fn a_larger_mapping_unit_widens_small_writes() {
-    let ctl = ControllerConfig { mapping_unit_bytes: 16384, ..Default::default() };
-    let mut s = ssd_with(geo(1, 16), FtlConfig { over_provisioning: 1.0, ..FtlConfig::default() }, ctl);
+    let ctl = ControllerConfig {
+        mapping_unit_bytes: 16384,
+        ..Default::default()
+    };
+    let mut s = ssd_with(
+        geo(1, 16),
+        FtlConfig {
+            over_provisioning: 1.0,
+            ..FtlConfig::default()
+        },
+        ctl,
+    );
     s.write(0, U, 0).unwrap();
     // The whole 16 KiB slice is written: 4 units programmed for one 4 KiB host write.
     assert_eq!(s.ftl.counters().host_write_units, 4);
-    assert_eq!(s.ftl.counters().rmw_read_pages, 0, "nothing to merge on an empty device");
+    assert_eq!(
+        s.ftl.counters().rmw_read_pages,
+        0,
+        "nothing to merge on an empty device"
+    );
     s.write(U, U, 10_000_000).unwrap();
     // Now units 0, 2, 3 hold data: they are read and rewritten with the new unit 1.
     assert_eq!(s.ftl.counters().rmw_read_pages, 3);
@@ -227,8 +241,22 @@ fn a_larger_mapping_unit_widens_small_writes() {
     assert!((s.waf() - 4.0).abs() < 1e-12);
     s.ftl.check_invariants().unwrap();
     s.ftl.verify_all_versions().unwrap();
-    let bad = ControllerConfig { mapping_unit_bytes: 5000, ..Default::default() };
-    let ftl = Ftl::new(geo(1, 16), FtlConfig { over_provisioning: 1.0, ..FtlConfig::default() }, 0).unwrap();
-    let e = BlockSsd::new(ftl, &TimingConfig::default(), bad).err().unwrap().to_string();
+    let bad = ControllerConfig {
+        mapping_unit_bytes: 5000,
+        ..Default::default()
+    };
+    let ftl = Ftl::new(
+        geo(1, 16),
+        FtlConfig {
+            over_provisioning: 1.0,
+            ..FtlConfig::default()
+        },
+        0,
+    )
+    .unwrap();
+    let e = BlockSsd::new(ftl, &TimingConfig::default(), bad)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("controller.mapping_unit_bytes"), "{e}");
 }

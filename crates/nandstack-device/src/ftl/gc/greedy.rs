@@ -103,6 +103,27 @@ impl VictimPolicy for Greedy {
         crate::ftl::bigvec::prefetch(&self.next, b);
         crate::ftl::bigvec::prefetch(&self.prev, b);
     }
+    #[inline]
+    fn prefetch_neighbours(&self, block: u32, table: &BlockTable) {
+        use crate::ftl::bigvec::prefetch;
+        let b = block as usize;
+        let (p, n) = (self.prev[b], self.next[b]);
+        if p != NONE {
+            prefetch(&self.next, p as usize);
+        }
+        if n != NONE {
+            prefetch(&self.prev, n as usize);
+        }
+        // The block will move to the tail of the bucket one below its current count.
+        let v = table.valid[b];
+        if v > 0 {
+            let s = self.slot(table.plane_of(block), v - 1);
+            let t = self.tail[s];
+            if t != NONE {
+                prefetch(&self.next, t as usize);
+            }
+        }
+    }
     fn memory_bytes(&self) -> usize {
         4 * (self.head.len()
             + self.tail.len()

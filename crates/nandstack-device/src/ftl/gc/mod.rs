@@ -51,6 +51,8 @@ pub trait VictimPolicy: Send {
     fn memory_bytes(&self) -> usize;
     /// Cache hint: `block` is about to lose a valid unit (no state change). Default: nothing.
     fn prefetch(&self, _block: u32) {}
+    /// Cache hint, one step later: what updating `block`'s position will touch besides its own entry.
+    fn prefetch_neighbours(&self, _block: u32, _table: &BlockTable) {}
 }
 
 /// Build the policy a config names.
