@@ -34,14 +34,12 @@ pub struct HybridDeviceConfig {
     /// `paper` (default; see the preset's description).
     #[serde(default = "d_preset")]
     pub preset: HybridPreset,
-    /// Multiply the preset's block count by this, in (0, 1] (rounded; shrinks the device while keeping
-    /// block and page sizes, thresholds and timings). Ignored when `total_blocks` is set. Default 1.
-    #[serde(default = "d_one")]
-    pub scale: f64,
     /// Erase blocks on the chip. Default: preset (paper 2,138).
     #[serde(default)]
     pub total_blocks: Option<u32>,
-    /// Flash page size in bytes, a multiple of 4096 up to 65536. Default: preset (16384).
+    /// Flash page size in bytes, a multiple of 4096 up to 65536. Default: preset (16384). 4096 gives a
+    /// quarter-capacity device with the same block structure and the same cost per byte ratios (every
+    /// per-byte cost ×4): the fast way to run scaled experiments.
     #[serde(default)]
     pub page_bytes: Option<u32>,
     /// Pages per block when the block is programmed in SLC mode. Default: preset (256).
@@ -76,14 +74,10 @@ pub struct HybridDeviceConfig {
 fn d_preset() -> HybridPreset {
     HybridPreset::Paper
 }
-fn d_one() -> f64 {
-    1.0
-}
 impl Default for HybridDeviceConfig {
     fn default() -> Self {
         HybridDeviceConfig {
             preset: d_preset(),
-            scale: 1.0,
             total_blocks: None,
             page_bytes: None,
             slc_pages_per_block: None,
@@ -149,10 +143,13 @@ impl HybridParams {
         self.slc_free_threshold + 2
     }
     /// Largest SLC region that leaves the QLC region room for all `valid_units` of data (as if every SLC
-    /// copy were migrated) plus its reserve: the SLC cache is carved out of free space, so it can always
-    /// shrink to zero and QLC GC can always make progress.
+    /// copy were migrated) with the device's over-provisioning ratio, plus its reserve. The SLC cache is
+    /// carved out of free space: it can always shrink to zero, QLC GC always makes progress, and a full
+    /// device has no SLC cache.
     pub fn max_slc_blocks(&self, valid_units: u64) -> u32 {
-        let need = valid_units.div_ceil(self.qlc_units_per_block as u64) + self.qlc_reserve_blocks() as u64;
+        let data = (valid_units as f64 * (1.0 + self.over_provisioning)).ceil() as u64;
+        let need =
+            data.div_ceil(self.qlc_units_per_block as u64) + self.qlc_reserve_blocks() as u64;
         (self.total_blocks as u64).saturating_sub(need) as u32
     }
     pub fn slc_block_bytes(&self) -> u64 {
@@ -187,16 +184,7 @@ impl HybridDeviceConfig {
     /// Apply the preset and the overrides, and validate.
     pub fn params(&self) -> Result<HybridParams> {
         let HybridPreset::Paper = self.preset;
-        let scale = self.scale;
-        if !(scale.is_finite() && scale > 0.0 && scale <= 1.0) {
-            return Err(Error::config(
-                "device.scale",
-                format!("is {scale}: must be in (0, 1]"),
-            ));
-        }
-        let total_blocks = self
-            .total_blocks
-            .unwrap_or_else(|| ((2138.0 * scale).round() as u32).max(1));
+        let total_blocks = self.total_blocks.unwrap_or(2138);
         let page_bytes = self.page_bytes.unwrap_or(16384);
         let slc_ppb = self.slc_pages_per_block.unwrap_or(256);
         let qlc_ppb = self.qlc_pages_per_block.unwrap_or(1024);
@@ -287,7 +275,8 @@ impl HybridDeviceConfig {
         };
         // A full logical space must fit in QLC blocks beside the QLC reserve, with at least one block of
         // slack so GC always makes progress.
-        let need = (logical_units as u64).div_ceil(qlc_upb as u64) + p.qlc_reserve_blocks() as u64 + 1;
+        let need =
+            (logical_units as u64).div_ceil(qlc_upb as u64) + p.qlc_reserve_blocks() as u64 + 1;
         if need > total_blocks as u64 {
             return Err(Error::config(
                 "device.over_provisioning",
@@ -310,7 +299,14 @@ mod tests {
     fn paper_preset_numbers() {
         let p = HybridParams::paper();
         assert_eq!(p.total_blocks, 2138);
-        assert_eq!((p.units_per_page, p.slc_units_per_block, p.qlc_units_per_block), (4, 1024, 4096));
+        assert_eq!(
+            (
+                p.units_per_page,
+                p.slc_units_per_block,
+                p.qlc_units_per_block
+            ),
+            (4, 1024, 4096)
+        );
         assert_eq!(p.slc_block_bytes(), 4 << 20);
         assert_eq!(p.qlc_block_bytes(), 16 << 20);
         assert_eq!(p.write_buffer_units, 36);
@@ -320,7 +316,11 @@ mod tests {
         assert_eq!(p.qlc.erase, Nanos::from_micros(3500));
         // Empty device: everything but the QLC reserve may be SLC; full device: about the OP space.
         assert_eq!(p.max_slc_blocks(0), 2138 - 9);
-        assert_eq!(p.max_slc_blocks(p.logical_units as u64), 2138 - 9 - 2076);
+        assert_eq!(p.max_slc_blocks(p.logical_units as u64), 0);
+        // Half full: room for the data plus 3% beside the reserve.
+        let half = p.logical_units as u64 / 2;
+        let need = ((half as f64 * 1.03).ceil() as u64).div_ceil(4096) as u32;
+        assert_eq!(p.max_slc_blocks(half), 2138 - 9 - need);
     }
 
     #[test]
@@ -330,17 +330,20 @@ mod tests {
             total_blocks: Some(64),
             ..Default::default()
         };
-        assert!(c.params().unwrap_err().to_string().contains("device.over_provisioning"));
+        assert!(c
+            .params()
+            .unwrap_err()
+            .to_string()
+            .contains("device.over_provisioning"));
         let c = HybridDeviceConfig {
             page_bytes: Some(5000),
             ..Default::default()
         };
-        assert!(c.params().unwrap_err().to_string().contains("device.page_bytes"));
-        let c = HybridDeviceConfig {
-            scale: 0.0,
-            ..Default::default()
-        };
-        assert!(c.params().unwrap_err().to_string().contains("device.scale"));
+        assert!(c
+            .params()
+            .unwrap_err()
+            .to_string()
+            .contains("device.page_bytes"));
         let c = HybridDeviceConfig {
             timing: HybridTimingOverrides {
                 qlc_program_us: Some(-1.0),
@@ -348,6 +351,10 @@ mod tests {
             },
             ..Default::default()
         };
-        assert!(c.params().unwrap_err().to_string().contains("device.timing.qlc_program_us"));
+        assert!(c
+            .params()
+            .unwrap_err()
+            .to_string()
+            .contains("device.timing.qlc_program_us"));
     }
 }

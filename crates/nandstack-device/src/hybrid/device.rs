@@ -1,0 +1,224 @@
+//! A hybrid device: the FTL plus its SLC-cache manager. Host write requests of at most θ bytes go to
+//! SLC, larger ones to QLC; after every host write request the device shrinks the SLC region if the
+//! data no longer leaves room for it, then asks the manager for a decision and applies it.
+
+use nandstack_core::{Error, Result, MAPPING_UNIT_BYTES};
+use serde::Serialize;
+
+use super::config::HybridParams;
+use super::ftl::HybridFtl;
+use super::managers::{Decision, Observation, SlcManager};
+use super::Region;
+
+/// Host-side and resize counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DeviceStats {
+    pub host_write_requests: u64,
+    /// Bytes the host asked to write (request lengths).
+    pub host_write_bytes: u64,
+    /// 4 KiB units the host writes covered (a partial unit counts whole: no read-modify-write).
+    pub host_write_units: u64,
+    pub host_read_requests: u64,
+    pub host_read_bytes: u64,
+    pub trim_requests: u64,
+    pub trim_bytes: u64,
+    /// Host bytes of requests routed to SLC (size ≤ θ).
+    pub slc_routed_bytes: u64,
+    pub slc_routed_units: u64,
+    /// Times the SLC region changed size.
+    pub resizes: u64,
+    pub grown_blocks: u64,
+    pub shrunk_blocks: u64,
+    /// Shrinks forced by the data growing past the room the SLC region leaves.
+    pub forced_shrinks: u64,
+    /// Manager requests the device granted only in part (clamped or not paid for by QLC GC).
+    pub clamped_requests: u64,
+}
+
+/// The hybrid SSD.
+pub struct HybridSsd {
+    ftl: HybridFtl,
+    manager: Box<dyn SlcManager>,
+    theta: u64,
+    stats: DeviceStats,
+}
+
+impl HybridSsd {
+    /// Build the device with the manager's layout and apply its initial decision.
+    pub fn new(
+        params: HybridParams,
+        manager: Box<dyn SlcManager>,
+        verify: bool,
+    ) -> Result<HybridSsd> {
+        Self::with_fill(params, manager, verify, None)
+    }
+
+    /// Like [`HybridSsd::new`], but first write the byte range `fill` (offset, length) straight to QLC
+    /// (preconditioning: the device starts at that utilisation), then zero every counter. The manager's
+    /// initial decision sees the filled device.
+    pub fn with_fill(
+        params: HybridParams,
+        manager: Box<dyn SlcManager>,
+        verify: bool,
+        fill: Option<(u64, u64)>,
+    ) -> Result<HybridSsd> {
+        let ftl = HybridFtl::new(params, manager.layout(), verify);
+        let mut d = HybridSsd {
+            ftl,
+            manager,
+            theta: 0,
+            stats: DeviceStats::default(),
+        };
+        if let Some((offset, len)) = fill {
+            let (first, count) = d.units(offset, len)?;
+            d.ftl.write(first, count, Region::Qlc)?;
+            d.ftl.flush()?;
+            d.ftl.reset_counters();
+        }
+        let obs = d.observation();
+        let dec = d.manager.initial(&obs);
+        d.apply(dec)?;
+        d.ftl.take_request_ns();
+        d.stats = DeviceStats::default();
+        Ok(d)
+    }
+
+    fn units(&self, offset: u64, len: u64) -> Result<(u64, u64)> {
+        if len == 0 {
+            return Err(Error::OutOfRange(format!(
+                "zero-length request at byte {offset}"
+            )));
+        }
+        let end = offset
+            .checked_add(len)
+            .ok_or_else(|| Error::OutOfRange(format!("offset {offset} + {len}")))?;
+        let first = offset / MAPPING_UNIT_BYTES;
+        Ok((first, end.div_ceil(MAPPING_UNIT_BYTES) - first))
+    }
+
+    /// A host write request. Returns its write cost in ns: the flash time of every operation it caused
+    /// (buffer evictions, migrations, GC, the manager's resizes after it).
+    pub fn write(&mut self, offset: u64, len: u64) -> Result<u64> {
+        let (first, count) = self.units(offset, len)?;
+        let dest = if len <= self.theta {
+            Region::Slc
+        } else {
+            Region::Qlc
+        };
+        self.ftl.write(first, count, dest)?;
+        let s = &mut self.stats;
+        s.host_write_requests += 1;
+        s.host_write_bytes += len;
+        s.host_write_units += count;
+        if dest == Region::Slc {
+            s.slc_routed_bytes += len;
+            s.slc_routed_units += count;
+        }
+        let max = self.ftl.max_slc_blocks();
+        if self.ftl.slc_target() > max {
+            self.stats.forced_shrinks += 1;
+            self.resize(max)?;
+        }
+        let obs = self.observation();
+        if let Some(d) = self.manager.after_write(&obs) {
+            self.apply(d)?;
+        }
+        Ok(self.ftl.take_request_ns())
+    }
+
+    /// A host read request; returns its flash read time in ns (not part of the write cost).
+    pub fn read(&mut self, offset: u64, len: u64) -> Result<u64> {
+        let (first, count) = self.units(offset, len)?;
+        let before = self.ftl.counters().read_ns;
+        self.ftl.read(first, count)?;
+        self.stats.host_read_requests += 1;
+        self.stats.host_read_bytes += len;
+        Ok(self.ftl.counters().read_ns - before)
+    }
+
+    /// TRIM the whole 4 KiB units inside the range (partial units at the edges keep their data).
+    pub fn trim(&mut self, offset: u64, len: u64) -> Result<()> {
+        self.units(offset, len)?;
+        let first = offset.div_ceil(MAPPING_UNIT_BYTES);
+        let end = (offset + len) / MAPPING_UNIT_BYTES;
+        if end > first {
+            self.ftl.trim(first, end - first)?;
+        }
+        self.stats.trim_requests += 1;
+        self.stats.trim_bytes += len;
+        Ok(())
+    }
+
+    /// Write the buffer back and pad open pages (end of run). Returns the write cost it caused.
+    pub fn flush(&mut self) -> Result<u64> {
+        self.ftl.flush()?;
+        Ok(self.ftl.take_request_ns())
+    }
+
+    fn resize(&mut self, want: u32) -> Result<u32> {
+        let before = self.ftl.slc_target();
+        let got = self.ftl.set_slc_target(want)?;
+        if got != before {
+            self.stats.resizes += 1;
+            if got > before {
+                self.stats.grown_blocks += (got - before) as u64;
+            } else {
+                self.stats.shrunk_blocks += (before - got) as u64;
+            }
+        }
+        Ok(got)
+    }
+
+    /// Apply a manager decision (the size is clamped by the FTL; see `HybridFtl::set_slc_target`).
+    pub fn apply(&mut self, d: Decision) -> Result<()> {
+        self.theta = d.theta_bytes;
+        if d.slc_blocks != self.ftl.slc_target() {
+            let got = self.resize(d.slc_blocks)?;
+            if got != d.slc_blocks {
+                self.stats.clamped_requests += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// What the manager sees.
+    pub fn observation(&self) -> Observation {
+        let p = self.ftl.params();
+        Observation {
+            host_write_bytes: self.stats.host_write_bytes,
+            host_write_requests: self.stats.host_write_requests,
+            slc_routed_bytes: self.stats.slc_routed_bytes,
+            slc_routed_units: self.stats.slc_routed_units,
+            slc_update_units: self.ftl.counters().slc_update_units,
+            utilization: self.ftl.utilization(),
+            slc_blocks: self.ftl.slc_target(),
+            slc_used_blocks: self.ftl.slc_used(),
+            max_slc_blocks: self.ftl.max_slc_blocks(),
+            min_slc_blocks: p.min_slc_blocks(),
+            slc_free_threshold: p.slc_free_threshold,
+            total_blocks: p.total_blocks,
+            slc_block_bytes: p.slc_block_bytes(),
+            theta_bytes: self.theta,
+            costs: *self.ftl.costs(),
+        }
+    }
+
+    pub fn ftl(&self) -> &HybridFtl {
+        &self.ftl
+    }
+    pub fn manager(&self) -> &dyn SlcManager {
+        self.manager.as_ref()
+    }
+    /// Current hot/cold threshold θ in bytes.
+    pub fn theta_bytes(&self) -> u64 {
+        self.theta
+    }
+    pub fn stats(&self) -> &DeviceStats {
+        &self.stats
+    }
+    /// Full invariant check plus, in verify mode, the version sweep.
+    pub fn check(&self) -> Result<()> {
+        self.ftl.check_invariants()?;
+        self.ftl.verify_versions()
+    }
+}

@@ -1,0 +1,44 @@
+//! The hybrid SLC/QLC SSD of "Reinforcement Learning-Based SLC Cache Technique for Enhancing SSD Write
+//! Performance" (Yoo & Shin; `../shared/papers/rl-slc-cache.md`), modelled like the paper's trace-driven
+//! single-chip simulator: each write request's cost is the time of the flash reads, programs and erases
+//! it causes (Table 1 times, serial on one chip, no queueing), split by cause as Fig. 7.
+//!
+//! * [`config`]: the device section (`paper` preset + overrides) and its validated [`HybridParams`].
+//! * [`HybridFtl`]: page-level 4 KiB mapping in DRAM, a FIFO DRAM write buffer, blocks programmed in SLC
+//!   or QLC mode, an SLC region of run-time size (a block budget), SLC→QLC migration, QLC GC, UST's
+//!   per-logical-block SLC GC, invariant checks and read-after-write versions.
+//! * [`managers`]: the SLC-cache managers behind [`SlcManager`] — QLC-only, static, DWA, UST, RL.
+//! * [`HybridSsd`]: a device = FTL + manager; routes each host write by θ and applies the manager's
+//!   decisions.
+//!
+//! Model notes, open choices and results: `docs/hybrid.md`.
+
+mod blocks;
+pub mod config;
+pub mod cost;
+mod device;
+mod ftl;
+pub mod managers;
+mod reclaim;
+mod verify;
+
+#[cfg(test)]
+mod tests;
+
+use serde::Serialize;
+
+pub use config::{HybridDeviceConfig, HybridParams, HybridPreset, SlcVictim};
+pub use cost::{CostBreakdown, CostKind, OpCost};
+pub use device::{DeviceStats, HybridSsd};
+pub use ftl::{FtlCounters, HybridFtl, SlcLayout};
+pub use managers::{
+    Decision, ManagerConfig, ManagerKind, ManagerReport, Observation, QTable, SlcManager,
+};
+
+/// Which region a host write is destined for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Region {
+    Slc,
+    Qlc,
+}

@@ -1,0 +1,350 @@
+//! Reclaim and resizing: SLC→QLC migration, QLC GC, UST's per-logical-block SLC GC, and changes of the
+//! SLC region's size.
+//!
+//! * **Migration** (shared layout) runs when a host write needs an SLC block and the SLC region has fewer
+//!   than `slc_free_threshold` free blocks: victims (greedy or FIFO) move every valid unit to QLC.
+//! * **QLC GC** runs when a QLC allocation finds fewer than `qlc_free_threshold` free QLC blocks: greedy
+//!   victims (fewest valid, oldest first) move to the GC stream, whose allocations never trigger GC.
+//! * **Grow** raises the budget and runs QLC GC until the QLC region again has its threshold of free
+//!   blocks (the blocks an SLC region takes are the QLC region's free blocks); growth that GC cannot pay
+//!   for is not granted. **Shrink** lowers the budget and migrates SLC data until the SLC region has its
+//!   threshold of free blocks again (shrinking to zero closes and empties every SLC block).
+//! * Every loop is bounded; failing to make progress is `Error::DeviceFull`, never a hang.
+
+use nandstack_core::{Error, Result};
+
+use super::blocks::{BlockMode, BlockState, NONE};
+use super::config::SlcVictim;
+use super::cost::CostKind;
+use super::ftl::{FlashOp, HybridFtl, SlcLayout, Stream};
+
+impl HybridFtl {
+    /// Set the SLC region's size (blocks). The request is clamped to `[0, max_slc_blocks]` (a non-zero
+    /// request below `min_slc_blocks` becomes that minimum, or 0 when even that does not fit); growth the
+    /// QLC region cannot free blocks for is reduced. Returns the size now in effect.
+    pub fn set_slc_target(&mut self, want: u32) -> Result<u32> {
+        let max = self.max_slc_blocks();
+        let min = self.p.min_slc_blocks();
+        let mut want = want.min(max);
+        if want > 0 && want < min {
+            want = if min <= max { min } else { 0 };
+        }
+        let old = self.slc_target;
+        if want > old {
+            self.slc_target = want;
+            self.qlc_gc_best_effort()?;
+            let short = self.p.qlc_free_threshold as i64 - self.qlc_free();
+            if short > 0 {
+                let granted = (want as i64 - short).max(old as i64) as u32;
+                self.slc_target = if granted > 0 && granted < min {
+                    old
+                } else {
+                    granted
+                };
+            }
+        } else if want < old {
+            self.slc_target = want;
+            self.shrink_slc()?;
+        }
+        Ok(self.slc_target)
+    }
+
+    fn shrink_slc(&mut self) -> Result<()> {
+        if self.slc_target == 0 {
+            // Close every open SLC block, then empty them all.
+            let b = self.open[Stream::HostSlc as usize];
+            if b != NONE {
+                self.pad_page(b, CostKind::HostToSlc);
+                self.seal(b);
+                self.open[Stream::HostSlc as usize] = NONE;
+            }
+            let ust = matches!(self.layout, SlcLayout::PerLogicalBlock { .. });
+            for lb in 0..self.lb_blocks.len() as u32 {
+                if !self.lb_blocks[lb as usize].is_empty() {
+                    self.ust_gc(lb, true)?;
+                }
+            }
+            if !ust {
+                while let Some(v) = self.pick_slc_victim() {
+                    self.migrate_block(v)?;
+                }
+            }
+            debug_assert_eq!(self.slc_used, 0);
+            return Ok(());
+        }
+        self.ensure_slc_free()
+    }
+
+    /// Reclaim SLC blocks until the SLC region has its threshold of free blocks (or nothing is left to
+    /// reclaim: only open blocks).
+    pub(crate) fn ensure_slc_free(&mut self) -> Result<()> {
+        let thr = self.p.slc_free_threshold as i64;
+        let mut guard = 0u64;
+        while self.slc_free() < thr {
+            guard += 1;
+            if guard > 4 * self.p.total_blocks as u64 + 16 {
+                return Err(Error::DeviceFull(format!(
+                    "hybrid: SLC reclaim made no progress (region {} blocks, {} in use)",
+                    self.slc_target, self.slc_used
+                )));
+            }
+            match self.layout {
+                SlcLayout::Shared => match self.pick_slc_victim() {
+                    Some(v) => self.migrate_block(v)?,
+                    None => break,
+                },
+                SlcLayout::PerLogicalBlock { .. } => match self.lru_logical_block() {
+                    Some(lb) => self.ust_gc(lb, false)?,
+                    None => break,
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// QLC GC until the QLC region has its threshold of free blocks; failing is `DeviceFull`.
+    pub(crate) fn ensure_qlc_free(&mut self) -> Result<()> {
+        if !self.qlc_gc_best_effort()? {
+            return Err(Error::DeviceFull(format!(
+                "hybrid: QLC GC cannot free {} blocks (QLC region {} blocks, {} in use, {} valid units)",
+                self.p.qlc_free_threshold,
+                self.p.total_blocks - self.slc_target,
+                self.qlc_used,
+                self.valid_units
+            )));
+        }
+        Ok(())
+    }
+
+    /// QLC GC towards the threshold; stops (returning false) when no victim can free space.
+    fn qlc_gc_best_effort(&mut self) -> Result<bool> {
+        let thr = self.p.qlc_free_threshold as i64;
+        let mut guard = 0u64;
+        while self.qlc_free() < thr {
+            guard += 1;
+            let Some(v) = self.pick_qlc_victim() else {
+                return Ok(false);
+            };
+            if guard > 4 * self.p.total_blocks as u64 + 16
+                || self.blocks.valid[v as usize] >= self.p.qlc_units_per_block
+            {
+                return Ok(false);
+            }
+            self.collect_qlc(v)?;
+        }
+        Ok(true)
+    }
+
+    /// Sealed SLC block to migrate (shared layout).
+    pub(crate) fn pick_slc_victim(&self) -> Option<u32> {
+        let b = &self.blocks;
+        let mut best: Option<(u64, u64, u32)> = None;
+        for i in 0..b.len() as usize {
+            if b.mode[i] != BlockMode::Slc || b.state[i] != BlockState::Sealed {
+                continue;
+            }
+            let key = match self.p.slc_victim {
+                SlcVictim::Greedy => (b.valid[i] as u64, b.seq[i]),
+                SlcVictim::Fifo => (b.seq[i], 0),
+            };
+            if best.is_none_or(|(k0, k1, _)| key < (k0, k1)) {
+                best = Some((key.0, key.1, i as u32));
+            }
+        }
+        best.map(|x| x.2)
+    }
+
+    /// Sealed QLC block with the fewest valid units (oldest among equals).
+    pub(crate) fn pick_qlc_victim(&self) -> Option<u32> {
+        let b = &self.blocks;
+        let mut best: Option<(u32, u64, u32)> = None;
+        for i in 0..b.len() as usize {
+            if b.mode[i] != BlockMode::Qlc || b.state[i] != BlockState::Sealed {
+                continue;
+            }
+            let key = (b.valid[i], b.seq[i]);
+            if best.is_none_or(|(v, s, _)| key < (v, s)) {
+                best = Some((key.0, key.1, i as u32));
+            }
+        }
+        best.map(|x| x.2)
+    }
+
+    /// UST: the least recently written logical block that owns SLC blocks.
+    fn lru_logical_block(&self) -> Option<u32> {
+        let mut best: Option<(u64, u32)> = None;
+        for (l, blocks) in self.lb_blocks.iter().enumerate() {
+            if !blocks.is_empty() {
+                let t = self.lb_last_write[l];
+                if best.is_none_or(|(t0, _)| t < t0) {
+                    best = Some((t, l as u32));
+                }
+            }
+        }
+        best.map(|x| x.1)
+    }
+
+    /// Charge one read per page of `b` that holds valid data.
+    fn read_valid_pages(&mut self, b: u32, kind: CostKind) {
+        let upp = self.p.units_per_page as usize;
+        let base = (b * self.p.qlc_units_per_block) as usize;
+        let written = self.blocks.written[b as usize] as usize;
+        let pages = (0..written.div_ceil(upp))
+            .filter(|pg| {
+                let lo = base + pg * upp;
+                self.p2l[lo..(lo + upp).min(base + written)]
+                    .iter()
+                    .any(|&l| l != NONE)
+            })
+            .count() as u64;
+        let mode = self.blocks.mode[b as usize];
+        self.charge(kind, mode, FlashOp::Read, pages);
+    }
+
+    /// The logical unit at `addr`, checked against the forward map (every mode).
+    fn owner_of(&self, addr: u32) -> Result<u32> {
+        let lpn = self.p2l[addr as usize];
+        if self.l2p[lpn as usize] != addr {
+            return Err(Error::Invariant(format!(
+                "hybrid: unit {addr} claims logical {lpn}, which maps to {}",
+                self.l2p[lpn as usize]
+            )));
+        }
+        Ok(lpn)
+    }
+
+    /// Move every valid unit of `v` to `dest`, then erase `v`.
+    fn move_all(&mut self, v: u32, dest: Stream, kind: CostKind) -> Result<u64> {
+        self.read_valid_pages(v, kind);
+        let base = v * self.p.qlc_units_per_block;
+        let mut moved = 0;
+        for off in 0..self.blocks.written[v as usize] {
+            let addr = base + off;
+            if self.p2l[addr as usize] == NONE {
+                continue;
+            }
+            let lpn = self.owner_of(addr)?;
+            let version = self.phys_version(addr);
+            self.unmap_phys(addr);
+            let to = self.append_stream(dest)?;
+            self.map(lpn, to, version);
+            moved += 1;
+        }
+        self.erase(v, kind)?;
+        Ok(moved)
+    }
+
+    /// SLC→QLC migration of one SLC block.
+    pub(crate) fn migrate_block(&mut self, v: u32) -> Result<()> {
+        if self.blocks.owner[v as usize] != NONE {
+            return Err(Error::Invariant(format!(
+                "hybrid: shared migration of UST-owned block {v}"
+            )));
+        }
+        let moved = self.move_all(v, Stream::Migrate, CostKind::SlcToQlc)?;
+        self.counters.migrated_units += moved;
+        self.counters.slc_migration_victims += 1;
+        Ok(())
+    }
+
+    /// QLC GC of one block.
+    fn collect_qlc(&mut self, v: u32) -> Result<()> {
+        let moved = self.move_all(v, Stream::QlcGc, CostKind::QlcToQlc)?;
+        self.counters.qlc_gc_units += moved;
+        self.counters.qlc_gc_victims += 1;
+        Ok(())
+    }
+
+    /// UST SLC GC of logical block `lb`: hot units (updated while in SLC since they last moved) are
+    /// compacted into fresh SLC blocks of `lb` — at most one block fewer than it had, so every run frees at
+    /// least one block — and the rest migrate to QLC; then every old block is erased. `all_cold` sends
+    /// everything to QLC (shrink to zero).
+    pub(crate) fn ust_gc(&mut self, lb: u32, all_cold: bool) -> Result<()> {
+        let l = lb as usize;
+        let old = std::mem::take(&mut self.lb_blocks[l]);
+        let open = self.lb_open[l];
+        if open != NONE {
+            // Program the open page first: every unit written is programmed once before it moves.
+            self.pad_page(open, CostKind::HostToSlc);
+            self.seal(open);
+            self.lb_open[l] = NONE;
+        }
+        self.counters.ust_gc_runs += 1;
+        let upb = self.p.slc_units_per_block as u64;
+        let mut hot_budget = if all_cold {
+            0
+        } else {
+            (old.len() as u64).saturating_sub(1) * upb
+        };
+        let upp = self.p.units_per_page;
+        let mut new_blocks: Vec<u32> = Vec::new();
+        let mut dest = NONE;
+        let mut units: Vec<(u32, bool)> = Vec::with_capacity(upp as usize);
+        for &v in &old {
+            let base = v * self.p.qlc_units_per_block;
+            let written = self.blocks.written[v as usize];
+            let mut any_hot = false;
+            for page_start in (0..written).step_by(upp as usize) {
+                units.clear();
+                for addr in base + page_start..base + (page_start + upp).min(written) {
+                    if self.p2l[addr as usize] != NONE {
+                        let lpn = self.owner_of(addr)?;
+                        let hot = self.hot[lpn as usize] && hot_budget > 0;
+                        hot_budget -= hot as u64;
+                        units.push((addr, hot));
+                    }
+                }
+                if units.is_empty() {
+                    continue;
+                }
+                let page_hot = units.iter().any(|u| u.1);
+                any_hot |= page_hot;
+                let kind = if page_hot {
+                    CostKind::SlcToSlc
+                } else {
+                    CostKind::SlcToQlc
+                };
+                self.charge(kind, BlockMode::Slc, FlashOp::Read, 1);
+                for k in 0..units.len() {
+                    let (addr, hot) = units[k];
+                    let lpn = self.p2l[addr as usize];
+                    let version = self.phys_version(addr);
+                    self.unmap_phys(addr);
+                    self.hot[lpn as usize] = false;
+                    let to = if hot {
+                        if dest == NONE || self.blocks.written[dest as usize] == self.cap_of(dest) {
+                            if dest != NONE {
+                                self.seal(dest);
+                            }
+                            dest = self.take_free(BlockMode::Slc)?;
+                            self.blocks.owner[dest as usize] = lb;
+                            new_blocks.push(dest);
+                        }
+                        self.counters.slc_gc_units += 1;
+                        self.append_to(dest, CostKind::SlcToSlc)
+                    } else {
+                        self.counters.migrated_units += 1;
+                        self.append_stream(Stream::Migrate)?
+                    };
+                    self.map(lpn, to, version);
+                }
+            }
+            let kind = if any_hot {
+                CostKind::SlcToSlc
+            } else {
+                CostKind::SlcToQlc
+            };
+            self.erase(v, kind)?;
+        }
+        if dest != NONE {
+            self.pad_page(dest, CostKind::SlcToSlc);
+            if self.blocks.written[dest as usize] == self.cap_of(dest) {
+                self.seal(dest);
+            } else {
+                self.lb_open[l] = dest;
+            }
+        }
+        self.lb_blocks[l] = new_blocks;
+        Ok(())
+    }
+}
