@@ -14,13 +14,49 @@ import pytest
 from conftest import TINY_ARGS, without_wall_clock
 from nandstack import _toml
 
+COMMANDS = [
+    [],
+    ["run"],
+    ["bench"],
+    ["config"],
+    ["sweep"],
+    ["reproduce"],
+    ["results"],
+    ["results", "list"],
+    ["results", "show"],
+    ["results", "compare"],
+    ["results", "export"],
+    ["results", "metrics"],
+    ["results", "info"],
+]
 
-@pytest.mark.parametrize("command", [[], ["run"], ["bench"], ["config"]])
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "top")
 def test_help(cli, command):
     proc = cli(*command, "--help")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("usage: nandstack")
     assert proc.stderr == ""
+
+
+def test_every_command_and_option_has_help_text():
+    """Every subcommand has a description and every option a help string (in the parser itself)."""
+    import argparse
+
+    from nandstack.cli import build_parser
+
+    def walk(parser, path):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for choice in action._choices_actions:
+                    assert choice.help, f"{path} {choice.dest}: no help"
+                for name, sub in action.choices.items():
+                    assert sub.description, f"{path} {name}: no description"
+                    walk(sub, f"{path} {name}")
+            elif not isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+                assert action.help, f"{path} {action.dest}: no help"
+
+    walk(build_parser(), "nandstack")
 
 
 def test_missing_command_is_a_usage_error(cli):
@@ -169,6 +205,7 @@ def test_ctrl_c_exits_130(tmp_path):
     assert "interrupted" in err
     assert "Traceback" not in err
     assert not (tmp_path / "out").exists()
+    assert "recorded" not in err  # an interrupted run is not recorded
 
 
 def test_run_writes_the_time_series_as_csv(cli, tmp_path):
@@ -211,3 +248,63 @@ def test_trace_replay_from_the_command_line(cli, tmp_path):
     assert proc.returncode == 2 and "--format" in proc.stderr
     proc = cli("run", *TINY_ARGS, "--trace", str(trace), "--format", "mqsimm", "-q")
     assert proc.returncode == 2 and "trace.format" in proc.stderr and "ssdsim" in proc.stderr
+
+
+def test_run_is_recorded_unless_told_not_to(cli, db_path):
+    rec = cli("run", *TINY_ARGS, "--db", str(db_path), "--tag", "a", "--tag", "b", "--label", "x", "-q")
+    assert rec.returncode == 0, rec.stderr
+    skip = cli("run", *TINY_ARGS, "--db", str(db_path), "--no-record")
+    assert skip.returncode == 0 and "recorded as run" not in skip.stderr
+    from nandstack import ResultsDB
+
+    rows = ResultsDB(db_path).runs(columns=["source", "tags", "label"]).to_dicts()
+    assert rows == [{"source": "cli", "tags": ["a", "b"], "label": "x"}]
+    loud = cli("run", *TINY_ARGS, "--db", str(db_path))
+    assert "recorded as run" in loud.stderr
+
+
+def test_results_commands(cli, db_path):
+    for seed in ("1", "2"):
+        assert cli("run", *TINY_ARGS, "--seed", seed, "--db", str(db_path), "-q").returncode == 0
+    db = ["--db", str(db_path)]
+    listed = cli("results", *db)
+    assert listed.returncode == 0, listed.stderr
+    header, *rows = listed.stdout.splitlines()
+    assert header.split()[:3] == ["run_id", "created_at", "source"] and "waf" in header
+    assert len(rows) == 2 and "2 runs in" in listed.stderr
+    ids = [row.split()[0] for row in rows]
+    assert cli("results", "list", "--where", "seed = 1", *db).stdout.count("\n") == 2
+    assert "no runs match" in cli("results", "--where", "waf > 1000", *db).stderr
+    bad = cli("results", "--where", "nonsense >", *db)
+    assert bad.returncode == 2 and "query failed" in bad.stderr
+    compare = cli("results", "compare", *ids, "--metrics", "waf,iops", *db)
+    assert compare.returncode == 0
+    assert compare.stdout.splitlines()[0].split() == ["metric", *ids]
+    assert "config.seed" in compare.stdout
+    show = cli("results", "show", ids[0][:6], "--timeseries", "ts.parquet", *db)
+    assert show.returncode == 0 and ids[0] in show.stdout and "waf" in show.stdout
+    assert json.loads(cli("results", "show", ids[0], "--json", *db).stdout)["seed"] in (1, 2)
+    assert "[ftl]" in cli("results", "show", ids[0], "--config", *db).stdout
+    exported = cli("results", "export", "out/runs.csv", "--where", "seed = 2", *db)
+    assert exported.returncode == 0 and "wrote 1 runs" in exported.stderr
+    assert "waf" in cli("results", "metrics", *db).stdout.split()
+    assert "CREATE TABLE" in cli("results", "info", *db).stdout
+
+
+def test_sweep_command(cli, tmp_path, db_path):
+    from conftest import TINY_DICT
+
+    spec = tmp_path / "s.toml"
+    lines = ['name = "cli-sweep"', "seeds = [1, 2]", "[set]", *(f'"{k}" = {v}' for k, v in TINY_DICT.items())]
+    spec.write_text("\n".join(lines) + '\n[grid]\n"ftl.over_provisioning" = [0.25, 0.5]\n')
+    dry = cli("sweep", str(spec), "--db", str(db_path), "--dry-run")
+    assert dry.returncode == 0 and dry.stdout.count("to run") == 4
+    ran = cli("sweep", str(spec), "--db", str(db_path), "--backend", "serial")
+    assert ran.returncode == 0, ran.stderr
+    assert "4 tasks: 4 run, 0 already recorded" in ran.stderr and "cli-sweep: 100%" in ran.stderr
+    again = cli("sweep", str(spec), "--db", str(db_path), "--dry-run")
+    assert again.stdout.count("recorded") == 4
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[grid]\n"ftl.gc.victim.policy" = ["greedy", "bset"]\n')
+    failed = cli("sweep", str(bad), "--db", str(db_path))
+    assert failed.returncode == 2 and "bset" in failed.stderr and "Traceback" not in failed.stderr

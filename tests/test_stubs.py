@@ -54,3 +54,30 @@ def test_exception_bases_match():
         if isinstance(node, ast.ClassDef):
             bases = [b.id for b in node.bases if isinstance(b, ast.Name)]
             assert bases == [b.__name__ for b in getattr(_core, name).__bases__], name
+
+
+def test_return_annotations_match_what_the_functions_return():
+    """The stub's return types hold for the functions that are cheap to call."""
+    calls = {
+        "default_config_toml": (),
+        "config_reference_markdown": (),
+        "validate_config": ("{}",),
+    }
+    names = stub_names(stub_tree())
+    for name, args in calls.items():
+        node = names[name]
+        assert isinstance(node, ast.FunctionDef) and isinstance(node.returns, ast.Name), name
+        value = getattr(_core, name)(*args)
+        assert type(value).__name__ == node.returns.id, name
+
+
+def test_every_stub_has_a_docstring():
+    for name, node in stub_names(stub_tree()).items():
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            assert ast.get_docstring(node), f"{name}: no docstring in the stub"
+
+
+def test_package_ships_its_stub_and_py_typed():
+    package = Path(_core.__file__).parent
+    assert (package / "_core.pyi").is_file()
+    assert (package / "py.typed").is_file()

@@ -63,7 +63,12 @@ def add_parser(commands: Any) -> None:
     )
     results.set_defaults(func=cmd_list)
     sub = results.add_subparsers(title="subcommands", dest="results_command", metavar="<subcommand>")
-    lst = sub.add_parser("list", help="list runs (the default)", parents=[filters, listing])
+    lst = sub.add_parser(
+        "list",
+        help="list runs (the default)",
+        description="List recorded runs, newest first, optionally filtered.",
+        parents=[filters, listing],
+    )
     lst.set_defaults(func=cmd_list)
 
     show = sub.add_parser("show", help="print one run's summary", description="Print one run's summary.")

@@ -99,8 +99,17 @@ def set_path(config: dict[str, Any], path: list[str], value: Any) -> None:
 
 
 def dumps(config: Mapping[str, Any]) -> str:
-    """The config as TOML text."""
-    return _toml.dumps(dict(config))
+    """The config as TOML text. `None` values (unset optional keys of a normalized config) are left out:
+    TOML has no null, and an absent key means the same thing."""
+    return _toml.dumps(_without_none(dict(config)))
+
+
+def _without_none(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_none(v) for v in value]
+    return value
 
 
 def _parse_value(raw: str) -> Any:
