@@ -6,9 +6,12 @@ use std::path::PathBuf;
 use nandstack_host::kswap;
 
 fn main() {
-    let dir = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kernel-swap")
-    });
+    let dir = std::env::args()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kernel-swap")
+        });
     println!(
         "{:<28} {:>9} {:>9} {:>6} | {:>9} {:>9} {:>6} | rd req k/m  wr req k/m  wr pg/req k/m  disc k/m",
         "capture", "in kern", "in model", "diff", "out kern", "out model", "diff"

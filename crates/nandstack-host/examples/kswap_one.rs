@@ -31,13 +31,27 @@ fn census(sim: &nandstack_host::Sim) {
             continue;
         }
         n[0] += 1;
-        if fr.has(F_SWAPCACHE) { n[1] += 1; }
-        if fr.has(F_SWAPCACHE) && !fr.has(F_MAPPED) { n[2] += 1; }
-        if fr.has(F_WRITEBACK) { n[3] += 1; }
-        if fr.has(F_ACTIVE) { n[4] += 1; }
-        if fr.has(F_REFERENCED) { n[5] += 1; }
-        if fr.has(F_MAPPED) { n[6] += 1; }
-        if fr.has(F_RECLAIM) { n[7] += 1; }
+        if fr.has(F_SWAPCACHE) {
+            n[1] += 1;
+        }
+        if fr.has(F_SWAPCACHE) && !fr.has(F_MAPPED) {
+            n[2] += 1;
+        }
+        if fr.has(F_WRITEBACK) {
+            n[3] += 1;
+        }
+        if fr.has(F_ACTIVE) {
+            n[4] += 1;
+        }
+        if fr.has(F_REFERENCED) {
+            n[5] += 1;
+        }
+        if fr.has(F_MAPPED) {
+            n[6] += 1;
+        }
+        if fr.has(F_RECLAIM) {
+            n[7] += 1;
+        }
     }
     eprintln!("resident {} swapcache {} sc-unmapped {} writeback {} active {} referenced {} mapped {} reclaim {}",
         n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7]);
@@ -48,9 +62,14 @@ fn census(sim: &nandstack_host::Sim) {
     let mut first = Vec::new();
     while cur != NONE && first.len() < 10 {
         let fr = &sim.host.vm.frames[cur as usize];
-        if fr.has(F_SWAPCACHE) && !fr.has(F_MAPPED) { first.push(pos); }
+        if fr.has(F_SWAPCACHE) && !fr.has(F_MAPPED) {
+            first.push(pos);
+        }
         pos += 1;
         cur = fr.prev;
     }
-    eprintln!("inactive {} active {}; first unmapped swap-cache positions from tail: {:?}", m.lru[0].len, m.lru[1].len, first);
+    eprintln!(
+        "inactive {} active {}; first unmapped swap-cache positions from tail: {:?}",
+        m.lru[0].len, m.lru[1].len, first
+    );
 }

@@ -61,7 +61,11 @@ pub struct BlockLayer {
 }
 
 impl BlockLayer {
-    pub fn new(ssd: BlockSsd, max_req_pages: u32, trace: Option<&BlockTraceOut>) -> Result<BlockLayer> {
+    pub fn new(
+        ssd: BlockSsd,
+        max_req_pages: u32,
+        trace: Option<&BlockTraceOut>,
+    ) -> Result<BlockLayer> {
         let trace = match trace {
             Some(t) => {
                 let f = File::create(&t.path).map_err(|e| Error::Io {
@@ -126,7 +130,11 @@ impl BlockLayer {
                             t.out,
                             "{},nandstack,0,{},{},{},{}",
                             now / 100,
-                            if kind == IoKind::Read { "Read" } else { "Write" },
+                            if kind == IoKind::Read {
+                                "Read"
+                            } else {
+                                "Write"
+                            },
                             offset,
                             len,
                             (done - now) / 100

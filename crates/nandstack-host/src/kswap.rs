@@ -129,7 +129,9 @@ pub fn load(dir: &Path, name: &str) -> Result<Capture> {
         pattern: cmd[3].into(),
         write_pct: num(cmd[4], "WRITE_PCT")? as u32,
         seed: num(cmd[5], "SEED")?,
-        limit_mib: v["memory_limit_mb"].as_u64().ok_or_else(|| bad("memory_limit_mb"))?,
+        limit_mib: v["memory_limit_mb"]
+            .as_u64()
+            .ok_or_else(|| bad("memory_limit_mb"))?,
         swap_mib: v["swap_mb"].as_u64().ok_or_else(|| bad("swap_mb"))?,
         discard: v["discard"].as_str() == Some("pages"),
         kernel,

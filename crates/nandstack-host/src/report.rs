@@ -120,22 +120,21 @@ pub fn report(sim: &Sim) -> Value {
         })
         .collect();
     let sr = &sim.series;
-    let cg_series: Map<String, Value> = h
-        .vm
-        .memcgs
-        .iter()
-        .zip(&sr.cgroups)
-        .map(|(m, c)| {
-            (
-                m.name.clone(),
-                json!({
-                    "usage_pages": c.usage_pages,
-                    "swap_read_mib_per_s": c.swap_read_mib_per_s,
-                    "swap_write_mib_per_s": c.swap_write_mib_per_s,
-                }),
-            )
-        })
-        .collect();
+    let cg_series: Map<String, Value> =
+        h.vm.memcgs
+            .iter()
+            .zip(&sr.cgroups)
+            .map(|(m, c)| {
+                (
+                    m.name.clone(),
+                    json!({
+                        "usage_pages": c.usage_pages,
+                        "swap_read_mib_per_s": c.swap_read_mib_per_s,
+                        "swap_write_mib_per_s": c.swap_write_mib_per_s,
+                    }),
+                )
+            })
+            .collect();
     let ftl = h.io.ssd.ftl.counters();
     let waf = h.io.ssd.waf();
     json!({
@@ -176,6 +175,7 @@ pub fn report(sim: &Sim) -> Value {
             "readahead_hits": s.readahead_hits,
             "slots_freed_on_fault": s.swap_slot_freed_on_fault,
             "swapcache_dropped_when_full": s.swapcache_dropped_full,
+            "swapcache_reclaimed_when_full": s.swapcache_reclaimed_full,
             "used_pages_end": h.swap.used,
             "used_pages_max": h.swap.stats.used_max,
             "allocations": h.swap.stats.allocations,

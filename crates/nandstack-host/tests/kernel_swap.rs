@@ -53,10 +53,16 @@ fn swap_volumes_match_the_kernel_within_10_percent() {
         let k = &c.kernel;
         eprintln!("kernel/model {}", row(name, k, &m));
         if diff(m.pswpin, k.pswpin).abs() > 0.10 {
-            failures.push(format!("{name}: swap-in {} vs kernel {}", m.pswpin, k.pswpin));
+            failures.push(format!(
+                "{name}: swap-in {} vs kernel {}",
+                m.pswpin, k.pswpin
+            ));
         }
         if diff(m.pswpout, k.pswpout).abs() > 0.10 {
-            failures.push(format!("{name}: swap-out {} vs kernel {}", m.pswpout, k.pswpout));
+            failures.push(format!(
+                "{name}: swap-out {} vs kernel {}",
+                m.pswpout, k.pswpout
+            ));
         }
         // Reads are one request per readahead window on both sides.
         if diff(m.read_requests, k.read_requests).abs() > 0.10 {
@@ -78,5 +84,9 @@ fn swap_volumes_match_the_kernel_within_10_percent() {
             failures.push(format!("{name}: discards issued without discard"));
         }
     }
-    assert!(failures.is_empty(), "model differs from the kernel:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "model differs from the kernel:\n{}",
+        failures.join("\n")
+    );
 }

@@ -478,7 +478,10 @@ impl HostConfig {
                 format!("is {}: must be in [0, 4096]", s.slot_cache),
             ));
         }
-        if s.max_request_kib < 4 || s.max_request_kib % 4 != 0 || s.max_request_kib > 65536 {
+        if s.max_request_kib < 4
+            || !s.max_request_kib.is_multiple_of(4)
+            || s.max_request_kib > 65536
+        {
             return Err(bad(
                 "host.swap.max_request_kib",
                 format!(
@@ -508,7 +511,7 @@ impl HostConfig {
             ));
         }
         let p = &self.pagecache;
-        if p.read_ahead_kb % 4 != 0 || p.read_ahead_kb > 65536 {
+        if !p.read_ahead_kb.is_multiple_of(4) || p.read_ahead_kb > 65536 {
             return Err(bad(
                 "host.pagecache.read_ahead_kb",
                 format!(
@@ -518,7 +521,10 @@ impl HostConfig {
             ));
         }
         if p.dirty_writeback_ms == 0 {
-            return Err(bad("host.pagecache.dirty_writeback_ms", "must be ≥ 1".into()));
+            return Err(bad(
+                "host.pagecache.dirty_writeback_ms",
+                "must be ≥ 1".into(),
+            ));
         }
         if p.dirty_background_ratio == 0 || p.dirty_background_ratio > 100 {
             return Err(bad(

@@ -16,9 +16,9 @@ pub use host::{
     SwapConfig,
 };
 pub use workload::{
-    AppProfile, EtcConfig, InlineConfig, KeyDistribution, MemtouchConfig, MemtouchPattern, MobileConfig,
-    MobileScenario, PmbenchConfig, RefFormat, TraceRefsConfig, VmScalConfig, VmScalPattern,
-    WorkloadConfig, YcsbConfig,
+    AppProfile, EtcConfig, InlineConfig, KeyDistribution, MemtouchConfig, MemtouchPattern,
+    MobileConfig, MobileScenario, PmbenchConfig, RefFormat, TraceRefsConfig, VmScalConfig,
+    VmScalPattern, WorkloadConfig, YcsbConfig,
 };
 
 use nandstack_core::{Error, Result};

@@ -16,7 +16,7 @@ use crate::reclaim::{ClockReclaim, FifoReclaim, LinuxReclaim, ReclaimPolicy};
 use crate::swap::alloc::{ClusterAllocator, NextFitAllocator, SlotAllocator};
 use crate::swap::discard::{ClusterDiscard, DiscardPolicy, FineDiscard, NoDiscard};
 use crate::swap::readahead::{ClusterReadahead, NoReadahead, Readahead, VmaReadahead};
-use crate::swap::SwapArea;
+use crate::swap::{SwapArea, SwapGeometry};
 use crate::vm::memcg::Memcg;
 use crate::vm::page::{MAX_FRAMES, MAX_SLOTS};
 use crate::vm::{Vm, Vma, VmaKind, VmaRa};
@@ -42,7 +42,11 @@ impl Host {
                 ),
             ));
         }
-        let file_pages: u64 = workloads.iter().flat_map(|w| w.files.iter()).map(|&p| p as u64).sum();
+        let file_pages: u64 = workloads
+            .iter()
+            .flat_map(|w| w.files.iter())
+            .map(|&p| p as u64)
+            .sum();
         let file_off = match h.pagecache.offset_mib {
             Some(o) => mib("host.pagecache.offset_mib", o)?,
             None => swap_off + swap_len,
@@ -112,23 +116,26 @@ impl Host {
         );
         let make = move |map: &[u8]| -> Box<dyn SlotAllocator> {
             match kind {
-                SwapAllocatorKind::Cluster => Box::new(ClusterAllocator::new(map, cs, cpus, solid, whole)),
+                SwapAllocatorKind::Cluster => {
+                    Box::new(ClusterAllocator::new(map, cs, cpus, solid, whole))
+                }
                 SwapAllocatorKind::NextFit => Box::new(NextFitAllocator::new(map)),
             }
         };
-        let swap = SwapArea::new(
-            nslots as u32,
-            swap_off,
-            cs,
-            h.swap.full_ratio,
+        let geometry = SwapGeometry {
+            nslots: nslots as u32,
+            base: swap_off,
+            cluster_slots: cs,
+            full_ratio: h.swap.full_ratio,
             cpus,
-            h.swap.slot_cache,
-            &make,
-            discard,
-        );
+            slot_cache: h.swap.slot_cache,
+        };
+        let swap = SwapArea::new(geometry, &make, discard);
         let ra: Box<dyn Readahead> = match h.readahead.policy {
             ReadaheadPolicyKind::Vma => Box::new(VmaReadahead::new(h.readahead.page_cluster)),
-            ReadaheadPolicyKind::Cluster => Box::new(ClusterReadahead::new(h.readahead.page_cluster)),
+            ReadaheadPolicyKind::Cluster => {
+                Box::new(ClusterReadahead::new(h.readahead.page_cluster))
+            }
             ReadaheadPolicyKind::Off => Box::new(NoReadahead),
         };
         let policy: Box<dyn ReclaimPolicy> = match h.reclaim.policy {
@@ -137,7 +144,10 @@ impl Host {
             ReclaimPolicyKind::Clock => Box::new(ClockReclaim::default()),
         };
         // Page cache: every workload's files, in process order.
-        let files: Vec<u32> = workloads.iter().flat_map(|w| w.files.iter().copied()).collect();
+        let files: Vec<u32> = workloads
+            .iter()
+            .flat_map(|w| w.files.iter().copied())
+            .collect();
         let pc = PageCache::new(
             file_off,
             &files,
@@ -151,7 +161,13 @@ impl Host {
         let mut need = vec![0u64; vm.memcgs.len()];
         for (i, (w, pcfg)) in workloads.iter().zip(&cfg.processes).enumerate() {
             let m = match &pcfg.cgroup {
-                Some(name) => 1 + h.cgroups.iter().position(|c| &c.name == name).expect("validated") as u16,
+                Some(name) => {
+                    1 + h
+                        .cgroups
+                        .iter()
+                        .position(|c| &c.name == name)
+                        .expect("validated") as u16
+                }
                 None => 0,
             };
             let vmas = w
@@ -174,7 +190,10 @@ impl Host {
                 .collect();
             file_base += w.files.len() as u32;
             if (vm.ptes.len() as u64 + w.pages as u64) >= (1u64 << 31) {
-                return Err(Error::config("processes", "address spaces exceed 8 TiB in total"));
+                return Err(Error::config(
+                    "processes",
+                    "address spaces exceed 8 TiB in total",
+                ));
             }
             let name = pcfg.name.clone().unwrap_or_else(|| format!("proc{i}"));
             vm.add_process(&name, m, w.pages, vmas);
@@ -215,7 +234,11 @@ impl Host {
                 ),
             ));
         }
-        let io = BlockLayer::new(ssd, h.swap.max_request_kib / 4, cfg.run.block_trace.as_ref())?;
+        let io = BlockLayer::new(
+            ssd,
+            h.swap.max_request_kib / 4,
+            cfg.run.block_trace.as_ref(),
+        )?;
         let p = Params {
             ns_per_ref: h.costs.ns_per_reference,
             minor_ns: h.costs.minor_fault_ns,
@@ -238,6 +261,7 @@ impl Host {
             stats: HostStats::default(),
             completions: BinaryHeap::new(),
             kswapd_backoff_until: 0,
+            swap_cursor: 0,
             ra_buf: Vec::new(),
             io_buf: Vec::new(),
             frame_buf: Vec::new(),

@@ -48,7 +48,11 @@ impl Host {
     /// `folio_alloc_swap`: give anonymous frame `f` a slot and add it to the swap cache, dirty. False
     /// when swap is full. The thread waits if the allocator had to finish a discard first.
     pub fn add_to_swap(&mut self, ctx: &mut Ctx, f: u32) -> bool {
-        let Some((slot, ready)) = self.swap.alloc_slot(ctx.cpu as usize, ctx.now) else {
+        let mut got = self.swap.alloc_slot(ctx.cpu as usize, ctx.now);
+        if got.is_none() && self.swap.is_full() && self.reclaim_swapcache_slots(ctx.cpu) > 0 {
+            got = self.swap.alloc_slot(ctx.cpu as usize, ctx.now);
+        }
+        let Some((slot, ready)) = got else {
             self.swap.stats.alloc_failures += 1;
             return false;
         };
@@ -60,6 +64,34 @@ impl Host {
         fr.key = slot;
         fr.set(F_SWAPCACHE | F_DIRTY);
         true
+    }
+
+    /// `swap_reclaim_full_clusters`: with swap full and no free slot, drop the swap-cache copies of
+    /// resident pages whose slot only the swap cache holds (up to a cluster's worth, scanning from a
+    /// rotating cursor), so those slots can be reused. Returns the slots freed.
+    pub fn reclaim_swapcache_slots(&mut self, cpu: u16) -> u64 {
+        let n = self.swap.map.len() as u32;
+        let want = self.swap.cluster_slots as u64;
+        let mut freed = 0;
+        let mut i = 0;
+        while i < n && freed < want {
+            let s = (self.swap_cursor + i) % n;
+            i += 1;
+            let c = self.swap.cache[s as usize];
+            if self.swap.map[s as usize] != crate::swap::MAP_CACHE
+                || c == NONE
+                || c & (1 << 31) != 0
+            {
+                continue;
+            }
+            if !self.vm.frames[c as usize].has(F_LOCKED) && self.free_swap_cache(c, cpu) {
+                freed += 1;
+            }
+        }
+        self.swap_cursor = (self.swap_cursor + i) % n.max(1);
+        self.stats.swapcache_reclaimed_full += freed;
+        self.swap.drain_slot_caches();
+        freed
     }
 
     /// `try_to_unmap`: replace the PTE mapping `f` by a swap entry (anonymous) or nothing (file),
@@ -139,9 +171,9 @@ impl Host {
                 } else {
                     ctx.now
                 };
-                let done = self
-                    .io
-                    .issue(IoKind::Write, region, items[i].0, n as u32, at, ctx.comm)?;
+                let done =
+                    self.io
+                        .issue(IoKind::Write, region, items[i].0, n as u32, at, ctx.comm)?;
                 for &(_, f) in &items[i..j] {
                     self.vm.frames[f as usize].io_done = done;
                     self.push_completion(f, done);
@@ -208,10 +240,7 @@ impl Host {
         debug_assert!(!fr.has(F_MAPPED) && !fr.has(F_DIRTY) && !fr.has(F_WRITEBACK));
         debug_assert!(fr.list == LIST_ISOLATED || fr.list == LIST_NONE);
         let shadow = if self.p.workingset {
-            workingset::eviction(
-                &mut self.vm.memcgs[fr.memcg as usize],
-                fr.has(F_WORKINGSET),
-            )
+            workingset::eviction(&mut self.vm.memcgs[fr.memcg as usize], fr.has(F_WORKINGSET))
         } else {
             NONE
         };

@@ -155,7 +155,9 @@ impl Host {
     /// `do_swap_page`.
     fn swap_fault(&mut self, ctx: &mut Ctx, pi: usize, vpn: u32, write: bool) -> Result<FaultKind> {
         let slot = pte_slot(self.vm.ptes[vpn as usize]);
-        let vi = self.vm.procs[pi].vma_of(vpn).expect("swapped page in a VMA");
+        let vi = self.vm.procs[pi]
+            .vma_of(vpn)
+            .expect("swapped page in a VMA");
         let c = self.swap.cache[slot as usize];
         if c != NONE && !is_shadow(c) {
             // Swap-cache hit: a readahead page, or a page reclaim has not freed yet.
@@ -227,7 +229,11 @@ impl Host {
         let n = frames.len() as u64;
         let mut offs = std::mem::take(&mut self.io_buf);
         offs.clear();
-        offs.extend(frames.iter().map(|&f| self.swap.offset(self.vm.frames[f as usize].key)));
+        offs.extend(
+            frames
+                .iter()
+                .map(|&f| self.swap.offset(self.vm.frames[f as usize].key)),
+        );
         let at = self.throttle(m, false, n * 4096, ctx.now);
         let mut done = std::mem::take(&mut self.done_buf);
         self.io
@@ -363,10 +369,20 @@ impl Host {
         }
         let mut offs = std::mem::take(&mut self.io_buf);
         offs.clear();
-        offs.extend(frames.iter().map(|&f| self.pc.offset(self.vm.frames[f as usize].key)));
+        offs.extend(
+            frames
+                .iter()
+                .map(|&f| self.pc.offset(self.vm.frames[f as usize].key)),
+        );
         let mut done = std::mem::take(&mut self.done_buf);
-        self.io
-            .issue_batch(IoKind::Read, Region::File, &offs, ctx.now, ctx.comm, &mut done)?;
+        self.io.issue_batch(
+            IoKind::Read,
+            Region::File,
+            &offs,
+            ctx.now,
+            ctx.comm,
+            &mut done,
+        )?;
         for (i, &f) in frames.iter().enumerate() {
             self.vm.frames[f as usize].io_done = done[i];
         }

@@ -49,8 +49,14 @@ impl Host {
             frames.push(f);
         }
         let mut done = std::mem::take(&mut self.done_buf);
-        self.io
-            .issue_batch(IoKind::Write, Region::File, &offs, now, COMM_FLUSH, &mut done)?;
+        self.io.issue_batch(
+            IoKind::Write,
+            Region::File,
+            &offs,
+            now,
+            COMM_FLUSH,
+            &mut done,
+        )?;
         for (i, &f) in frames.iter().enumerate() {
             self.vm.frames[f as usize].io_done = done[i];
             self.push_completion(f, done[i]);

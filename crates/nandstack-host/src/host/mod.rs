@@ -67,7 +67,13 @@ pub enum FaultKind {
     /// File page found in the page cache.
     FileMinor = 4,
 }
-pub const FAULT_KINDS: [&str; 5] = ["swap_major", "swap_cache", "anon", "file_major", "file_minor"];
+pub const FAULT_KINDS: [&str; 5] = [
+    "swap_major",
+    "swap_cache",
+    "anon",
+    "file_major",
+    "file_minor",
+];
 
 /// Host-wide event counters.
 #[derive(Clone, Debug)]
@@ -96,6 +102,7 @@ pub struct HostStats {
     pub writeback_wait_ns: u64,
     pub swap_slot_freed_on_fault: u64,
     pub swapcache_dropped_full: u64,
+    pub swapcache_reclaimed_full: u64,
     pub alloc_stall_ns: u64,
 }
 impl Default for HostStats {
@@ -125,6 +132,7 @@ impl Default for HostStats {
             writeback_wait_ns: 0,
             swap_slot_freed_on_fault: 0,
             swapcache_dropped_full: 0,
+            swapcache_reclaimed_full: 0,
             alloc_stall_ns: 0,
         }
     }
@@ -142,6 +150,8 @@ pub struct Host {
     /// Writes in flight: (completion, frame).
     completions: BinaryHeap<Reverse<(u64, u32)>>,
     kswapd_backoff_until: u64,
+    /// Where the next scan for swap-cache-only slots starts (swap full).
+    pub(crate) swap_cursor: u32,
     pub(crate) ra_buf: Vec<(u32, u32)>,
     pub(crate) io_buf: Vec<u64>,
     pub(crate) frame_buf: Vec<u32>,

@@ -112,19 +112,29 @@ impl Host {
             if fr.has(F_SWAPCACHE) {
                 let s = fr.key as usize;
                 if self.swap.cache[s] != f || self.swap.map[s] & MAP_CACHE == 0 {
-                    return Err(bad(format!("frame {f} in swap cache but slot {s} disagrees")));
+                    return Err(bad(format!(
+                        "frame {f} in swap cache but slot {s} disagrees"
+                    )));
                 }
             }
             if fr.has(F_MAPPED) {
                 let pte = vm.ptes[fr.vpn as usize];
                 if !is_present(pte) || pte_frame(pte) != f {
-                    return Err(bad(format!("frame {f} says it maps vpn {} which disagrees", fr.vpn)));
+                    return Err(bad(format!(
+                        "frame {f} says it maps vpn {} which disagrees",
+                        fr.vpn
+                    )));
                 }
             } else if fr.has(F_ANON) && !fr.has(F_SWAPCACHE) {
-                return Err(bad(format!("anonymous frame {f} is neither mapped nor in the swap cache")));
+                return Err(bad(format!(
+                    "anonymous frame {f} is neither mapped nor in the swap cache"
+                )));
             }
             if fr.is_file() && self.pc.index[fr.key as usize] != f {
-                return Err(bad(format!("file frame {f} not indexed at page {}", fr.key)));
+                return Err(bad(format!(
+                    "file frame {f} not indexed at page {}",
+                    fr.key
+                )));
             }
         }
         if in_use + vm.free.len() as u64 != vm.frames.len() as u64 {
@@ -141,19 +151,21 @@ impl Host {
                     mc.name, mc.usage, charged[m]
                 )));
             }
-            for l in 0..NR_LRU {
-                let head = mc.lru[l];
-                if head.len != on_list[m][l] {
+            for (l, (head, &counted)) in mc.lru.iter().zip(&on_list[m]).enumerate() {
+                if head.len != counted {
                     return Err(bad(format!(
-                        "cgroup `{}` list {l}: length {} but {} frames",
-                        mc.name, head.len, on_list[m][l]
+                        "cgroup `{}` list {l}: length {} but {counted} frames",
+                        mc.name, head.len
                     )));
                 }
                 let (mut n, mut prev, mut cur) = (0u64, NONE, head.head);
                 while cur != NONE {
                     let fr = &vm.frames[cur as usize];
                     if fr.prev != prev || fr.list as usize != l || fr.memcg as usize != m {
-                        return Err(bad(format!("cgroup `{}` list {l}: broken link at {cur}", mc.name)));
+                        return Err(bad(format!(
+                            "cgroup `{}` list {l}: broken link at {cur}",
+                            mc.name
+                        )));
                     }
                     n += 1;
                     if n > head.len {
@@ -185,12 +197,10 @@ impl Host {
             parked[s as usize] = true;
         }
         let mut used = 0u64;
-        for s in 0..sw.map.len() {
-            let m = sw.map[s];
+        for (s, (&m, &c)) in sw.map.iter().zip(&sw.cache).enumerate() {
             if m == MAP_BAD {
                 continue;
             }
-            let c = sw.cache[s];
             if m != 0 {
                 used += 1;
             } else if c != NONE {
@@ -209,7 +219,10 @@ impl Host {
             }
         }
         if used != sw.used {
-            return Err(bad(format!("swap: {} slots in use but used = {}", used, sw.used)));
+            return Err(bad(format!(
+                "swap: {} slots in use but used = {}",
+                used, sw.used
+            )));
         }
         sw.verify_allocator().map_err(bad)
     }

@@ -257,7 +257,15 @@ impl LinuxReclaim {
 
     /// `shrink_active_list`: deactivate the oldest `n` active pages, except referenced VM_EXEC file
     /// pages, which go round the active list again. Accessed bits are cleared on the way.
-    fn shrink_active(&mut self, h: &mut Host, ctx: &mut Ctx, _sc: &mut Sc, m: u16, lru: u8, n: u64) {
+    fn shrink_active(
+        &mut self,
+        h: &mut Host,
+        ctx: &mut Ctx,
+        _sc: &mut Sc,
+        m: u16,
+        lru: u8,
+        n: u64,
+    ) {
         let mut batch = std::mem::take(&mut self.batch);
         batch.clear();
         h.vm.isolate_tail(m, lru, n, &mut batch);
@@ -322,9 +330,7 @@ impl ReclaimPolicy for LinuxReclaim {
                         break;
                     }
                 }
-                if sc.reclaimed >= sc.nr_to_reclaim
-                    || (sc.kswapd && h.vm.free_pages() > high)
-                {
+                if sc.reclaimed >= sc.nr_to_reclaim || (sc.kswapd && h.vm.free_pages() > high) {
                     break;
                 }
             }

@@ -144,10 +144,7 @@ impl LinuxReclaim {
         if fr.has(F_WRITEBACK) {
             if fr.io_done <= ctx.now {
                 h.end_writeback(f, fr.io_done);
-            } else if sc.kswapd
-                || !(sc.target.is_some() && h.p.cgroup_v1)
-                || !fr.has(F_RECLAIM)
-            {
+            } else if sc.kswapd || !(sc.target.is_some() && h.p.cgroup_v1) || !fr.has(F_RECLAIM) {
                 h.vm.frames[f as usize].set(F_RECLAIM);
                 return Self::activate(h, ctx, f);
             } else {

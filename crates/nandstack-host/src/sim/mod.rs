@@ -18,7 +18,9 @@ use crate::config::HostSimConfig;
 use crate::host::{Ctx, Host};
 use crate::vm::page::*;
 use crate::workloads::nsref::NsrefWriter;
-use crate::workloads::{self, MemRef, RefStream, OP_BEGIN, OP_END, OP_READ, OP_SLEEP, OP_UNTIL, OP_WRITE};
+use crate::workloads::{
+    self, MemRef, RefStream, OP_BEGIN, OP_END, OP_READ, OP_SLEEP, OP_UNTIL, OP_WRITE,
+};
 
 /// References fetched from a stream at a time.
 const CHUNK: usize = 4096;

@@ -69,18 +69,36 @@ pub struct SwapArea {
     pub stats: SwapStats,
 }
 
+/// Shape of a swap area.
+#[derive(Clone, Copy, Debug)]
+pub struct SwapGeometry {
+    /// Slots including the header (0 = no swap).
+    pub nslots: u32,
+    /// Byte offset of slot 0 on the device.
+    pub base: u64,
+    pub cluster_slots: u32,
+    /// `vm_swap_full` cutoff.
+    pub full_ratio: f64,
+    pub cpus: usize,
+    /// Per-CPU slot cache size (0 = none).
+    pub slot_cache: u32,
+}
+
 impl SwapArea {
-    /// `nslots` slots (0 = no swap) at byte `base`; `make_alloc` builds the allocator from the padded map.
+    /// A swap area of geometry `g`; `make_alloc` builds the allocator from the padded slot map.
     pub fn new(
-        nslots: u32,
-        base: u64,
-        cluster_slots: u32,
-        full_ratio: f64,
-        cpus: usize,
-        slot_cache: u32,
+        g: SwapGeometry,
         make_alloc: &dyn Fn(&[u8]) -> Box<dyn SlotAllocator>,
         discard: Box<dyn DiscardPolicy>,
     ) -> SwapArea {
+        let SwapGeometry {
+            nslots,
+            base,
+            cluster_slots,
+            full_ratio,
+            cpus,
+            slot_cache,
+        } = g;
         let padded = if nslots == 0 {
             cluster_slots
         } else {

@@ -154,8 +154,10 @@ impl Vm {
 
     /// Put `f` at the head (most recent end) of `list` of its cgroup.
     pub fn lru_add_head(&mut self, f: u32, list: u8) {
-        debug_assert!(self.frames[f as usize].list == LIST_NONE
-            || self.frames[f as usize].list == LIST_ISOLATED);
+        debug_assert!(
+            self.frames[f as usize].list == LIST_NONE
+                || self.frames[f as usize].list == LIST_ISOLATED
+        );
         let memcg = self.frames[f as usize].memcg;
         let old = self.head_mut(memcg, list).head;
         {

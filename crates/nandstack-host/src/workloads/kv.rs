@@ -29,7 +29,11 @@ trait Layout: Send {
 enum KeyGen {
     Uniform,
     Zipf(Zipf, Permutation),
-    Split { hot: u64, p: f64, perm: Option<Permutation> },
+    Split {
+        hot: u64,
+        p: f64,
+        perm: Option<Permutation>,
+    },
 }
 
 impl KeyGen {
@@ -118,7 +122,11 @@ impl Layout for YcsbLayout {
 }
 
 pub fn build_ycsb(c: &YcsbConfig, seed: u64) -> Workload {
-    let index_pages = if c.index { (c.records * 16).div_ceil(4096) as u32 } else { 0 };
+    let index_pages = if c.index {
+        (c.records * 16).div_ceil(4096) as u32
+    } else {
+        0
+    };
     let data_pages = (c.records * c.record_bytes as u64).div_ceil(4096) as u32;
     let mut maps = Vec::new();
     if c.index {
@@ -214,7 +222,9 @@ pub fn build_etc(c: &EtcConfig, seed: u64) -> Workload {
         let u = rng.unit_f64().max(1e-12);
         let value = 214.476 / 0.348238 * (u.powf(-0.348238) - 1.0);
         let item = 48.0 + key.clamp(1.0, 250.0) + value.clamp(1.0, (1 << 20) as f64 - 400.0);
-        let ci = classes.partition_point(|&cs| (cs as f64) < item).min(classes.len() - 1);
+        let ci = classes
+            .partition_point(|&cs| (cs as f64) < item)
+            .min(classes.len() - 1);
         class_of.push(ci as u8);
         counts[ci] += 1;
     }

@@ -4,7 +4,7 @@
 //! words 0, 8, …, 504 of every page in page order (64 writes per page, each consuming one draw), then
 //! performs OPS accesses. Each access draws its page (uniform: `rnd() % pages`; seq: a cursor; hot:
 //! `urand() < 0.8` picks `rnd() % (pages/5)` else `pages/5 + rnd() % (pages − pages/5)`; normal: two
-//! `urand()`s through Box–Muller, `q = (long)(pages/2 + z·pages/12)` clamped), then a word offset
+//! `urand()`s through Box–Muller (2π = 6.283185307179586, the same double as `TAU`), `q = (long)(pages/2 + z·pages/12)` clamped), then a word offset
 //! (`rnd() % 512`), then `rnd() % 100 < WRITE_PCT` decides a write, which stores one more `rnd()`.
 //! The same draws in the same order are made here, so the page sequence is the program's.
 
@@ -75,7 +75,7 @@ impl Memtouch {
             MemtouchPattern::Normal => {
                 let u1 = self.urand();
                 let u2 = self.urand();
-                let z = (-2.0 * (u1 + 1e-300).ln()).sqrt() * (6.283185307179586 * u2).cos();
+                let z = (-2.0 * (u1 + 1e-300).ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
                 // C: (long)(pages/2 + z*(pages/12.0)) — integer pages/2, truncation toward zero.
                 let q = ((pages / 2) as f64 + z * (pages as f64 / 12.0)) as i64;
                 q.clamp(0, pages as i64 - 1) as u64

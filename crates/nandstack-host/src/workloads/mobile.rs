@@ -158,7 +158,10 @@ pub fn build(c: &MobileConfig, seed: u64) -> Result<Workload> {
         mi += 1;
         let mut fr = Vec::new();
         let fp = mib_pages(p.file_mib);
-        let nfiles = [fp * 3 / 10, fp - fp * 3 / 10].iter().filter(|&&x| x > 0).count();
+        let nfiles = [fp * 3 / 10, fp - fp * 3 / 10]
+            .iter()
+            .filter(|&&x| x > 0)
+            .count();
         for _ in 0..nfiles {
             fr.push(region(&mappings[mi], mi as u64));
             mi += 1;
@@ -188,7 +191,8 @@ pub fn build(c: &MobileConfig, seed: u64) -> Result<Workload> {
         .iter()
         .map(|a| a.anon.len as u64 + a.files.iter().map(|f| f.len as u64).sum::<u64>())
         .sum();
-    let total = launch + end_ms * (c.foreground_refs_per_ms as u64 + 3 * c.background_refs_per_ms as u64);
+    let total =
+        launch + end_ms * (c.foreground_refs_per_ms as u64 + 3 * c.background_refs_per_ms as u64);
     let seq = sequence(c.scenario);
     Ok(Workload {
         pages,

@@ -72,7 +72,11 @@ pub trait RefStream: Send {
 pub enum MapKind {
     Anon,
     /// Pages `[0, pages)` of the workload's file `file`.
-    File { file: usize, shared: bool, exec: bool },
+    File {
+        file: usize,
+        shared: bool,
+        exec: bool,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

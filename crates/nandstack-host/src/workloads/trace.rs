@@ -60,7 +60,12 @@ fn parse_line(fmt: RefFormat, line: &str) -> std::result::Result<Option<(u64, u8
             let op = match b {
                 Some("R") | Some("r") => OP_READ,
                 Some("W") | Some("w") => OP_WRITE,
-                other => return Err(format!("access type must be R or W, not `{}`", other.unwrap_or(""))),
+                other => {
+                    return Err(format!(
+                        "access type must be R or W, not `{}`",
+                        other.unwrap_or("")
+                    ))
+                }
             };
             Ok(Some((addr >> 12, op)))
         }
@@ -196,10 +201,13 @@ impl RefStream for TraceStream {
             }
             self.line.clear();
             self.line_no += 1;
-            let got = self.reader.read_line(&mut self.line).map_err(|e| Error::Io {
-                path: self.path.clone(),
-                source: e,
-            })?;
+            let got = self
+                .reader
+                .read_line(&mut self.line)
+                .map_err(|e| Error::Io {
+                    path: self.path.clone(),
+                    source: e,
+                })?;
             if got == 0 {
                 self.repeats_left -= 1;
                 if self.repeats_left == 0 {
@@ -212,8 +220,15 @@ impl RefStream for TraceStream {
             let rec = parse_line(self.fmt, &self.line)
                 .map_err(|m| trace_err(&self.path, self.line_no, self.line.trim_end(), m))?;
             if let Some((p, mut op)) = rec {
-                let page = if op <= OP_WRITE { (p - self.base) as u32 } else { p as u32 };
-                if self.fmt == RefFormat::Lirs && self.write_ratio > 0.0 && self.rng.chance(self.write_ratio) {
+                let page = if op <= OP_WRITE {
+                    (p - self.base) as u32
+                } else {
+                    p as u32
+                };
+                if self.fmt == RefFormat::Lirs
+                    && self.write_ratio > 0.0
+                    && self.rng.chance(self.write_ratio)
+                {
                     op = OP_WRITE;
                 }
                 out.push(MemRef { page, op });
@@ -268,7 +283,8 @@ pub fn build(c: &TraceRefsConfig, seed: u64) -> Result<Workload> {
         threads: vec![Box::new(stream)],
         kv: false,
         touches_all: false,
-        describe: format!("{fmt:?} trace {} ({records} records, {span} pages)", c.path).to_lowercase(),
+        describe: format!("{fmt:?} trace {} ({records} records, {span} pages)", c.path)
+            .to_lowercase(),
     })
 }
 
@@ -278,8 +294,14 @@ mod tests {
 
     #[test]
     fn parses_each_format() {
-        assert_eq!(parse_line(RefFormat::Vm, "0041f7a0 W"), Ok(Some((0x41f, OP_WRITE))));
-        assert_eq!(parse_line(RefFormat::Ucsd, "l 0x1fffff58 1"), Ok(Some((0x1ffff, OP_READ))));
+        assert_eq!(
+            parse_line(RefFormat::Vm, "0041f7a0 W"),
+            Ok(Some((0x41f, OP_WRITE)))
+        );
+        assert_eq!(
+            parse_line(RefFormat::Ucsd, "l 0x1fffff58 1"),
+            Ok(Some((0x1ffff, OP_READ)))
+        );
         assert_eq!(parse_line(RefFormat::Lirs, "*"), Ok(None));
         assert_eq!(parse_line(RefFormat::Lirs, "42"), Ok(Some((42, OP_READ))));
         assert_eq!(parse_line(RefFormat::Nsref, "W 7"), Ok(Some((7, OP_WRITE))));

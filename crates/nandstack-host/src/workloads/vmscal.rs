@@ -58,7 +58,11 @@ pub fn build(c: &VmScalConfig, seed: u64) -> Workload {
         .map(|i| {
             let lo = i * slice;
             let len = if i + 1 == t { region - lo } else { slice };
-            let per = if c.pattern == VmScalPattern::Rand { region as f64 / t as f64 } else { len as f64 };
+            let per = if c.pattern == VmScalPattern::Rand {
+                region as f64 / t as f64
+            } else {
+                len as f64
+            };
             let remaining = (per * c.passes).round().max(1.0) as u64;
             Box::new(Thread {
                 lo,

@@ -73,7 +73,7 @@ impl ClusterAllocator {
         discard_clusters: bool,
     ) -> ClusterAllocator {
         let cs = cluster_slots;
-        assert!(map.len() % cs as usize == 0 && !map.is_empty());
+        assert!(map.len().is_multiple_of(cs as usize) && !map.is_empty());
         let ncl = (map.len() / cs as usize) as u32;
         let empty = List {
             head: NO,
@@ -243,7 +243,11 @@ impl ClusterAllocator {
     }
 
     fn try_alloc(&mut self, cpu: usize, map: &[u8]) -> Option<u32> {
-        let pcp = if self.solid_state { cpu % self.pcp.len() } else { 0 };
+        let pcp = if self.solid_state {
+            cpu % self.pcp.len()
+        } else {
+            0
+        };
         let off = self.pcp[pcp];
         if off != 0 {
             let c = off / self.cs;

@@ -53,7 +53,12 @@ pub(crate) mod conformance {
         let mut used = Vec::new();
         while let Some((s, t)) = a.alloc(0, &map, 0) {
             assert_eq!(t, 0);
-            assert_eq!(map[s as usize], 0, "{}: slot {s} handed out twice", a.name());
+            assert_eq!(
+                map[s as usize],
+                0,
+                "{}: slot {s} handed out twice",
+                a.name()
+            );
             assert_ne!(map[s as usize], MAP_BAD);
             map[s as usize] = 1;
             used.push(s);
@@ -78,7 +83,12 @@ pub(crate) mod conformance {
                 map[s as usize] = 1;
                 used.push(s);
             } else {
-                assert_eq!(used.len(), usable, "{}: alloc failed with free slots", a.name());
+                assert_eq!(
+                    used.len(),
+                    usable,
+                    "{}: alloc failed with free slots",
+                    a.name()
+                );
             }
             if step % 997 == 0 {
                 a.verify(&map)

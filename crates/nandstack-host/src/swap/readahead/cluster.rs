@@ -35,7 +35,13 @@ impl Readahead for ClusterReadahead {
             1
         } else {
             let hits = std::mem::take(&mut self.hits);
-            let p = swapin_nr_pages(self.prev_offset, offset, hits, self.max_pages, self.last_pages);
+            let p = swapin_nr_pages(
+                self.prev_offset,
+                offset,
+                hits,
+                self.max_pages,
+                self.last_pages,
+            );
             if hits == 0 {
                 self.prev_offset = offset;
             }

@@ -114,7 +114,11 @@ mod tests {
         }
         assert_eq!(win(7, &mut ra), (7..15).collect::<Vec<_>>());
         // The 2 MiB region bounds the window.
-        ra = VmaRa { prev_vpn: 508, win: 8, hits: 7 };
+        ra = VmaRa {
+            prev_vpn: 508,
+            win: 8,
+            hits: 7,
+        };
         assert_eq!(win(509, &mut ra), vec![509, 510, 511]);
     }
 }
