@@ -21,6 +21,21 @@ struct BenchResult {
     peak_rss_bytes: Option<u64>,
     write_latency_us_mean: Option<f64>,
     simulated_iops: Option<f64>,
+    /// CPU seconds of the measured phase and flash programs per CPU second (robust to a loaded machine).
+    cpu_seconds: Option<f64>,
+    flash_programs_per_cpu_second: Option<f64>,
+    host_writes_per_cpu_second: Option<f64>,
+}
+
+/// CPU time (user + system) this process has used so far, in seconds (Linux: /proc/self/stat), if known.
+/// Unlike wall time it does not grow while other processes hold the cores.
+pub fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the parenthesised command name; utime and stime are the 14th and 15th fields.
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0) // USER_HZ is 100 on Linux
 }
 
 /// Peak resident set size of this process (Linux: VmHWM), if known.
@@ -62,6 +77,9 @@ fn result(name: &'static str, description: String, r: &crate::Report) -> BenchRe
         peak_rss_bytes: peak_rss_bytes(),
         write_latency_us_mean: r.write_latency_us.as_ref().map(|p| p.mean),
         simulated_iops: r.iops,
+        cpu_seconds: r.wall_cpu_seconds,
+        flash_programs_per_cpu_second: r.wall_cpu_seconds.map(|c| r.flash_program_pages as f64 / c),
+        host_writes_per_cpu_second: r.wall_cpu_seconds.map(|c| r.host_write_requests as f64 / c),
     }
 }
 

@@ -22,6 +22,8 @@ pub struct Measured {
     /// Simulated time from the first issue to the last completion, ns.
     pub sim_ns: u64,
     pub series: crate::series::TimeSeries,
+    /// CPU seconds spent in the measured phase (None where the OS does not tell).
+    pub cpu_seconds: Option<f64>,
 }
 
 pub fn drive(
@@ -29,6 +31,7 @@ pub fn drive(
     mut source: Source,
     cb: &mut dyn FnMut(&Progress) -> bool,
 ) -> Result<Measured> {
+    let cpu0 = crate::bench::cpu_seconds();
     let host = sim.cfg.host.clone();
     let total = source.len_hint();
     let mut ticker = Ticker::new("measure", total.unwrap_or(0), cb)?;
@@ -108,12 +111,6 @@ pub fn drive(
         sim.ssd.ftl.check_invariants()?;
         sim.ssd.ftl.verify_all_versions()?;
     }
-    Ok(Measured {
-        requests: n,
-        reads,
-        writes,
-        trims,
-        sim_ns: last_done,
-        series: rec.series,
-    })
+    let cpu_seconds = cpu0.zip(crate::bench::cpu_seconds()).map(|(a, b)| b - a);
+    Ok(Measured { requests: n, reads, writes, trims, sim_ns: last_done, series: rec.series, cpu_seconds })
 }

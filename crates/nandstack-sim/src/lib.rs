@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod config;
 pub mod host;
+pub mod hybrid_run;
 pub mod reference;
 pub mod report;
 pub mod run;

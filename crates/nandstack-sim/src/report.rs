@@ -144,6 +144,8 @@ pub struct Report {
     pub wall_seconds: f64,
     /// Flash page programs per wall-clock second in the measured phase.
     pub wall_flash_programs_per_second: f64,
+    /// CPU seconds (user + system) of the measured phase, when the OS tells (Linux).
+    pub wall_cpu_seconds: Option<f64>,
     /// Wall-clock host requests per second in the measured phase.
     pub wall_requests_per_second: f64,
     pub config: SimConfig,
@@ -282,6 +284,7 @@ impl Report {
             } else {
                 0.0
             },
+            wall_cpu_seconds: m.cpu_seconds,
             wall_requests_per_second: if wall > 0.0 {
                 m.requests as f64 / wall
             } else {
