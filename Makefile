@@ -16,14 +16,19 @@ export PIP_ROOT_USER_ACTION ?= ignore
 export PIP_BREAK_SYSTEM_PACKAGES ?= 1
 
 .DEFAULT_GOAL := help
-.PHONY: help deps build run test test-rust test-py bench lint fmt docs clean
+# `make reproduce EXP=gc-policies-vs-op` (REPRO_ARGS=--quick for the one-minute version).
+EXP        ?= gc-policies-vs-op
+REPRO_ARGS ?=
+
+.PHONY: help deps build run test test-rust test-py bench reproduce lint fmt docs clean
 
 help: ## list the targets
 	@echo "usage: make <target>   (PYTHON=$(PYTHON))"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-deps: ## install maturin, pytest and ruff into the current python if missing
-	@$(PYTHON) -c "import maturin, pytest, ruff" 2>/dev/null || $(PIP) install "maturin>=1.5,<2" pytest ruff
+deps: ## install maturin, pytest, ruff and matplotlib (report figures) into the current python if missing
+	@$(PYTHON) -c "import maturin, pytest, ruff, matplotlib" 2>/dev/null || \
+		$(PIP) install "maturin>=1.5,<2" pytest ruff "matplotlib>=3.6"
 
 build: deps ## build the extension (release) and install nandstack editable (current python)
 	$(PIP) install --no-build-isolation --editable .
@@ -38,6 +43,9 @@ test-rust: ## cargo tests of the engine crates (default members: no PyO3)
 
 test-py: build ## build the extension and run pytest
 	$(PYTHON) -m pytest
+
+reproduce: build ## run an experiment and write its report (EXP=name, REPRO_ARGS=--quick; --list to see them)
+	$(PYTHON) -m nandstack reproduce $(EXP) $(REPRO_ARGS)
 
 bench: build ## run the built-in benchmark (BENCH_ARGS=--quick for a smoke run)
 	$(PYTHON) -m nandstack bench $(BENCH_ARGS)

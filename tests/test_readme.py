@@ -1,6 +1,7 @@
-"""README snippets run as tests: every ```python block of README.md executes, in order, in one namespace
-(so a later block may use names from an earlier one), in a temporary directory with the session's
-temporary results database. Skips when the README has no Python block yet."""
+"""README and guide snippets run as tests: every ```python block of README.md (and of the Python guides in
+docs/) executes, in order, in one namespace per file (so a later block may use names from an earlier one),
+in a temporary directory with the session's temporary results database. Skips a file that has no Python
+block yet."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = [README, ROOT / "docs" / "python.md", ROOT / "docs" / "experiments.md"]
 BLOCK = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
 
 
@@ -23,14 +26,15 @@ def test_block_extraction():
     assert python_blocks(text) == [(3, "x = 1\n"), (10, "y = x + 1\n")]
 
 
-def test_readme_python_snippets_run(tmp_path, monkeypatch):
-    if not README.is_file():
-        pytest.skip("no README.md")
-    blocks = python_blocks(README.read_text(encoding="utf-8"))
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_python_snippets_run(doc, tmp_path, monkeypatch):
+    if not doc.is_file():
+        pytest.skip(f"no {doc.name}")
+    blocks = python_blocks(doc.read_text(encoding="utf-8"))
     if not blocks:
-        pytest.skip("README.md has no ```python block")
+        pytest.skip(f"{doc.name} has no ```python block")
     monkeypatch.chdir(tmp_path)
-    namespace: dict = {"__name__": "__readme__"}
+    namespace: dict = {"__name__": "__doc_snippet__"}
     for line, code in blocks:
-        compiled = compile(code, f"README.md:{line}", "exec")
+        compiled = compile(code, f"{doc.relative_to(ROOT)}:{line}", "exec")
         exec(compiled, namespace)

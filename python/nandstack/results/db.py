@@ -233,6 +233,26 @@ class ResultsDB:
             query += f" LIMIT {int(limit)}"
         return self.sql(query, args)
 
+    def table(self, metrics: Sequence[str] = ("waf",), **filters: Any) -> pl.DataFrame:
+        """The analysis table of a sweep or experiment: one row per run with its parameters as columns
+        (the sweep's dotted keys, `workload`, `seed`) followed by `metrics`. `filters` as for `runs`.
+
+        >>> db.table(["waf", "iops"], sweep="op-vs-policy").group_by("ftl.gc.victim.policy").mean()
+        """
+        import polars as pl
+
+        frame = self.runs(columns=["run_id", "params", *metrics], **filters).reverse()  # oldest first
+        params = [json.loads(p) for p in frame["params"].to_list()]
+        keys = list(dict.fromkeys(k for p in params for k in p))
+        columns: dict[str, Any] = {"run_id": frame["run_id"]}
+        for key in keys:
+            values = [p.get(key) for p in params]
+            plain = [json.dumps(v) if isinstance(v, (dict, list)) else v for v in values]
+            columns[key] = pl.Series(key, plain, strict=False)
+        for metric in metrics:
+            columns[metric] = frame[metric]
+        return pl.DataFrame(columns)
+
     def count(self) -> int:
         with self.connect() as con:
             row = con.execute("SELECT count(*) FROM runs").fetchone()
@@ -285,7 +305,7 @@ class ResultsDB:
 
         from .._term import flatten
 
-        ids = [self.resolve(r) for r in run_ids]
+        ids = list(dict.fromkeys(self.resolve(r) for r in run_ids))  # each run once
         if not ids:
             return pl.DataFrame()
         placeholders = ", ".join("?" * len(ids))
