@@ -94,6 +94,7 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
     )
     wide = waf.pivot(on="placement", index=["workload", "_order"], values="waf_mean").sort("_order")
     wide = wide.drop("_order")
+    wide = wide.select(["workload", *(p for p in PLACEMENTS if p in wide.columns)])
     for placement in ("sup_gc", "mbf"):
         if placement in wide.columns and "single" in wide.columns:
             wide = wide.with_columns(
