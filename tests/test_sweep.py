@@ -278,3 +278,14 @@ def test_sigint_during_a_sweep_leaves_the_database_consistent(tmp_path, whole_gr
     assert done.returncode == 0, done.stderr
     assert f"{16 - counts['r']} run, {counts['r']} already recorded" in done.stderr
     assert db.count() == 16
+
+
+def test_example_specs_are_valid():
+    from pathlib import Path
+
+    examples = sorted((Path(__file__).resolve().parents[1] / "examples" / "sweeps").glob("*.toml"))
+    assert examples, "examples/sweeps/*.toml"
+    for path in examples:
+        spec = load_spec(path)
+        tasks = spec.tasks()  # every config validated by the engine
+        assert len(tasks) == spec.size() and len({t.config_hash for t in tasks}) == len(tasks)
