@@ -388,7 +388,8 @@ class ResultsDB:
             data.write_parquet(target)
         else:
             lists = [c for c, t in data.schema.items() if isinstance(t, pl.List)]
-            data.with_columns(pl.col(c).cast(pl.List(pl.String)).list.join(";") for c in lists).write_csv(target)
+            joined = [pl.col(c).cast(pl.List(pl.String)).list.join(";") for c in lists]
+            data.with_columns(joined).write_csv(target)
         return data.height
 
 
