@@ -30,7 +30,8 @@ pub struct BlockTable {
     pub state: Vec<BlockState>,
     /// Placement stream that filled the block.
     pub stream: Vec<u8>,
-    /// Logical clock (host-written units) of the last write or invalidation: the "age" base of cost-benefit.
+    /// Logical clock (host-written units) of the last write or invalidation: the "age" base of cost-benefit
+    /// (maintained only when the victim policy asks for it).
     pub modified_at: Vec<u64>,
     /// Order in which blocks were sealed (monotonic): FIFO's key.
     pub sealed_seq: Vec<u64>,

@@ -78,6 +78,8 @@ pub struct Ftl {
     ops: Vec<ops::FlashOp>,
     record_ops: bool,
     mapcache: Option<crate::cache::MappingCache>,
+    /// Maintain `BlockTable::modified_at` (only for policies that read it).
+    track_age: bool,
     /// Reused buffer of (physical, logical) pairs a migration moves.
     scratch: Vec<(u32, u32)>,
 }
@@ -98,6 +100,7 @@ impl Ftl {
         })?;
         let blocks = BlockTable::new(total_blocks, geo.blocks_per_plane, upb);
         let victim = gc::build(&cfg.gc.victim, planes, &blocks);
+        let track_age = victim.needs_age();
         let free = (0..planes)
             .map(|p| blocks.plane_blocks(p).collect::<VecDeque<u32>>())
             .collect();
@@ -130,6 +133,7 @@ impl Ftl {
             erases_since_wl_check: vec![0; planes as usize],
             in_wear_leveling: false,
             scratch: Vec::new(),
+            track_age,
             ops: Vec::new(),
             record_ops: false,
             mapcache: (cfg.mapping_cache.entries > 0).then(|| {

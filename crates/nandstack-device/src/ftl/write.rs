@@ -134,7 +134,9 @@ impl Ftl {
         self.l2p[lpn as usize] = pua;
         let b = pua / self.upb;
         self.blocks.valid[b as usize] += 1;
-        self.blocks.modified_at[b as usize] = self.clock;
+        if self.track_age {
+            self.blocks.modified_at[b as usize] = self.clock;
+        }
         if self.blocks.written[b as usize] == self.upb {
             let slot = (self.blocks.stream[b as usize] as u32 * self.planes
                 + self.blocks.plane_of(b)) as usize;
@@ -161,7 +163,9 @@ impl Ftl {
         self.l2p[lpn as usize] = NONE;
         let b = old / self.upb;
         self.blocks.valid[b as usize] -= 1;
-        self.blocks.modified_at[b as usize] = self.clock;
+        if self.track_age {
+            self.blocks.modified_at[b as usize] = self.clock;
+        }
         if self.blocks.state[b as usize] == BlockState::Sealed {
             self.victim.on_invalidated(b, &self.blocks);
         }

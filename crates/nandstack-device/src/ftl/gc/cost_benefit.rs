@@ -30,6 +30,9 @@ impl CostBenefit {
 }
 
 impl VictimPolicy for CostBenefit {
+    fn needs_age(&self) -> bool {
+        true
+    }
     fn memory_bytes(&self) -> usize {
         self.set.memory_bytes()
     }

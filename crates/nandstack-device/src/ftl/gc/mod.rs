@@ -49,6 +49,11 @@ pub trait VictimPolicy: Send {
     fn select(&mut self, scope: Scope, table: &BlockTable, now: u64, rng: &mut Rng) -> Option<u32>;
     /// Bytes of memory the policy's index uses (for the metadata budget).
     fn memory_bytes(&self) -> usize;
+    /// Whether the policy reads `BlockTable::modified_at` (the FTL maintains it only then: it costs a
+    /// random memory write per overwrite). Default false.
+    fn needs_age(&self) -> bool {
+        false
+    }
     /// Cache hint: `block` is about to lose a valid unit (no state change). Default: nothing.
     fn prefetch(&self, _block: u32) {}
     /// Cache hint, one step later: what updating `block`'s position will touch besides its own entry.
