@@ -190,7 +190,13 @@ def analyze(task_list: list[Task], results: list[Result | None]) -> Analysis:
         "gc_migrated_pages": "GC page moves (interval)",
         "write_latency_us_p99": "p99 write latency (µs, interval)",
     }
-    ratios = sorted({dict(k)["write_ratio"] for k in finals if "write_ratio" in dict(k)})
+    ratios = sorted(
+        {
+            dict(k)["write_ratio"]
+            for k in finals
+            if "write_ratio" in dict(k) and dict(k)["workload"] == "uniform"
+        }
+    )
     schemes = [s for s in SCHEMES if any(dict(k)["scheme"] == s for k in finals)]
     for w in ratios:
         for col, label in metrics.items():
