@@ -11,11 +11,24 @@ use crate::swap::map_count;
 use crate::vm::page::*;
 use crate::vm::workingset;
 
-/// Writes queued by one reclaim batch (a block plug): page offsets and frames, in submission order.
+/// `BLK_MAX_REQUEST_COUNT`: a plug holding this many requests is flushed before another is added.
+const PLUG_MAX_REQUESTS: u32 = 32;
+/// `BLK_PLUG_FLUSH_SIZE` (128 KiB) in pages: a plug whose last request reached this size is flushed
+/// before another request is added.
+const PLUG_FLUSH_PAGES: u32 = 32;
+
+/// A block plug (`blk_start_plug` … `blk_finish_plug`): writes queued by reclaim, page offsets and
+/// frames in submission order. A write contiguous with the last one merges into its request (up to
+/// the maximum request size); starting a new request first flushes the plug if it already holds
+/// `BLK_MAX_REQUEST_COUNT` requests or its last request is at least `BLK_PLUG_FLUSH_SIZE`.
 #[derive(Default)]
 pub struct Plug {
     pub swap: Vec<(u64, u32)>,
     pub file: Vec<(u64, u32)>,
+    requests: u32,
+    last_off: u64,
+    last_file: bool,
+    last_pages: u32,
 }
 impl Plug {
     pub fn is_empty(&self) -> bool {
@@ -132,24 +145,54 @@ impl Host {
         }
     }
 
-    /// `pageout`: queue the write of dirty frame `f`; it becomes clean, under writeback, marked for
-    /// reclaim (rotated to the inactive tail when the write ends).
-    pub fn pageout(&mut self, f: u32, plug: &mut Plug) {
-        let fr = &mut self.vm.frames[f as usize];
+    /// `pageout`: queue the write of dirty frame `f` in `plug` (flushing the plug first when the
+    /// plug rules say so); the frame becomes clean, under writeback (not yet issued: completion
+    /// unknown), marked for reclaim (rotated to the inactive tail when the write ends).
+    pub fn pageout(&mut self, ctx: &Ctx, f: u32, plug: &mut Plug) -> Result<()> {
+        let fr = self.vm.frames[f as usize];
         debug_assert!(fr.has(F_DIRTY) && !fr.has(F_WRITEBACK) && !fr.has(F_MAPPED));
+        let file = fr.is_file();
+        let off = if file {
+            self.pc.offset(fr.key)
+        } else {
+            self.swap.offset(fr.key)
+        };
+        let merges = plug.last_pages > 0
+            && plug.last_file == file
+            && off == plug.last_off + 4096
+            && plug.last_pages < self.io.max_req_pages;
+        if !merges
+            && plug.last_pages > 0
+            && (plug.requests >= PLUG_MAX_REQUESTS || plug.last_pages >= PLUG_FLUSH_PAGES)
+        {
+            self.submit_plug(ctx, plug)?;
+        }
+        let fr = &mut self.vm.frames[f as usize];
         fr.clear(F_DIRTY);
         fr.set(F_WRITEBACK | F_RECLAIM);
-        if fr.is_file() {
+        fr.io_done = u64::MAX;
+        if file {
             self.pc.dirty -= 1;
-            plug.file.push((self.pc.offset(fr.key), f));
+            plug.file.push((off, f));
         } else {
-            plug.swap.push((self.swap.offset(fr.key), f));
+            plug.swap.push((off, f));
         }
+        if merges && plug.last_pages > 0 {
+            plug.last_pages += 1;
+        } else {
+            plug.requests += 1;
+            plug.last_pages = 1;
+        }
+        plug.last_off = off;
+        plug.last_file = file;
+        Ok(())
     }
 
     /// Submit a plug: runs of consecutive pages merge into requests up to the maximum size; swap writes
     /// pass the writer cgroup's throttle. Frames complete when their request does.
     pub fn submit_plug(&mut self, ctx: &Ctx, plug: &mut Plug) -> Result<()> {
+        plug.requests = 0;
+        plug.last_pages = 0;
         for region in [Region::Swap, Region::File] {
             let items = match region {
                 Region::Swap => std::mem::take(&mut plug.swap),
@@ -269,7 +312,7 @@ impl Host {
         self.try_to_unmap(f, ctx.now);
         if self.vm.frames[f as usize].has(F_DIRTY) {
             let mut plug = Plug::default();
-            self.pageout(f, &mut plug);
+            self.pageout(ctx, f, &mut plug)?;
             self.submit_plug(ctx, &mut plug)?;
             self.wait_writeback(ctx, f);
         }

@@ -231,6 +231,10 @@ impl LinuxReclaim {
         if h.swap.usable > 0 && inactive_is_low(h, Some(m), LRU_INACTIVE_ANON) {
             self.shrink_active(h, ctx, sc, m, LRU_ACTIVE_ANON, scm);
         }
+        // `blk_finish_plug`: the writes of the whole pass go out now.
+        let mut plug = std::mem::take(&mut self.plug);
+        h.submit_plug(ctx, &mut plug)?;
+        self.plug = plug;
         Ok(())
     }
 

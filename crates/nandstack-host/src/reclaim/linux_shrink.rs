@@ -84,7 +84,7 @@ impl LinuxReclaim {
         let mut reclaimed = 0u64;
         for &f in &batch {
             ctx.now += h.p.scan_ns;
-            match self.shrink_folio(h, ctx, sc, f, &mut plug, &mut stat) {
+            match self.shrink_folio(h, ctx, sc, f, &mut plug, &mut stat)? {
                 Outcome::Freed => reclaimed += 1,
                 Outcome::Keep => ret.push(f),
                 Outcome::Activate => {
@@ -93,7 +93,6 @@ impl LinuxReclaim {
                 }
             }
         }
-        h.submit_plug(ctx, &mut plug)?;
         for &f in &ret {
             let list = h.vm.frames[f as usize].lru_for();
             h.vm.lru_add_head(f, list);
@@ -132,9 +131,9 @@ impl LinuxReclaim {
         f: u32,
         plug: &mut crate::host::evict::Plug,
         stat: &mut Stat,
-    ) -> Outcome {
+    ) -> Result<Outcome> {
         if h.read_locked(f, ctx.now) {
-            return Outcome::Keep;
+            return Ok(Outcome::Keep);
         }
         h.vm.frames[f as usize].clear(F_LOCKED);
         let fr = h.vm.frames[f as usize];
@@ -146,21 +145,25 @@ impl LinuxReclaim {
                 h.end_writeback(f, fr.io_done);
             } else if sc.kswapd || !(sc.target.is_some() && h.p.cgroup_v1) || !fr.has(F_RECLAIM) {
                 h.vm.frames[f as usize].set(F_RECLAIM);
-                return Self::activate(h, ctx, f);
+                return Ok(Self::activate(h, ctx, f));
             } else {
-                // cgroup v1 limit reclaim meets a page it marked: wait for the write.
+                // cgroup v1 limit reclaim meets a page it marked: wait for the write (sleeping
+                // flushes this task's plug first, so a write still queued there is issued).
+                if fr.io_done == u64::MAX {
+                    h.submit_plug(ctx, plug)?;
+                }
                 h.wait_writeback(ctx, f);
             }
         }
         let refs = check_references(h, f);
         match refs {
-            Refs::Activate => return Self::activate(h, ctx, f),
-            Refs::Keep => return Outcome::Keep,
+            Refs::Activate => return Ok(Self::activate(h, ctx, f)),
+            Refs::Keep => return Ok(Outcome::Keep),
             _ => {}
         }
         let fr = h.vm.frames[f as usize];
         if fr.has(F_ANON) && !fr.has(F_SWAPCACHE) && (!sc.may_swap || !h.add_to_swap(ctx, f)) {
-            return Self::activate(h, ctx, f);
+            return Ok(Self::activate(h, ctx, f));
         }
         h.try_to_unmap(f, ctx.now);
         let fr = h.vm.frames[f as usize];
@@ -168,16 +171,16 @@ impl LinuxReclaim {
             if fr.is_file() && (!sc.kswapd || !fr.has(F_RECLAIM)) {
                 // Left to the flusher; reclaim it once written.
                 h.vm.frames[f as usize].set(F_RECLAIM);
-                return Self::activate(h, ctx, f);
+                return Ok(Self::activate(h, ctx, f));
             }
             if refs == Refs::ReclaimClean {
-                return Outcome::Keep;
+                return Ok(Outcome::Keep);
             }
-            h.pageout(f, plug);
+            h.pageout(ctx, f, plug)?;
             stat.nr_pageout += 1;
-            return Outcome::Keep;
+            return Ok(Outcome::Keep);
         }
         h.remove_mapping(f, ctx.cpu);
-        Outcome::Freed
+        Ok(Outcome::Freed)
     }
 }
