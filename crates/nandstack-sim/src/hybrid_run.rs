@@ -163,7 +163,10 @@ impl HybridRunConfig {
         let de = &mut serde_json::Deserializer::from_str(text);
         let cfg: HybridRunConfig = serde_path_to_error::deserialize(de).map_err(|e| {
             let p = e.path().to_string();
-            Error::config(if p == "." { "(top level)".into() } else { p }, e.inner().to_string())
+            Error::config(
+                if p == "." { "(top level)".into() } else { p },
+                e.inner().to_string(),
+            )
         })?;
         cfg.validate()?;
         Ok(cfg)
@@ -175,21 +178,31 @@ impl HybridRunConfig {
         self.manager.validate()?;
         let f = self.precondition.fill_fraction;
         if !(f.is_finite() && (0.0..=0.95).contains(&f)) {
-            return Err(Error::config("precondition.fill_fraction", format!("is {f}: must be in [0, 0.95]")));
+            return Err(Error::config(
+                "precondition.fill_fraction",
+                format!("is {f}: must be in [0, 0.95]"),
+            ));
         }
         if self.report.sample_every_bytes < (1 << 20) {
             return Err(Error::config(
                 "report.sample_every_bytes",
-                format!("is {}: must be at least 1 MiB", self.report.sample_every_bytes),
+                format!(
+                    "is {}: must be at least 1 MiB",
+                    self.report.sample_every_bytes
+                ),
             ));
         }
         match (&self.workload.standin, &self.workload.trace) {
             (Some(s), None) => {
                 if !(s.scale.is_finite() && s.scale > 0.0 && s.scale <= 4.0) {
-                    return Err(Error::config("workload.standin.scale", format!("is {}: must be in (0, 4]", s.scale)));
+                    return Err(Error::config(
+                        "workload.standin.scale",
+                        format!("is {}: must be in (0, 4]", s.scale),
+                    ));
                 }
-                let g = StandinGenerator::new(&s.name.spec(), s.scale, 0)
-                    .ok_or_else(|| Error::config("workload.standin.name", "Table 4 numbers cannot be met"))?;
+                let g = StandinGenerator::new(&s.name.spec(), s.scale, 0).ok_or_else(|| {
+                    Error::config("workload.standin.name", "Table 4 numbers cannot be met")
+                })?;
                 if g.address_space_bytes() > p.logical_bytes() {
                     return Err(Error::config(
                         "workload.standin.scale",
@@ -203,7 +216,10 @@ impl HybridRunConfig {
             }
             (None, Some(t)) => {
                 if !(1..=10_000).contains(&t.repeat) {
-                    return Err(Error::config("workload.trace.repeat", format!("is {}: must be in [1, 10000]", t.repeat)));
+                    return Err(Error::config(
+                        "workload.trace.repeat",
+                        format!("is {}: must be in [1, 10000]", t.repeat),
+                    ));
                 }
             }
             _ => {
@@ -234,17 +250,22 @@ pub fn run_hybrid_json(
         cfg.seed = s;
     }
     let report = run_hybrid(&cfg, verify, progress)?;
-    serde_json::to_string_pretty(&report).map_err(|e| Error::Invariant(format!("report serialization: {e}")))
+    serde_json::to_string_pretty(&report)
+        .map_err(|e| Error::Invariant(format!("report serialization: {e}")))
 }
 
 fn load_q_table(cfg: &HybridRunConfig) -> Result<Option<QTable>> {
-    let Some(path) = (cfg.manager.kind == ManagerKind::Rl).then_some(()).and(cfg.manager.rl.load_q_table.as_ref())
+    let Some(path) = (cfg.manager.kind == ManagerKind::Rl)
+        .then_some(())
+        .and(cfg.manager.rl.load_q_table.as_ref())
     else {
         return Ok(None);
     };
     let key = "manager.rl.load_q_table";
-    let text = std::fs::read_to_string(path).map_err(|e| Error::config(key, format!("cannot read `{path}`: {e}")))?;
-    let t: QTable = serde_json::from_str(&text).map_err(|e| Error::config(key, format!("`{path}`: {e}")))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::config(key, format!("cannot read `{path}`: {e}")))?;
+    let t: QTable =
+        serde_json::from_str(&text).map_err(|e| Error::config(key, format!("`{path}`: {e}")))?;
     Ok(Some(t))
 }
 
@@ -272,7 +293,8 @@ impl Driver<'_> {
         self.slc_byte_weighted += blocks as f64 * len as f64;
         let written = self.dev.stats().host_write_bytes;
         while written >= self.next_sample {
-            self.samples.push(report::sample(&self.dev, self.last_sample));
+            self.samples
+                .push(report::sample(&self.dev, self.last_sample));
             self.last_sample = (written, self.dev.ftl().costs().total_ns());
             self.next_sample += self.sample_every;
         }
@@ -316,7 +338,8 @@ pub fn run_hybrid(
     let dev = HybridSsd::with_fill(params.clone(), manager, verify, fill)?;
     let capacity = params.logical_bytes();
     let standin = cfg.workload.standin.as_ref();
-    let mut gen = standin.map(|s| StandinGenerator::new(&s.name.spec(), s.scale, cfg.seed).expect("validated"));
+    let mut gen = standin
+        .map(|s| StandinGenerator::new(&s.name.spec(), s.scale, cfg.seed).expect("validated"));
     let check_every = match (cfg.report.invariant_check_every_bytes, &gen) {
         (0, Some(g)) => (g.target_bytes() / 16).max(1),
         (0, None) => 64 << 20,
@@ -367,9 +390,16 @@ pub fn run_hybrid(
         d.dev.check()?;
         d.checks += 1;
     }
-    if let Some(path) = cfg.manager.rl.save_q_table.as_ref().filter(|_| cfg.manager.kind == ManagerKind::Rl) {
+    if let Some(path) = cfg
+        .manager
+        .rl
+        .save_q_table
+        .as_ref()
+        .filter(|_| cfg.manager.kind == ManagerKind::Rl)
+    {
         let t = d.dev.manager().q_table().expect("rl has a table");
-        let text = serde_json::to_string(t).map_err(|e| Error::Invariant(format!("Q-table: {e}")))?;
+        let text =
+            serde_json::to_string(t).map_err(|e| Error::Invariant(format!("Q-table: {e}")))?;
         std::fs::write(path, text).map_err(|e| Error::Io {
             path: path.clone(),
             source: e,
@@ -384,7 +414,12 @@ pub fn run_hybrid(
     Ok(r)
 }
 
-fn replay(d: &mut Driver, t: &HybridTraceConfig, capacity: u64, w: &mut report::WorkloadReport) -> Result<()> {
+fn replay(
+    d: &mut Driver,
+    t: &HybridTraceConfig,
+    capacity: u64,
+    w: &mut report::WorkloadReport,
+) -> Result<()> {
     let path = Path::new(&t.path);
     let extent = match t.lba {
         LbaPolicy::Scale => trace::scan(path, t.format)?.max_end_bytes.max(1),
@@ -392,7 +427,11 @@ fn replay(d: &mut Driver, t: &HybridTraceConfig, capacity: u64, w: &mut report::
     };
     let u = MAPPING_UNIT_BYTES;
     let mut n = 0u64;
-    let total = if t.max_requests > 0 { t.max_requests * t.repeat as u64 } else { 0 };
+    let total = if t.max_requests > 0 {
+        t.max_requests * t.repeat as u64
+    } else {
+        0
+    };
     for _ in 0..t.repeat {
         let mut k = 0u64;
         for rec in trace::open(path, t.format)? {
@@ -416,10 +455,15 @@ fn replay(d: &mut Driver, t: &HybridTraceConfig, capacity: u64, w: &mut report::
                 }
                 LbaPolicy::Wrap => {
                     let o = rec.offset % capacity;
-                    if o + len > capacity { 0 } else { o }
+                    if o + len > capacity {
+                        0
+                    } else {
+                        o
+                    }
                 }
                 LbaPolicy::Scale => {
-                    let o = ((rec.offset as u128 * capacity as u128 / extent as u128) as u64) / u * u;
+                    let o =
+                        ((rec.offset as u128 * capacity as u128 / extent as u128) as u64) / u * u;
                     o.min(capacity - len.div_ceil(u) * u)
                 }
             };
@@ -438,7 +482,7 @@ fn replay(d: &mut Driver, t: &HybridTraceConfig, capacity: u64, w: &mut report::
                     w.trim_requests += 1;
                 }
             }
-            if n % 2048 == 0 {
+            if n.is_multiple_of(2048) {
                 d.tick(n, total)?;
             }
         }

@@ -192,7 +192,7 @@ impl HybridDeviceConfig {
         let buf = self.write_buffer_bytes.unwrap_or(144 * 1024);
         let slc_thr = self.slc_free_threshold_blocks.unwrap_or(5);
         let qlc_thr = self.qlc_free_threshold_blocks.unwrap_or(5);
-        if page_bytes == 0 || page_bytes % 4096 != 0 || page_bytes > 65536 {
+        if page_bytes == 0 || !page_bytes.is_multiple_of(4096) || page_bytes > 65536 {
             return Err(Error::config(
                 "device.page_bytes",
                 format!("is {page_bytes}: must be a multiple of 4096 in [4096, 65536]"),
@@ -216,7 +216,7 @@ impl HybridDeviceConfig {
                 format!("is {op}: must be in [0, 1]"),
             ));
         }
-        if buf % MAPPING_UNIT_BYTES != 0 || buf > 256 * 1024 * 1024 {
+        if !buf.is_multiple_of(MAPPING_UNIT_BYTES) || buf > 256 * 1024 * 1024 {
             return Err(Error::config(
                 "device.write_buffer_bytes",
                 format!("is {buf}: must be a multiple of 4096, at most 256 MiB"),

@@ -301,7 +301,7 @@ impl HybridFtl {
         debug_assert!(self.blocks.written[i] < self.cap_of(b));
         let addr = b * self.p.qlc_units_per_block + self.blocks.written[i];
         self.blocks.written[i] += 1;
-        if self.blocks.written[i] % self.p.units_per_page == 0 {
+        if self.blocks.written[i].is_multiple_of(self.p.units_per_page) {
             self.charge(kind, self.blocks.mode[i], FlashOp::Program, 1);
         }
         addr

@@ -305,8 +305,7 @@ impl HybridFtl {
                     CostKind::SlcToQlc
                 };
                 self.charge(kind, BlockMode::Slc, FlashOp::Read, 1);
-                for k in 0..units.len() {
-                    let (addr, hot) = units[k];
+                for &(addr, hot) in &units {
                     let lpn = self.p2l[addr as usize];
                     let version = self.phys_version(addr);
                     self.unmap_phys(addr);

@@ -3,7 +3,9 @@
 use nandstack_core::histogram::Percentiles;
 use nandstack_core::Histogram;
 use nandstack_device::hybrid::managers::QTable;
-use nandstack_device::hybrid::{CostBreakdown, CostKind, DeviceStats, FtlCounters, HybridSsd, ManagerReport, OpCost};
+use nandstack_device::hybrid::{
+    CostBreakdown, CostKind, DeviceStats, FtlCounters, HybridSsd, ManagerReport, OpCost,
+};
 use serde::Serialize;
 
 use super::HybridRunConfig;
@@ -234,7 +236,10 @@ pub(crate) fn build(
     let (se, qe) = f.erase_counts();
     let n = se.len().max(1) as f64;
     let per_block = se.iter().zip(qe).map(|(a, b)| a + b);
-    let wear = se.iter().zip(qe).map(|(&a, &b)| a as f64 / 100_000.0 + b as f64 / 1_000.0);
+    let wear = se
+        .iter()
+        .zip(qe)
+        .map(|(&a, &b)| a as f64 / 100_000.0 + b as f64 / 1_000.0);
     let (mut min_b, mut max_b) = (f.slc_target(), f.slc_target());
     for s in &series {
         min_b = min_b.min(s.slc_blocks);
@@ -243,7 +248,13 @@ pub(crate) fn build(
     let programs = |slc: bool| {
         c.by_kind
             .iter()
-            .map(|k| if slc { k.slc_page_programs } else { k.qlc_page_programs })
+            .map(|k| {
+                if slc {
+                    k.slc_page_programs
+                } else {
+                    k.qlc_page_programs
+                }
+            })
             .sum::<u64>()
     };
     HybridReport {
@@ -295,7 +306,11 @@ pub(crate) fn build(
         host: dev.stats().clone(),
         ftl: f.counters().clone(),
         manager_report: dev.manager().report(),
-        q_table: if cfg.report.include_q_table { dev.manager().q_table().cloned() } else { None },
+        q_table: if cfg.report.include_q_table {
+            dev.manager().q_table().cloned()
+        } else {
+            None
+        },
         verify: VerifyReport::default(),
         wall_seconds: 0.0,
     }

@@ -60,14 +60,60 @@ impl StandinName {
             small_zipf_theta: z,
         };
         match self {
-            StandinName::Pc => s("pc", 1029.0, 46426.0, 66.7, [29.47, 23.08, 27.03, 20.42], 0.2, 0.99),
-            StandinName::Phone => s("phone", 7606.0, 81833.0, 42.8, [25.22, 1.47, 1.76, 71.55], 0.1, 0.9),
-            StandinName::Tpcc => s("tpcc", 4622.0, 39506.0, 34.3, [53.25, 2.06, 16.05, 28.64], 0.5, 0.8),
-            StandinName::Oltp => s("oltp", 5694.0, 25866.0, 35.8, [53.4, 5.01, 12.42, 29.17], 0.5, 0.8),
-            StandinName::Linkbench => {
-                s("linkbench", 4482.0, 38391.0, 28.2, [61.76, 3.21, 15.58, 19.45], 0.5, 0.8)
-            }
-            StandinName::YcsbA => s("ycsb_a", 30241.0, 97294.0, 896.3, [0.09, 0.06, 3.87, 95.98], 0.05, 0.5),
+            StandinName::Pc => s(
+                "pc",
+                1029.0,
+                46426.0,
+                66.7,
+                [29.47, 23.08, 27.03, 20.42],
+                0.2,
+                0.99,
+            ),
+            StandinName::Phone => s(
+                "phone",
+                7606.0,
+                81833.0,
+                42.8,
+                [25.22, 1.47, 1.76, 71.55],
+                0.1,
+                0.9,
+            ),
+            StandinName::Tpcc => s(
+                "tpcc",
+                4622.0,
+                39506.0,
+                34.3,
+                [53.25, 2.06, 16.05, 28.64],
+                0.5,
+                0.8,
+            ),
+            StandinName::Oltp => s(
+                "oltp",
+                5694.0,
+                25866.0,
+                35.8,
+                [53.4, 5.01, 12.42, 29.17],
+                0.5,
+                0.8,
+            ),
+            StandinName::Linkbench => s(
+                "linkbench",
+                4482.0,
+                38391.0,
+                28.2,
+                [61.76, 3.21, 15.58, 19.45],
+                0.5,
+                0.8,
+            ),
+            StandinName::YcsbA => s(
+                "ycsb_a",
+                30241.0,
+                97294.0,
+                896.3,
+                [0.09, 0.06, 3.87, 95.98],
+                0.05,
+                0.5,
+            ),
         }
     }
 }
@@ -125,7 +171,12 @@ impl SizeModel {
         for (k, p) in small_prob.iter_mut().enumerate() {
             *p = r.powi(k as i32) / den;
         }
-        let rates = [small_rate, b[1] / means[1], b[2] / means[2], b[3] / means[3]];
+        let rates = [
+            small_rate,
+            b[1] / means[1],
+            b[2] / means[2],
+            b[3] / means[3],
+        ];
         let total: f64 = rates.iter().sum();
         let mut class_prob = [0.0; 4];
         for i in 0..4 {
@@ -170,7 +221,8 @@ impl StandinGenerator {
     pub fn new(spec: &StandinSpec, scale: f64, seed: u64) -> Option<StandinGenerator> {
         let model = SizeModel::solve(spec)?;
         let space = ((spec.address_space_mib * scale).round() as u64).max(8) * MIB;
-        let small_end = ((space as f64 * spec.small_region / MIB as f64).round() as u64).max(1) * MIB;
+        let small_end =
+            ((space as f64 * spec.small_region / MIB as f64).round() as u64).max(1) * MIB;
         let small_slots = small_end / U;
         Some(StandinGenerator {
             model,
@@ -251,7 +303,11 @@ mod tests {
             let space = g.address_space_bytes();
             let (mut n, mut bytes, mut share) = (0u64, 0u64, [0u64; 4]);
             for (o, l) in g {
-                assert!(o + l <= space && o % U == 0, "{}: {o}+{l} > {space}", spec.name);
+                assert!(
+                    o + l <= space && o % U == 0,
+                    "{}: {o}+{l} > {space}",
+                    spec.name
+                );
                 n += 1;
                 bytes += l;
                 let c = match l / KIB {
@@ -264,10 +320,19 @@ mod tests {
             }
             let mean_kib = bytes as f64 / n as f64 / 1024.0;
             let rel = (mean_kib - spec.mean_request_kib).abs() / spec.mean_request_kib;
-            assert!(rel < 0.1, "{}: mean {mean_kib:.1} KiB vs {}", spec.name, spec.mean_request_kib);
-            for c in 0..4 {
-                let got = share[c] as f64 / bytes as f64 * 100.0;
-                assert!((got - spec.byte_share_pct[c]).abs() < 4.0, "{} class {c}: {got:.1}%", spec.name);
+            assert!(
+                rel < 0.1,
+                "{}: mean {mean_kib:.1} KiB vs {}",
+                spec.name,
+                spec.mean_request_kib
+            );
+            for (c, &b) in share.iter().enumerate() {
+                let got = b as f64 / bytes as f64 * 100.0;
+                assert!(
+                    (got - spec.byte_share_pct[c]).abs() < 4.0,
+                    "{} class {c}: {got:.1}%",
+                    spec.name
+                );
             }
         }
     }

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 pub use dwa::{DwaConfig, DwaManager, TABLE2};
 pub use qlc_only::QlcOnlyManager;
 pub use qtable::QTable;
-pub use rl::{RlConfig, RlManager, RlStats};
+pub use rl::{RlConfig, RlManager, RlStats, TieBreak};
 pub use static_cache::{StaticConfig, StaticManager};
 pub use ust::{UstConfig, UstManager};
 
@@ -193,7 +193,7 @@ impl ManagerConfig {
 
 /// Check that a θ is a sane byte count.
 pub(crate) fn check_theta(key: &str, v: u64) -> Result<()> {
-    if v < 4096 || v > (1 << 40) {
+    if !(4096..=(1 << 40)).contains(&v) {
         return Err(Error::config(
             key,
             format!("is {v}: must be in [4096, 2^40] bytes"),

@@ -91,11 +91,13 @@ impl QTable {
         self.visits[i] = self.visits[i].saturating_add(1);
         self.q[i]
     }
-    /// argmax_a Q(s, a); ties broken uniformly at random (seeded), so an untrained agent has no bias
-    /// toward any action.
-    pub fn best(&self, s: u32, rng: &mut Rng) -> u32 {
+    /// argmax_a Q(s, a). Ties: `prefer` when it is among the maxima, else uniformly at random (seeded).
+    pub fn best(&self, s: u32, prefer: Option<u32>, rng: &mut Rng) -> u32 {
         let row = self.row(s);
         let m = self.max_q(s);
+        if let Some(p) = prefer.filter(|&p| row[p as usize] == m) {
+            return p;
+        }
         let ties = row.iter().filter(|&&x| x == m).count() as u64;
         let mut k = if ties > 1 { rng.below(ties) } else { 0 };
         for (a, &x) in row.iter().enumerate() {
@@ -108,10 +110,16 @@ impl QTable {
         }
         unreachable!("the maximum is in the row")
     }
-    /// Eq. 2: with probability 1 − ε the best action a*, with probability ε a uniformly chosen action
-    /// other than a*. Returns the action and whether it explored.
-    pub fn epsilon_greedy(&self, s: u32, epsilon: f64, rng: &mut Rng) -> (u32, bool) {
-        let best = self.best(s, rng);
+    /// Eq. 2: with probability 1 − ε the best action a* (ties as [`QTable::best`]), with probability ε a
+    /// uniformly chosen action other than a*. Returns the action and whether it explored.
+    pub fn epsilon_greedy(
+        &self,
+        s: u32,
+        epsilon: f64,
+        prefer: Option<u32>,
+        rng: &mut Rng,
+    ) -> (u32, bool) {
+        let best = self.best(s, prefer, rng);
         if self.actions > 1 && rng.chance(epsilon) {
             let mut a = rng.below(self.actions as u64 - 1) as u32;
             if a >= best {
@@ -161,11 +169,52 @@ mod tests {
         let mut rng = Rng::new(5);
         let mut seen = [0u32; 9];
         for _ in 0..9000 {
-            seen[t.best(0, &mut rng) as usize] += 1;
+            seen[t.best(0, None, &mut rng) as usize] += 1;
         }
         assert!(seen.iter().all(|&c| (800..1200).contains(&c)), "{seen:?}");
+        assert!(
+            (0..100).all(|_| t.best(0, Some(4), &mut rng) == 4),
+            "preferred among ties"
+        );
         t.q[6] = 0.1;
-        assert!((0..100).all(|_| t.best(0, &mut rng) == 6));
+        assert!((0..100).all(|_| t.best(0, None, &mut rng) == 6));
+        assert!(
+            (0..100).all(|_| t.best(0, Some(4), &mut rng) == 6),
+            "a unique maximum wins"
+        );
+    }
+
+    #[test]
+    fn epsilon_greedy_explores_at_the_configured_rate() {
+        let mut t = QTable::new(&[2], 9);
+        t.q[2] = 1.0; // state 0: unique best action 2
+        let mut rng = Rng::new(2024);
+        let n = 200_000;
+        let mut counts = [0u32; 9];
+        let mut explored = 0;
+        for _ in 0..n {
+            let (a, e) = t.epsilon_greedy(0, 0.07, Some(4), &mut rng);
+            counts[a as usize] += 1;
+            explored += e as u32;
+            assert_eq!(
+                e,
+                a != 2,
+                "exploration never picks a*, exploitation always does"
+            );
+        }
+        let rate = explored as f64 / n as f64;
+        // ε = 0.07: binomial sd = sqrt(0.07 × 0.93 / n) ≈ 0.00057; allow 5 sd.
+        assert!((rate - 0.07).abs() < 0.003, "exploration rate {rate}");
+        for (a, &c) in counts.iter().enumerate().filter(|&(a, _)| a != 2) {
+            let share = c as f64 / explored as f64;
+            assert!((share - 1.0 / 8.0).abs() < 0.015, "action {a}: {share}");
+        }
+        let (mut zero, mut all) = (0, 0);
+        for _ in 0..1000 {
+            zero += t.epsilon_greedy(0, 0.0, None, &mut rng).1 as u32;
+            all += t.epsilon_greedy(0, 1.0, None, &mut rng).1 as u32;
+        }
+        assert_eq!((zero, all), (0, 1000));
     }
 
     #[test]

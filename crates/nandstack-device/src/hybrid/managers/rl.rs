@@ -31,6 +31,14 @@ pub const ACTIONS: u32 = 9;
 /// "Keep size, keep θ".
 pub const KEEP: u32 = 4;
 
+/// How ties of the best Q value are broken.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TieBreak {
+    Keep,
+    Random,
+}
+
 /// RL manager parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -80,6 +88,10 @@ pub struct RlConfig {
     /// Weight of the newest step in the running average cost, in [0, 1]; 0 = plain mean. Default 0.05.
     #[serde(default = "d_avg")]
     pub cost_average_weight: f64,
+    /// Ties of the best Q value: `keep` (default: prefer "keep size, keep θ" when it is among the maxima,
+    /// so an agent that knows nothing about a state changes nothing) or `random` (uniform among them).
+    #[serde(default = "d_tie")]
+    pub tie_break: TieBreak,
     /// Update the Q-table (false: act on a frozen, e.g. pre-trained, table). Default true.
     #[serde(default = "d_true")]
     pub learn: bool,
@@ -143,6 +155,9 @@ fn d_neg() -> f64 {
 fn d_avg() -> f64 {
     0.05
 }
+fn d_tie() -> TieBreak {
+    TieBreak::Keep
+}
 fn d_true() -> bool {
     true
 }
@@ -163,6 +178,7 @@ impl Default for RlConfig {
             reward_positive: d_pos(),
             reward_negative: d_neg(),
             cost_average_weight: d_avg(),
+            tie_break: d_tie(),
             learn: true,
             load_q_table: None,
             save_q_table: None,
@@ -410,9 +426,10 @@ impl RlManager {
     fn step(&mut self, obs: &Observation) -> Decision {
         let s = self.state(obs, &self.snapshot);
         // Line 1: A_t = GetAction(S_t).
+        let prefer = (self.cfg.tie_break == TieBreak::Keep).then_some(KEEP);
         let (a, explored) = self
             .table
-            .epsilon_greedy(s, self.cfg.epsilon, &mut self.rng);
+            .epsilon_greedy(s, self.cfg.epsilon, prefer, &mut self.rng);
         // Line 2: perform A_t.
         let size = (self.size_bin(obs.slc_blocks) as i64 + (a / 3) as i64 - 1).clamp(0, 8) as usize;
         let last_theta = self.cfg.theta_levels_bytes.len() as i64 - 1;
@@ -485,5 +502,119 @@ impl SlcManager for RlManager {
     }
     fn q_table(&self) -> Option<&QTable> {
         Some(&self.table)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hybrid::cost::CostKind;
+
+    fn obs(
+        host_mib: u64,
+        routed_mib: u64,
+        slc_units: u64,
+        updates: u64,
+        u: f64,
+        slc: u32,
+    ) -> Observation {
+        Observation {
+            host_write_bytes: host_mib << 20,
+            slc_routed_bytes: routed_mib << 20,
+            slc_routed_units: slc_units,
+            slc_update_units: updates,
+            utilization: u,
+            slc_blocks: slc,
+            total_blocks: 2138,
+            slc_block_bytes: 4 << 20,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn state_encoding_by_hand() {
+        let m = RlManager::new(&RlConfig::default(), &HybridParams::paper(), 1, None).unwrap();
+        assert_eq!(m.size_blocks, [0, 17, 33, 67, 134, 267, 535, 802, 1069]);
+        assert_eq!(
+            (
+                m.size_bin(0),
+                m.size_bin(16),
+                m.size_bin(134),
+                m.size_bin(2000)
+            ),
+            (0, 0, 4, 8)
+        );
+        // Size 134 → bin 4; u 0.6 → bin 2; previous action keep (4); 20 of 32 MiB routed to SLC → demand
+        // high; 1,000 of 5,000 SLC units were updates (0.2 < 0.25) → update frequency low.
+        let s = m.state(&obs(32, 20, 5000, 1000, 0.6, 134), &Observation::default());
+        assert_eq!(s, ((((4 * 4 + 2) * 9 + 4) * 2 + 1) * 2));
+        assert_eq!(s, 666);
+        let s = m.state(&obs(32, 10, 5000, 1250, 0.1, 100), &Observation::default());
+        assert_eq!(s, ((3 * 4 * 9 + 4) * 2) * 2 + 1);
+    }
+
+    #[test]
+    fn algorithm_1_and_2_by_hand() {
+        // ε = 0 and a zero table: the agent keeps (ties prefer keep). Step 1 has cost C; step 2 costs more
+        // than the average → R = −1 → Q(S1, keep) = 0 + 0.3 × (−1 + 0.8 × 0 − 0) = −0.3.
+        let cfg = RlConfig {
+            epsilon: 0.0,
+            ..Default::default()
+        };
+        let mut m = RlManager::new(&cfg, &HybridParams::paper(), 1, None).unwrap();
+        let mut o = obs(0, 0, 0, 0, 0.5, 134);
+        let d0 = m.initial(&o);
+        assert_eq!((d0.slc_blocks, d0.theta_bytes), (134, 32 * 1024));
+        o.host_write_bytes = 16 << 20;
+        assert_eq!(m.after_write(&o), None, "half a step");
+        o.host_write_bytes = 32 << 20;
+        o.costs.get_mut(CostKind::HostToSlc).ns = 1_000;
+        o.costs.get_mut(CostKind::SlcToQlc).ns = 3_000; // weighted: 0.5 × 1,000 + 0.5 × 3,000 = 2,000
+        assert_eq!(
+            RlManager::weighted_cost(&o, &obs(0, 0, 0, 0, 0.5, 134)),
+            2_000.0
+        );
+        let d1 = m.after_write(&o).unwrap();
+        assert_eq!(
+            (d1.slc_blocks, d1.theta_bytes),
+            (134, 32 * 1024),
+            "keep, keep"
+        );
+        let s1 = m.prev.unwrap().0;
+        o.host_write_bytes = 64 << 20;
+        o.costs.get_mut(CostKind::QlcToQlc).ns = 10_000; // step 2 costs 5,000 > average 2,000
+        m.after_write(&o).unwrap();
+        assert!(
+            (m.table.get(s1, KEEP) + 0.3).abs() < 1e-12,
+            "{}",
+            m.table.get(s1, KEEP)
+        );
+        let r = m.report().rl.unwrap();
+        assert_eq!(
+            (r.steps, r.updates, r.positive_rewards, r.negative_rewards),
+            (2, 1, 1, 1)
+        );
+        // Average after step 2: 2,000 + 0.05 × (5,000 − 2,000) = 2,150.
+        assert!((r.average_cost_ns - 2_150.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn actions_move_one_level() {
+        let cfg = RlConfig::default();
+        let mut m = RlManager::new(&cfg, &HybridParams::paper(), 1, None).unwrap();
+        m.initial(&obs(0, 0, 0, 0, 0.1, 134));
+        // Force "grow, raise" by making it the unique best action of every state.
+        for s in 0..m.table.states() {
+            m.table.q[(s * ACTIONS + 8) as usize] = 1.0;
+        }
+        m.cfg.epsilon = 0.0;
+        let d = m.after_write(&obs(32, 0, 0, 0, 0.1, 134)).unwrap();
+        assert_eq!((d.slc_blocks, d.theta_bytes), (267, 64 * 1024));
+        let d = m.after_write(&obs(64, 0, 0, 0, 0.1, 1069)).unwrap();
+        assert_eq!(
+            (d.slc_blocks, d.theta_bytes),
+            (1069, 128 * 1024),
+            "the top level is a ceiling"
+        );
     }
 }
