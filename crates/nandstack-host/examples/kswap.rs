@@ -43,5 +43,20 @@ fn main() {
             m.discard_requests,
             t.elapsed().as_secs_f64()
         );
+        let st = &sim.host.stats;
+        println!(
+            "    1-page writes {:.1}%/{:.1}%  1-page reads {:.1}%/{:.1}%  model: swap-cache hits {} \
+             readahead pages {} hits {}  slots freed at fault {}  swap used max {} highest slot {}",
+            100.0 * k.single_page_writes as f64 / k.write_requests.max(1) as f64,
+            100.0 * m.single_page_writes as f64 / m.write_requests.max(1) as f64,
+            100.0 * k.single_page_reads as f64 / k.read_requests.max(1) as f64,
+            100.0 * m.single_page_reads as f64 / m.read_requests.max(1) as f64,
+            st.faults[1],
+            st.readahead_pages,
+            st.readahead_hits,
+            st.swap_slot_freed_on_fault,
+            sim.host.swap.stats.used_max,
+            sim.host.swap.stats.max_slot
+        );
     }
 }

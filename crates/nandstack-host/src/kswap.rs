@@ -31,6 +31,8 @@ pub struct SwapSummary {
     /// Requests of exactly one page.
     pub single_page_reads: u64,
     pub single_page_writes: u64,
+    /// Highest slot written (how far into the partition swap reached; slot 0 is the header).
+    pub highest_slot: u64,
 }
 
 impl SwapSummary {
@@ -104,6 +106,7 @@ pub fn load(dir: &Path, name: &str) -> Result<Capture> {
             continue;
         }
         let pages = c[3].parse::<u64>().unwrap_or(0) / 8;
+        let first = c[2].parse::<u64>().unwrap_or(0) / 8;
         match c[1] {
             "R" => {
                 kernel.read_requests += 1;
@@ -111,6 +114,7 @@ pub fn load(dir: &Path, name: &str) -> Result<Capture> {
                 kernel.single_page_reads += (pages == 1) as u64;
             }
             "W" => {
+                kernel.highest_slot = kernel.highest_slot.max(first + pages.max(1) - 1);
                 kernel.write_requests += 1;
                 kernel.write_pages += pages;
                 kernel.single_page_writes += (pages == 1) as u64;
@@ -177,6 +181,7 @@ pub fn model_summary(sim: &Sim) -> SwapSummary {
         discard_pages: c.pages[0][2],
         single_page_reads: c.sizes[0][1],
         single_page_writes: c.sizes[1][1],
+        highest_slot: sim.host.swap.stats.max_slot as u64,
     }
 }
 

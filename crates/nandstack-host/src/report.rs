@@ -41,15 +41,55 @@ fn ratio(a: u64, b: u64) -> f64 {
     }
 }
 
+/// The `swap` section.
+fn swap_section(h: &crate::host::Host) -> Value {
+    let s = &h.stats;
+    let c = &h.io.counters;
+    let (srr, srp, srm) = io_kind(c, 0, 0);
+    let (swr, swp, swm) = io_kind(c, 0, 1);
+    let (sdr, sdp, _) = io_kind(c, 0, 2);
+    let mut alloc = Map::new();
+    for (k, v) in h.swap.allocator_stats() {
+        alloc.insert(k.into(), json!(v));
+    }
+    json!({
+        "slots": h.swap.usable,
+        "pswpin": s.pswpin,
+        "pswpout": s.pswpout,
+        "swap_cache_hits": s.faults[1],
+        "readahead_pages": s.readahead_pages,
+        "readahead_hits": s.readahead_hits,
+        "slots_freed_on_fault": s.swap_slot_freed_on_fault,
+        "swapcache_dropped_when_full": s.swapcache_dropped_full,
+        "swapcache_reclaimed_when_full": s.swapcache_reclaimed_full,
+        "used_pages_end": h.swap.used,
+        "used_pages_max": h.swap.stats.used_max,
+        "highest_slot": h.swap.stats.max_slot,
+        "allocations": h.swap.stats.allocations,
+        "allocation_failures": h.swap.stats.alloc_failures,
+        "slot_cache_refills": h.swap.stats.slot_cache_refills,
+        "slot_cache_flushes": h.swap.stats.slot_cache_flushes,
+        "allocator": Value::Object(alloc),
+        "read_requests": srr,
+        "read_pages": srp,
+        "read_request_pages_mean": srm,
+        "write_requests": swr,
+        "write_pages": swp,
+        "write_request_pages_mean": swm,
+        "discard_requests": sdr,
+        "discard_pages": sdp,
+        "read_request_sizes": sizes(&c.sizes[0]),
+        "write_request_sizes": sizes(&c.sizes[1]),
+        "discard_request_sizes": sizes(&c.sizes[2]),
+    })
+}
+
 /// Build the report.
 pub fn report(sim: &Sim) -> Value {
     let h = &sim.host;
     let s = &h.stats;
     let secs = sim.now as f64 / 1e9;
     let c = &h.io.counters;
-    let (srr, srp, srm) = io_kind(c, 0, 0);
-    let (swr, swp, swm) = io_kind(c, 0, 1);
-    let (sdr, sdp, _) = io_kind(c, 0, 2);
     let (frr, frp, _) = io_kind(c, 1, 0);
     let (fwr, fwp, _) = io_kind(c, 1, 1);
     let major = s.faults[0] + s.faults[3];
@@ -65,10 +105,6 @@ pub fn report(sim: &Sim) -> Value {
     minor_h.merge(&s.fault_latency[2]);
     minor_h.merge(&s.fault_latency[4]);
     lat.insert("minor".into(), pct(&minor_h));
-    let mut alloc = Map::new();
-    for (k, v) in h.swap.allocator_stats() {
-        alloc.insert(k.into(), json!(v));
-    }
     let cgroups: Vec<Value> = h
         .vm
         .memcgs
@@ -166,35 +202,7 @@ pub fn report(sim: &Sim) -> Value {
             "cow": s.cow_faults,
         },
         "fault_latency_us": Value::Object(lat),
-        "swap": {
-            "slots": h.swap.usable,
-            "pswpin": s.pswpin,
-            "pswpout": s.pswpout,
-            "swap_cache_hits": s.faults[1],
-            "readahead_pages": s.readahead_pages,
-            "readahead_hits": s.readahead_hits,
-            "slots_freed_on_fault": s.swap_slot_freed_on_fault,
-            "swapcache_dropped_when_full": s.swapcache_dropped_full,
-            "swapcache_reclaimed_when_full": s.swapcache_reclaimed_full,
-            "used_pages_end": h.swap.used,
-            "used_pages_max": h.swap.stats.used_max,
-            "allocations": h.swap.stats.allocations,
-            "allocation_failures": h.swap.stats.alloc_failures,
-            "slot_cache_refills": h.swap.stats.slot_cache_refills,
-            "slot_cache_flushes": h.swap.stats.slot_cache_flushes,
-            "allocator": Value::Object(alloc),
-            "read_requests": srr,
-            "read_pages": srp,
-            "read_request_pages_mean": srm,
-            "write_requests": swr,
-            "write_pages": swp,
-            "write_request_pages_mean": swm,
-            "discard_requests": sdr,
-            "discard_pages": sdp,
-            "read_request_sizes": sizes(&c.sizes[0]),
-            "write_request_sizes": sizes(&c.sizes[1]),
-            "discard_request_sizes": sizes(&c.sizes[2]),
-        },
+        "swap": swap_section(h),
         "file": {
             "pages": h.pc.pages(),
             "read_requests": frr,

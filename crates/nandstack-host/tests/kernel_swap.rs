@@ -20,7 +20,7 @@ fn diff(model: u64, kernel: u64) -> f64 {
 fn row(name: &str, k: &SwapSummary, m: &SwapSummary) -> String {
     format!(
         "{name:<28} in {:>7}/{:<7} ({:+5.1}%)  out {:>7}/{:<7} ({:+5.1}%)  rd req {:>6}/{:<6} \
-         wr req {:>6}/{:<6} wr pages/req {:5.2}/{:<5.2} discards {}/{}",
+         wr req {:>6}/{:<6} wr pages/req {:5.2}/{:<5.2} discards {}/{} highest slot {}/{}",
         k.pswpin,
         m.pswpin,
         100.0 * diff(m.pswpin, k.pswpin),
@@ -34,7 +34,9 @@ fn row(name: &str, k: &SwapSummary, m: &SwapSummary) -> String {
         k.write_request_pages_mean(),
         m.write_request_pages_mean(),
         k.discard_requests,
-        m.discard_requests
+        m.discard_requests,
+        k.highest_slot,
+        m.highest_slot
     )
 }
 
@@ -69,6 +71,13 @@ fn swap_volumes_match_the_kernel_within_10_percent() {
             failures.push(format!(
                 "{name}: read requests {} vs kernel {}",
                 m.read_requests, k.read_requests
+            ));
+        }
+        // The allocator reaches as far into the partition as the kernel's did.
+        if diff(m.highest_slot, k.highest_slot).abs() > 0.10 {
+            failures.push(format!(
+                "{name}: highest slot {} vs kernel {}",
+                m.highest_slot, k.highest_slot
             ));
         }
         // Whole-cluster discards: one per emptied cluster.

@@ -38,6 +38,8 @@ pub struct SwapStats {
     pub slot_cache_refills: u64,
     pub slot_cache_flushes: u64,
     pub used_max: u64,
+    /// Highest slot ever allocated (how far into the partition swap reached).
+    pub max_slot: u32,
 }
 
 pub struct SwapArea {
@@ -191,6 +193,7 @@ impl SwapArea {
         self.map[s as usize] = MAP_CACHE;
         self.used += 1;
         self.stats.used_max = self.stats.used_max.max(self.used);
+        self.stats.max_slot = self.stats.max_slot.max(s);
     }
 
     /// Take a batch of slots ahead (`get_swap_pages` into the per-CPU slot cache).
