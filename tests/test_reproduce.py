@@ -135,7 +135,7 @@ def test_report_in_headless_chromium(report):
     assert errors == []
     assert [i["id"] for i in images] == [f"fig-{name}" for name in manifest["figures"]]
     assert all(i["complete"] and i["width"] > 500 and i["height"] > 300 for i in images), images
-    assert {"Setup", "Figures", "Tables", "Runs"} <= set(sections)
+    assert {"Setup", "Figures", "Tables", "Configuration", "Runs"} <= set(sections)
     assert len(side) == 2 and abs(side[0] - side[1]) < 1  # claim and result side by side
     assert shot.stat().st_size > 10_000
     print(f"screenshot: {shot}")

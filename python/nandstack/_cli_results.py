@@ -144,7 +144,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             frame = frame.drop(column)
     if "created_at" in frame.columns:
         frame = frame.with_columns(frame["created_at"].dt.strftime("%Y-%m-%d %H:%M:%S"))
-    print(format_frame(frame.columns, frame.iter_rows()))
+    print(format_frame(frame.columns, frame.iter_rows(), max_width=72))
     total = db.count()
     shown = f"{frame.height} of {total} runs" if frame.height < total else f"{total} runs"
     print(f"{shown} in {db.path}", file=sys.stderr)

@@ -43,6 +43,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
 figcaption { color: var(--muted); font-size: .88rem; }
 code { background: var(--bg2); padding: .05rem .3rem; border-radius: .25rem; }
+pre { background: var(--bg2); padding: .6rem .8rem; border-radius: .4rem; overflow-x: auto;
+      font-size: .82rem; }
 dl.setup { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
 dl.setup dt { font-weight: 600; } dl.setup dd { margin: 0; }
 .errors { color: #b3261e; }
@@ -59,6 +61,7 @@ def render_page(
     info: Mapping[str, Any],
     runs: Sequence[Mapping[str, Any]],
     errors: Sequence[str] = (),
+    example_config: str = "",
 ) -> str:
     """The report page. `figures` maps figure names to their written files (PNG first), `tables` table
     names to CSV files, `info` holds version/commit/mode/timing facts, `runs` one row per run."""
@@ -119,6 +122,12 @@ def render_page(
         parts.append(_table_html(table, tables.get(table.name)))
     if analysis.notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{e(n)}</li>" for n in analysis.notes) + "</ul>")
+    if example_config:
+        parts.append(
+            "<h2>Configuration</h2><details><summary>Effective config of the first run (the others differ "
+            "in the parameters listed under Runs)</summary>"
+            f"<pre><code>{e(example_config)}</code></pre></details>"
+        )
     parts.append(_runs_html(runs))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

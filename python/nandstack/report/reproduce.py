@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import experiments
 from .._core import __version__
+from ..config import dumps
 from ..results import git_commit
 from ..sweep.runner import TaskOutcome, run_tasks
 from .html import render_page
@@ -121,6 +122,7 @@ def reproduce(
         info=info,
         runs=runs,
         errors=errors,
+        example_config=dumps(tasks[0].config) if tasks else "",
     )
     index = out_dir / "index.html"
     index.write_text(page, encoding="utf-8")
