@@ -7,6 +7,7 @@
 
 mod device;
 mod host;
+mod reference;
 mod workload;
 
 pub use device::{DeviceSection, GeometryOverrides};
@@ -15,6 +16,7 @@ pub use host::{
     ReadaheadConfig, ReadaheadPolicyKind, ReclaimConfig, ReclaimPolicyKind, SwapAllocatorKind,
     SwapConfig,
 };
+pub use reference::config_reference_markdown;
 pub use workload::{
     AppProfile, EtcConfig, InlineConfig, KeyDistribution, MemtouchConfig, MemtouchPattern,
     MobileConfig, MobileScenario, PmbenchConfig, RefFormat, TraceRefsConfig, VmScalConfig,

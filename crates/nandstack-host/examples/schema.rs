@@ -1,0 +1,3 @@
+fn main() {
+    println!("{}", nandstack_host::config_schema());
+}
