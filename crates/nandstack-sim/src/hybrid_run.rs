@@ -254,6 +254,18 @@ pub fn run_hybrid_json(
         .map_err(|e| Error::Invariant(format!("report serialization: {e}")))
 }
 
+/// The default config (every key, with its default value) as pretty JSON.
+pub fn hybrid_default_config_json() -> String {
+    let cfg: HybridRunConfig = serde_json::from_str("{}").expect("all keys have defaults");
+    serde_json::to_string_pretty(&cfg).expect("config serializes")
+}
+
+/// The JSON schema of [`HybridRunConfig`] (doc comments become descriptions).
+pub fn hybrid_config_schema_json() -> String {
+    serde_json::to_string_pretty(&schemars::schema_for!(HybridRunConfig))
+        .expect("schema serializes")
+}
+
 fn load_q_table(cfg: &HybridRunConfig) -> Result<Option<QTable>> {
     let Some(path) = (cfg.manager.kind == ManagerKind::Rl)
         .then_some(())

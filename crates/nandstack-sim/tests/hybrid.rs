@@ -424,3 +424,160 @@ fn sweep() {
         );
     }
 }
+
+/// Manual: the docs/hybrid.md tables (normalised throughput, WAF, cost split; mean over seeds 1-3).
+/// `cargo test --release -p nandstack-sim --test hybrid -- --ignored --nocapture docs_tables`
+/// (HYBRID_SCALE / HYBRID_PAGE / HYBRID_FILL / HYBRID_SEEDS as for `table`).
+#[test]
+#[ignore]
+fn docs_tables() {
+    let env = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
+    let (scale, page, fill) = (
+        env("HYBRID_SCALE", "0.25"),
+        env("HYBRID_PAGE", "4096"),
+        env("HYBRID_FILL", "0"),
+    );
+    let seeds: Vec<u64> = env("HYBRID_SEEDS", "1,2,3")
+        .split(',')
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let names = ["pc", "phone", "tpcc", "oltp", "linkbench", "ycsb_a"];
+    let managers = ["qlc_only", "static", "dwa", "ust", "rl"];
+    let mut norm = vec![vec![0.0; managers.len()]; names.len()];
+    let mut waf = norm.clone();
+    let mut split = vec![vec![[0.0; 5]; managers.len()]; names.len()];
+    for (i, n) in names.iter().enumerate() {
+        for &seed in &seeds {
+            let mut base = 0.0;
+            for (j, m) in managers.iter().enumerate() {
+                let c = format!(
+                    r#"{{"seed": {seed}, "precondition": {{"fill_fraction": {fill}}}, "device": {{"page_bytes": {page}}},
+                        "manager": {{"kind": "{m}"}}, "workload": {{"standin": {{"name": "{n}", "scale": {scale}}}}}}}"#
+                );
+                let v = run(&c);
+                let t = f(&v, "write_throughput_mib_per_s");
+                if j == 0 {
+                    base = t;
+                }
+                norm[i][j] += t / base / seeds.len() as f64;
+                waf[i][j] += f(&v, "waf") / seeds.len() as f64;
+                for (k, kind) in KINDS.iter().enumerate() {
+                    split[i][j][k] += f(&v["cost_breakdown"][kind], "ns")
+                        / f(&v, "write_cost_ns")
+                        / seeds.len() as f64;
+                }
+            }
+        }
+    }
+    println!("| workload | {} |", managers.join(" | "));
+    for (i, n) in names.iter().enumerate() {
+        let cells: Vec<String> = (0..managers.len())
+            .map(|j| format!("{:.2} / {:.2}", norm[i][j], waf[i][j]))
+            .collect();
+        println!("| {n} | {} |", cells.join(" | "));
+    }
+    let mean =
+        |m: &Vec<Vec<f64>>, j: usize| m.iter().map(|r| r[j]).sum::<f64>() / names.len() as f64;
+    let cells: Vec<String> = (0..managers.len())
+        .map(|j| format!("{:.2} / {:.2}", mean(&norm, j), mean(&waf, j)))
+        .collect();
+    println!("| mean | {} |", cells.join(" | "));
+    println!("\ncost split (share of each manager's own write cost):");
+    for (i, n) in names.iter().enumerate() {
+        for (j, m) in managers.iter().enumerate() {
+            let s = split[i][j];
+            let t: f64 = s.iter().sum();
+            let p: Vec<String> = s.iter().map(|x| format!("{:.2}", x / t)).collect();
+            println!("| {n} | {m} | {} |", p.join(" | "));
+        }
+    }
+}
+
+/// Manual: Fig. 8 — pre-train on PC, Phone, YCSB-A, LinkBench (chained Q-table), then run TPC-C and OLTP
+/// with the pre-trained and with an untrained agent.
+#[test]
+#[ignore]
+fn docs_pretraining() {
+    let env = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
+    let (scale, page) = (env("HYBRID_SCALE", "0.25"), env("HYBRID_PAGE", "4096"));
+    let dir = std::env::temp_dir().join(format!("nandstack-pretrain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let q = dir.join("q.json").display().to_string();
+    for seed in [1u64, 2, 3] {
+        let mut load = String::new();
+        for n in ["pc", "phone", "ycsb_a", "linkbench"] {
+            let c = format!(
+                r#"{{"seed": {seed}, "device": {{"page_bytes": {page}}}, "manager": {{"kind": "rl", "rl": {{ {load} "save_q_table": "{q}"}}}},
+                    "workload": {{"standin": {{"name": "{n}", "scale": {scale}}}}}}}"#
+            );
+            run(&c);
+            load = format!(r#""load_q_table": "{q}","#);
+        }
+        for n in ["tpcc", "oltp"] {
+            let mut t = [0.0; 2];
+            for (k, l) in [String::new(), load.clone()].iter().enumerate() {
+                let c = format!(
+                    r#"{{"seed": {seed}, "device": {{"page_bytes": {page}}}, "manager": {{"kind": "rl", "rl": {{ {} "learn": true}}}},
+                        "workload": {{"standin": {{"name": "{n}", "scale": {scale}}}}}}}"#,
+                    l
+                );
+                t[k] = f(&run(&c), "write_throughput_mib_per_s");
+            }
+            println!(
+                "seed {seed} {n:5}: untrained {:.3} MiB/s, pre-trained {:.3} MiB/s ({:+.1}%)",
+                t[0],
+                t[1],
+                (t[1] / t[0] - 1.0) * 100.0
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn default_config_and_schema_are_complete() {
+    use nandstack_sim::hybrid_run::{
+        hybrid_config_schema_json, hybrid_default_config_json, HybridRunConfig,
+    };
+    let d = hybrid_default_config_json();
+    let back = HybridRunConfig::from_json(&d).unwrap();
+    assert_eq!(
+        serde_json::to_string_pretty(&back).unwrap(),
+        d,
+        "the default round-trips"
+    );
+    let v: Value = serde_json::from_str(&d).unwrap();
+    assert_eq!(v["manager"]["kind"], "rl");
+    assert_eq!(v["workload"]["standin"]["name"], "pc");
+    let schema = hybrid_config_schema_json();
+    for key in [
+        "sample_every_bytes",
+        "fill_fraction",
+        "theta_levels_bytes",
+        "max_slc_per_logical_block",
+        "qlc_program_us",
+    ] {
+        assert!(schema.contains(key), "{key} missing from the schema");
+    }
+}
+
+#[test]
+fn example_configs_parse() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/hybrid");
+    let mut n = 0;
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+    {
+        let text = std::fs::read_to_string(p).unwrap();
+        nandstack_sim::hybrid_run::HybridRunConfig::from_json(&text)
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        n += 1;
+    }
+    assert!(n >= 5, "{n} example configs");
+}
