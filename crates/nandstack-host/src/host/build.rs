@@ -26,7 +26,11 @@ impl Host {
     /// Build the host for `cfg` running `workloads` (one per process, in order).
     pub fn build(cfg: &HostSimConfig, workloads: &[Workload], verify: bool) -> Result<Host> {
         let h = &cfg.host;
-        let ssd = cfg.device.build(cfg.seed)?;
+        let mut ssd = cfg.device.build(cfg.seed)?;
+        if verify {
+            // Read-after-write version checks and FTL invariants in the device too.
+            ssd.ftl.enable_verification();
+        }
         let capacity = ssd.logical_bytes();
         // Partitions.
         let swap_off = mib("host.swap.offset_mib", h.swap.offset_mib)?;

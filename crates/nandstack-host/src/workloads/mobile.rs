@@ -8,6 +8,9 @@
 //! background app `background_refs_per_ms`, then the thread waits for the next tick. Inside an app,
 //! pages are zipf-popular (`zipf_theta`, popular pages scattered by a permutation); a reference goes to
 //! the anon or file set in proportion to their sizes, and anon references write with `write_ratio`.
+//! Each app also has a small shared data file (a tenth of its file set, at least 1 MiB: databases,
+//! caches) that gets a tenth of its file references, writing with `write_ratio` — the user writes
+//! that the flusher sends to the file partition.
 //! The four apps share one address space and cgroup (one process in the model).
 
 use nandstack_core::{Result, Rng};
@@ -56,6 +59,8 @@ struct App {
     anon: Region,
     /// Code and resources (file mappings), launched by reading them in order.
     files: Vec<Region>,
+    /// The shared data file.
+    data: Region,
     anon_share: f64,
     launched: bool,
 }
@@ -82,6 +87,10 @@ impl Mobile {
                 let p = a.anon.pick(&mut self.rng);
                 let w = self.rng.chance(self.write_ratio);
                 out.push(MemRef::access(p, w));
+            } else if self.rng.chance(0.1) {
+                let p = a.data.pick(&mut self.rng);
+                let w = self.rng.chance(self.write_ratio);
+                out.push(MemRef::access(p, w));
             } else {
                 let f = &a.files[self.rng.below(a.files.len() as u64) as usize];
                 out.push(MemRef::read(f.pick(&mut self.rng)));
@@ -101,7 +110,7 @@ impl RefStream for Mobile {
             if !self.apps[fg].launched {
                 self.apps[fg].launched = true;
                 let a = &self.apps[fg];
-                for f in &a.files {
+                for f in a.files.iter().chain([&a.data]) {
                     out.extend((f.start..f.start + f.len).map(MemRef::read));
                 }
                 out.extend((a.anon.start..a.anon.start + a.anon.len).map(MemRef::write));
@@ -143,6 +152,16 @@ pub fn build(c: &MobileConfig, seed: u64) -> Result<Workload> {
                 files.push(pages);
             }
         }
+        let data = (fp / 10).max(256);
+        maps.push((
+            data,
+            MapKind::File {
+                file: files.len(),
+                shared: true,
+                exec: false,
+            },
+        ));
+        files.push(data);
     }
     let (pages, mappings) = layout(&maps);
     let mut apps = Vec::new();
@@ -166,10 +185,13 @@ pub fn build(c: &MobileConfig, seed: u64) -> Result<Workload> {
             fr.push(region(&mappings[mi], mi as u64));
             mi += 1;
         }
+        let data = region(&mappings[mi], mi as u64);
+        mi += 1;
         let anon_share = p.anon_mib as f64 / (p.anon_mib + p.file_mib) as f64;
         apps.push(App {
             anon,
             files: fr,
+            data,
             anon_share,
             launched: false,
         });
@@ -189,7 +211,11 @@ pub fn build(c: &MobileConfig, seed: u64) -> Result<Workload> {
     }
     let launch: u64 = apps
         .iter()
-        .map(|a| a.anon.len as u64 + a.files.iter().map(|f| f.len as u64).sum::<u64>())
+        .map(|a| {
+            a.anon.len as u64
+                + a.data.len as u64
+                + a.files.iter().map(|f| f.len as u64).sum::<u64>()
+        })
         .sum();
     let total =
         launch + end_ms * (c.foreground_refs_per_ms as u64 + 3 * c.background_refs_per_ms as u64);

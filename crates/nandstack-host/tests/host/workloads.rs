@@ -97,6 +97,12 @@ fn mobile_switching_under_global_pressure_uses_file_pages_and_kswapd() {
     assert!(r["reclaim"]["kswapd_runs"].as_u64().unwrap() > 0);
     assert!(r["swap"]["pswpout"].as_u64().unwrap() > 0);
     assert!(r["faults"]["file_major"].as_u64().unwrap() > 0);
+    // The apps' shared data files are written back to the file partition.
+    assert!(
+        r["file"]["write_pages"].as_u64().unwrap() > 0,
+        "{}",
+        r["file"]
+    );
     // 65 Table-2 minutes of 4 ms.
     assert!(r["sim_seconds"].as_f64().unwrap() >= 0.26);
 }
