@@ -33,11 +33,13 @@ pub struct HybridRunConfig {
     /// The SLC-cache manager and its parameters.
     #[serde(default)]
     pub manager: ManagerConfig,
+    /// Initial state of the device (default: empty).
     #[serde(default)]
     pub precondition: HybridPrecondition,
     /// What the host writes: exactly one of `standin` and `trace`. Default: the PC stand-in.
     #[serde(default)]
     pub workload: HybridWorkload,
+    /// What the report holds (sampling interval, Q-table, invariant checks).
     #[serde(default)]
     pub report: HybridReportConfig,
 }

@@ -133,10 +133,13 @@ pub struct ManagerConfig {
     /// Static manager parameters.
     #[serde(default, rename = "static")]
     pub static_cache: StaticConfig,
+    /// DWA parameters (Table 2 setting, θ).
     #[serde(default)]
     pub dwa: DwaConfig,
+    /// UST parameters (MAX_SLC, headroom).
     #[serde(default)]
     pub ust: UstConfig,
+    /// RL (Q-learning) parameters.
     #[serde(default)]
     pub rl: RlConfig,
 }
