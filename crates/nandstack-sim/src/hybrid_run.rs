@@ -269,11 +269,10 @@ pub fn hybrid_config_schema_json() -> String {
 }
 
 fn load_q_table(cfg: &HybridRunConfig) -> Result<Option<QTable>> {
-    let Some(path) = (cfg.manager.kind == ManagerKind::Rl)
-        .then_some(())
-        .and(cfg.manager.rl.load_q_table.as_ref())
-    else {
-        return Ok(None);
+    // Only the RL manager reads a Q-table; other managers ignore the `rl` section.
+    let path = match (&cfg.manager.kind, &cfg.manager.rl.load_q_table) {
+        (ManagerKind::Rl, Some(path)) => path,
+        _ => return Ok(None),
     };
     let key = "manager.rl.load_q_table";
     let text = std::fs::read_to_string(path)
