@@ -51,3 +51,25 @@ def bench(name: str, quick: bool = False) -> str:
 def validate_config(config_json: str) -> str:
     """Parse and validate a JSON config without running it (raises `ConfigError`/`GeometryError` naming
     the bad key); returns the effective config as JSON with every default filled in."""
+
+def run_host(
+    config_json: str,
+    seed: int | None = None,
+    verify: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> str:
+    """Run one host memory/swap simulation (nandstack-host) from a JSON config; returns the report JSON."""
+
+def run_hybrid(
+    config_json: str,
+    seed: int | None = None,
+    verify: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> str:
+    """Run one hybrid SLC/QLC simulation from a JSON config; returns the report JSON."""
+
+def hybrid_default_config_json() -> str:
+    """The hybrid SLC/QLC simulation's default config, every key filled in, as JSON."""
+
+def bench_host(quick: bool = False) -> str:
+    """The host memory/swap model's benchmark (GIL released); returns its report JSON."""

@@ -41,10 +41,27 @@ fn bench_py(py: Python<'_>, name: String, quick: bool) -> PyResult<String> {
         .map_err(errors::to_py_err)
 }
 
+/// The hybrid SLC/QLC simulation's default config, every key filled in, as JSON.
+#[pyfunction]
+fn hybrid_default_config_json() -> String {
+    nandstack_sim::hybrid_run::hybrid_default_config_json()
+}
+
+/// The host memory/swap model's benchmark (GIL released); returns its report as JSON.
+#[pyfunction]
+#[pyo3(signature = (quick=false))]
+fn bench_host(py: Python<'_>, quick: bool) -> PyResult<String> {
+    py.allow_threads(|| nandstack_host::bench_host(quick)).map_err(errors::to_py_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(run::run, m)?)?;
+    m.add_function(wrap_pyfunction!(run::run_host, m)?)?;
+    m.add_function(wrap_pyfunction!(run::run_hybrid, m)?)?;
+    m.add_function(wrap_pyfunction!(hybrid_default_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_host, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_toml, m)?)?;
     m.add_function(wrap_pyfunction!(config_reference_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(bench_py, m)?)?;

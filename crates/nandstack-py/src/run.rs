@@ -20,12 +20,24 @@ pub fn run(
     progress: Option<PyObject>,
 ) -> PyResult<String> {
     let opts = RunOptions { seed, verify };
+    with_progress(py, progress, |tick| {
+        nandstack_sim::run_json(&config_json, &opts, &mut |p: &Progress| tick(p.phase, p.done, p.total))
+    })
+}
+
+/// Run `engine` with the GIL released, giving it a progress function that calls the Python callback and
+/// checks signals; a Python exception raised there stops the engine and is re-raised here.
+fn with_progress(
+    py: Python<'_>,
+    progress: Option<PyObject>,
+    engine: impl FnOnce(&mut dyn FnMut(&str, u64, u64) -> bool) -> nandstack_core::Result<String> + Send,
+) -> PyResult<String> {
     let mut pending: Option<PyErr> = None;
     let result = py.allow_threads(|| {
-        let mut on_progress = |p: &Progress| -> bool {
+        let mut tick = |phase: &str, done: u64, total: u64| -> bool {
             Python::with_gil(|py| {
                 let outcome = match &progress {
-                    Some(callback) => callback.call1(py, (p.phase, p.done, p.total)).map(drop),
+                    Some(callback) => callback.call1(py, (phase, done, total)).map(drop),
                     None => Ok(()),
                 };
                 match outcome.and_then(|()| py.check_signals()) {
@@ -37,11 +49,39 @@ pub fn run(
                 }
             })
         };
-        nandstack_sim::run_json(&config_json, &opts, &mut on_progress)
+        engine(&mut tick)
     });
     // A Python exception raised during the run wins over the engine's `Interrupted` that it caused.
     if let Some(err) = pending {
         return Err(err);
     }
     result.map_err(to_py_err)
+}
+
+/// Run one host memory/swap simulation (nandstack-host) from a JSON config; returns the report JSON.
+#[pyfunction]
+#[pyo3(signature = (config_json, seed=None, verify=false, progress=None))]
+pub fn run_host(
+    py: Python<'_>,
+    config_json: String,
+    seed: Option<u64>,
+    verify: bool,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
+    with_progress(py, progress, |tick| nandstack_host::run_host_json(&config_json, seed, verify, tick))
+}
+
+/// Run one hybrid SLC/QLC simulation from a JSON config; returns the report JSON.
+#[pyfunction]
+#[pyo3(signature = (config_json, seed=None, verify=false, progress=None))]
+pub fn run_hybrid(
+    py: Python<'_>,
+    config_json: String,
+    seed: Option<u64>,
+    verify: bool,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
+    with_progress(py, progress, |tick| {
+        nandstack_sim::hybrid_run::run_hybrid_json(&config_json, seed, verify, tick)
+    })
 }
