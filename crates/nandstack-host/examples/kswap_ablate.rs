@@ -11,12 +11,30 @@ fn main() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kernel-swap");
     let variants: Vec<(&str, Box<dyn Fn(&mut HostSimConfig)>)> = vec![
         ("as modelled", Box::new(|_| {})),
-        ("no readahead", Box::new(|c| c.host.readahead.policy = ReadaheadPolicyKind::Off)),
-        ("no swap cache (cutoff 0)", Box::new(|c| c.host.swap.full_ratio = 1e-9)),
-        ("no workingset", Box::new(|c| c.host.reclaim.workingset = false)),
-        ("cgroup v2 writeback", Box::new(|c| c.host.reclaim.cgroup_v1 = false)),
-        ("device timing off", Box::new(|c| c.device.timing.enabled = false)),
-        ("TLC device", Box::new(|c| c.device.geometry.cell_mode = None)),
+        (
+            "no readahead",
+            Box::new(|c| c.host.readahead.policy = ReadaheadPolicyKind::Off),
+        ),
+        (
+            "no swap cache (cutoff 0)",
+            Box::new(|c| c.host.swap.full_ratio = 1e-9),
+        ),
+        (
+            "no workingset",
+            Box::new(|c| c.host.reclaim.workingset = false),
+        ),
+        (
+            "cgroup v2 writeback",
+            Box::new(|c| c.host.reclaim.cgroup_v1 = false),
+        ),
+        (
+            "device timing off",
+            Box::new(|c| c.device.timing.enabled = false),
+        ),
+        (
+            "TLC device",
+            Box::new(|c| c.device.geometry.cell_mode = None),
+        ),
         ("swappiness 100", Box::new(|c| c.host.swappiness = 100)),
     ];
     for (label, f) in &variants {

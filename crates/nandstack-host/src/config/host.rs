@@ -463,9 +463,6 @@ impl HostConfig {
                 format!("is {}: at most 2 TiB (2097152 MiB) of swap", s.size_mib),
             ));
         }
-        if s.size_mib > 0 && s.size_mib * 256 < 2 {
-            return Err(bad("host.swap.size_mib", "too small".into()));
-        }
         if !(s.full_ratio.is_finite() && s.full_ratio > 0.0 && s.full_ratio <= 1.0) {
             return Err(bad(
                 "host.swap.full_ratio",

@@ -87,3 +87,21 @@ fn references_between_sections_and_ranges_are_checked() {
     set(&mut c, &["host", "swappiness"], json!(201));
     assert!(err(&c).contains("swappiness"));
 }
+
+#[test]
+fn without_swap_anonymous_memory_must_fit() {
+    // Fits: no swap I/O at all.
+    let mut c = one(
+        2048,
+        json!({"type": "pmbench", "working_set_mib": 6, "references": 20000}),
+    );
+    set(&mut c, &["host", "swap", "size_mib"], json!(0));
+    let r = crate::run_report(&c, true);
+    assert_eq!(r["swap"]["pswpout"], 0);
+    assert_eq!(r["swap"]["slots"], 0);
+    // Does not fit: refused before the run.
+    let mut c = one(1024, memtouch(2048, 10, "uniform", 100, 1));
+    set(&mut c, &["host", "swap", "size_mib"], json!(0));
+    let e = err(&c);
+    assert!(e.contains("larger than"), "{e}");
+}

@@ -1,5 +1,5 @@
 //! Run a host config (JSON file) and print the report without the time series.
-//! `cargo run --release -p nandstack-host --example run CONFIG.json [--full]`
+//! `cargo run --release -p nandstack-host --example host_run CONFIG.json [--full]`
 fn main() {
     let path = std::env::args().nth(1).expect("config path");
     let full = std::env::args().any(|a| a == "--full");
