@@ -7,9 +7,12 @@ use std::path::PathBuf;
 use nandstack_host::config::{HostSimConfig, ReadaheadPolicyKind};
 use nandstack_host::kswap;
 
+/// A named change to the capture config.
+type Variant = (&'static str, Box<dyn Fn(&mut HostSimConfig)>);
+
 fn main() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kernel-swap");
-    let variants: Vec<(&str, Box<dyn Fn(&mut HostSimConfig)>)> = vec![
+    let variants: Vec<Variant> = vec![
         ("as modelled", Box::new(|_| {})),
         (
             "no readahead",
