@@ -26,12 +26,12 @@ pub enum Region {
 /// Request size histograms are kept exactly up to this many pages.
 pub const HIST_PAGES: usize = 1024;
 
-/// Requests and pages by [region][kind], and request sizes.
+/// Requests and pages indexed `[region][kind]`, and request sizes.
 #[derive(Clone, Debug)]
 pub struct IoCounters {
     pub requests: [[u64; 3]; 2],
     pub pages: [[u64; 3]; 2],
-    /// Request sizes in pages (index = size, last bucket = larger), by [region][kind].
+    /// Request sizes in pages (index = size, last bucket = larger), indexed `region * 3 + kind`.
     pub sizes: Vec<Vec<u64>>,
 }
 impl Default for IoCounters {

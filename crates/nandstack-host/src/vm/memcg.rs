@@ -75,8 +75,6 @@ pub struct Memcg {
     pub refaults_snapshot: [u64; 2],
     pub throttle: Throttle,
     pub stats: MemcgStats,
-    /// Swap slots owned by this cgroup's pages.
-    pub swap_pages: u64,
 }
 
 impl Memcg {
@@ -93,7 +91,6 @@ impl Memcg {
             refaults_snapshot: [0; 2],
             throttle: Throttle::default(),
             stats: MemcgStats::default(),
-            swap_pages: 0,
         }
     }
     #[inline]
