@@ -2,7 +2,9 @@
 //! shape as the block simulator's `device` section, so one device description serves both.
 
 use nandstack_core::Result;
-use nandstack_device::nand::{CellMode, Geometry, TimingConfig};
+use nandstack_device::config::DeviceConfig;
+pub use nandstack_device::config::GeometryOverrides;
+use nandstack_device::nand::{Geometry, TimingConfig};
 use nandstack_device::ssd::{BlockSsd, ControllerConfig};
 use nandstack_device::{Ftl, FtlConfig};
 use schemars::JsonSchema;
@@ -44,62 +46,24 @@ impl Default for DeviceSection {
     }
 }
 
-/// Geometry fields to override (see the device crate's `Geometry` for their meaning).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GeometryOverrides {
-    /// Channels (buses).
-    pub channels: Option<u32>,
-    /// Chips per channel.
-    pub chips_per_channel: Option<u32>,
-    /// Dies per chip.
-    pub dies_per_chip: Option<u32>,
-    /// Planes per die.
-    pub planes_per_die: Option<u32>,
-    /// Erase blocks per plane.
-    pub blocks_per_plane: Option<u32>,
-    /// Pages per block.
-    pub pages_per_block: Option<u32>,
-    /// Flash page size in bytes.
-    pub page_size_bytes: Option<u32>,
-    /// slc, mlc, tlc or qlc.
-    pub cell_mode: Option<CellMode>,
-}
-
 impl DeviceSection {
+    /// The preset, geometry and timing part: the device crate's shared `DeviceConfig`.
+    fn nand(&self) -> DeviceConfig {
+        DeviceConfig {
+            preset: self.preset.clone(),
+            geometry: self.geometry.clone(),
+            timing: self.timing.clone(),
+        }
+    }
+
     /// The preset with the overrides applied, validated.
     pub fn geometry(&self) -> Result<Geometry> {
-        let mut g = Geometry::preset(&self.preset)?;
-        let o = &self.geometry;
-        macro_rules! apply {
-            ($($f:ident),*) => { $( if let Some(v) = o.$f { g.$f = v; } )* };
-        }
-        apply!(
-            channels,
-            chips_per_channel,
-            dies_per_chip,
-            planes_per_die,
-            blocks_per_plane,
-            pages_per_block,
-            page_size_bytes,
-            cell_mode
-        );
-        g.validate()?;
-        Ok(g)
+        self.nand().geometry()
     }
 
     /// Timing with the preset's read/program/erase times filled in where unset.
     pub fn timing(&self) -> TimingConfig {
-        let preset = match self.preset.as_str() {
-            "diss" => TimingConfig::diss(),
-            _ => TimingConfig::default(),
-        };
-        TimingConfig {
-            read_us: self.timing.read_us.or(preset.read_us),
-            program_us: self.timing.program_us.or(preset.program_us),
-            erase_us: self.timing.erase_us.or(preset.erase_us),
-            ..self.timing.clone()
-        }
+        self.nand().timing()
     }
 
     /// Build the SSD.
