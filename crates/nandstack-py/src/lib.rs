@@ -51,7 +51,8 @@ fn hybrid_default_config_json() -> String {
 #[pyfunction]
 #[pyo3(signature = (quick=false))]
 fn bench_host(py: Python<'_>, quick: bool) -> PyResult<String> {
-    py.allow_threads(|| nandstack_host::bench_host(quick)).map_err(errors::to_py_err)
+    py.allow_threads(|| nandstack_host::bench_host(quick))
+        .map_err(errors::to_py_err)
 }
 
 #[pymodule]

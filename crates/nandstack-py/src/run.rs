@@ -21,7 +21,9 @@ pub fn run(
 ) -> PyResult<String> {
     let opts = RunOptions { seed, verify };
     with_progress(py, progress, |tick| {
-        nandstack_sim::run_json(&config_json, &opts, &mut |p: &Progress| tick(p.phase, p.done, p.total))
+        nandstack_sim::run_json(&config_json, &opts, &mut |p: &Progress| {
+            tick(p.phase, p.done, p.total)
+        })
     })
 }
 
@@ -68,7 +70,9 @@ pub fn run_host(
     verify: bool,
     progress: Option<PyObject>,
 ) -> PyResult<String> {
-    with_progress(py, progress, |tick| nandstack_host::run_host_json(&config_json, seed, verify, tick))
+    with_progress(py, progress, |tick| {
+        nandstack_host::run_host_json(&config_json, seed, verify, tick)
+    })
 }
 
 /// Run one hybrid SLC/QLC simulation from a JSON config; returns the report JSON.

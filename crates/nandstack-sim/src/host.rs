@@ -112,5 +112,13 @@ pub fn drive(
         sim.ssd.ftl.verify_all_versions()?;
     }
     let cpu_seconds = cpu0.zip(crate::bench::cpu_seconds()).map(|(a, b)| b - a);
-    Ok(Measured { requests: n, reads, writes, trims, sim_ns: last_done, series: rec.series, cpu_seconds })
+    Ok(Measured {
+        requests: n,
+        reads,
+        writes,
+        trims,
+        sim_ns: last_done,
+        series: rec.series,
+        cpu_seconds,
+    })
 }
