@@ -3,6 +3,23 @@
 
 use nandstack_core::Rng;
 
+/// The `VictimPolicy` event methods of a policy whose state is a `CandidateSet` in a field named `set`:
+/// every sealed block is a candidate, invalidations change nothing, removal forgets the block.
+macro_rules! candidate_set_events {
+    () => {
+        fn memory_bytes(&self) -> usize {
+            self.set.memory_bytes()
+        }
+        fn on_sealed(&mut self, block: u32, table: &BlockTable) {
+            self.set.insert(block, table);
+        }
+        fn on_invalidated(&mut self, _block: u32, _table: &BlockTable) {}
+        fn remove(&mut self, block: u32, table: &BlockTable) {
+            self.set.remove(block, table);
+        }
+    };
+}
+
 use super::Scope;
 use crate::ftl::blocks::{BlockTable, NONE};
 

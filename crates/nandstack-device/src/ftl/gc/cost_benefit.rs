@@ -33,18 +33,9 @@ impl VictimPolicy for CostBenefit {
     fn needs_age(&self) -> bool {
         true
     }
-    fn memory_bytes(&self) -> usize {
-        self.set.memory_bytes()
-    }
+    candidate_set_events!();
     fn name(&self) -> &'static str {
         "cost_benefit"
-    }
-    fn on_sealed(&mut self, block: u32, table: &BlockTable) {
-        self.set.insert(block, table);
-    }
-    fn on_invalidated(&mut self, _block: u32, _table: &BlockTable) {}
-    fn remove(&mut self, block: u32, table: &BlockTable) {
-        self.set.remove(block, table);
     }
     fn select(
         &mut self,

@@ -11,6 +11,7 @@
 //!   lower block id or the earlier insertion, never on hash order.
 //! * Policies never write the block table.
 
+#[macro_use]
 mod candidates;
 mod cost_benefit;
 mod d_choices;

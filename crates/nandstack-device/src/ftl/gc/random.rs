@@ -18,18 +18,9 @@ impl RandomVictim {
 }
 
 impl VictimPolicy for RandomVictim {
-    fn memory_bytes(&self) -> usize {
-        self.set.memory_bytes()
-    }
+    candidate_set_events!();
     fn name(&self) -> &'static str {
         "random"
-    }
-    fn on_sealed(&mut self, block: u32, table: &BlockTable) {
-        self.set.insert(block, table);
-    }
-    fn on_invalidated(&mut self, _block: u32, _table: &BlockTable) {}
-    fn remove(&mut self, block: u32, table: &BlockTable) {
-        self.set.remove(block, table);
     }
     fn select(
         &mut self,
