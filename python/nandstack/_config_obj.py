@@ -42,11 +42,19 @@ def normalize_config(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def config_hash(config: Mapping[str, Any], seed: int | None = None) -> str:
-    """Stable 16-hex-digit hash of the normalized config (with `seed` replacing the config's seed)."""
+    """Stable 16-hex-digit hash of the normalized config (with `seed` replacing the config's seed). A config
+    marked `"model": "hybrid"` is normalized by the hybrid model (`nandstack.models`)."""
     data = dict(config)
     if seed is not None:
         data["seed"] = seed
-    text = canonical_json(normalize_config(data))
+    if data.get("model", "block") != "block":
+        from .models import model_of, normalize_hybrid_config
+
+        model_of(data)  # an unknown model is a ConfigError
+        text = canonical_json(normalize_hybrid_config(data))
+    else:
+        data.pop("model", None)
+        text = canonical_json(normalize_config(data))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -71,5 +71,12 @@ def run_hybrid(
 def hybrid_default_config_json() -> str:
     """The hybrid SLC/QLC simulation's default config, every key filled in, as JSON."""
 
+def validate_hybrid_config(config_json: str) -> str:
+    """Check a hybrid-model JSON config without running it; returns the effective config JSON (defaults filled
+    in). Raises `ConfigError` naming the bad key."""
+
+def hybrid_config_reference_markdown() -> str:
+    """Markdown reference of every hybrid-model config key."""
+
 def bench_host(quick: bool = False) -> str:
     """The host memory/swap model's benchmark (GIL released); returns its report JSON."""

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import _cli_experiments, _cli_results, _core, config
+from . import _cli_experiments, _cli_hybrid, _cli_results, _core, config
 from ._api import run as api_run
 from ._core import ConfigError
 from ._term import ProgressBar, flatten, format_table
@@ -77,7 +77,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="run one simulation and write its report",
         description="Run one simulation; print a summary and write summary.json and config.toml to --out.",
     )
-    run.add_argument("config", nargs="?", type=Path, help="TOML config file (default: the built-in config)")
+    run.add_argument(
+        "config",
+        nargs="?",
+        type=Path,
+        help="TOML config file (default: the built-in config); JSON or TOML with --model hybrid",
+    )
+    run.add_argument(
+        "--model",
+        choices=("block", "hybrid"),
+        default="block",
+        help="block: the SSD engine (default); hybrid: the SLC/QLC SSD with an SLC-cache manager "
+        "(docs/hybrid.md, keys in docs/hybrid-config-reference.md)",
+    )
     run.add_argument(
         "--set",
         dest="overrides",
@@ -143,25 +155,33 @@ def build_parser() -> argparse.ArgumentParser:
     which = cfg.add_mutually_exclusive_group()
     which.add_argument("--default", action="store_true", help="print the default config TOML (the default)")
     which.add_argument("--reference", action="store_true", help="print the config reference (Markdown)")
+    cfg.add_argument(
+        "--model",
+        choices=("block", "hybrid"),
+        default="block",
+        help="which model's config: block (default) or hybrid (printed as JSON)",
+    )
     cfg.set_defaults(func=cmd_config)
     return parser
 
 
-def trace_overrides(args: argparse.Namespace) -> list[str]:
-    """`--trace/--format/--lba` as `--set trace.*` overrides."""
+def trace_overrides(args: argparse.Namespace, table: str = "trace") -> list[str]:
+    """`--trace/--format/--lba` as `--set <table>.*` overrides (`trace` in the block model's config)."""
     if args.trace is None:
         if args.trace_format or args.lba:
             raise ConfigError("--format and --lba apply to a trace: give --trace PATH too")
         return []
     if not args.trace_format:
         raise ConfigError("--trace needs --format (one of the formats listed in `nandstack run --help`)")
-    out = [f"trace.path={json.dumps(str(args.trace))}", f"trace.format={json.dumps(args.trace_format)}"]
+    out = [f"{table}.path={json.dumps(str(args.trace))}", f"{table}.format={json.dumps(args.trace_format)}"]
     if args.lba:
-        out.append(f"trace.lba={json.dumps(args.lba)}")
+        out.append(f"{table}.lba={json.dumps(args.lba)}")
     return out
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.model == "hybrid":
+        return _cli_hybrid.cmd_run_hybrid(args, trace_overrides(args, "workload.trace"))
     effective = config.load_config(args.config, [*args.overrides, *trace_overrides(args)])
     bar = None if args.quiet else ProgressBar()
     try:
@@ -231,7 +251,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    text = _core.config_reference_markdown() if args.reference else _core.default_config_toml()
+    if args.model == "hybrid":
+        text = (
+            _core.hybrid_config_reference_markdown() if args.reference else _core.hybrid_default_config_json()
+        )
+    else:
+        text = _core.config_reference_markdown() if args.reference else _core.default_config_toml()
     sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
     return 0
 

@@ -47,6 +47,19 @@ fn hybrid_default_config_json() -> String {
     nandstack_sim::hybrid_run::hybrid_default_config_json()
 }
 
+/// Check a hybrid-model JSON config without running it; returns the effective config JSON (defaults filled
+/// in). Raises `ConfigError` naming the bad key.
+#[pyfunction]
+fn validate_hybrid_config(config_json: &str) -> PyResult<String> {
+    nandstack_sim::hybrid_run::hybrid_validate_config_json(config_json).map_err(errors::to_py_err)
+}
+
+/// Markdown reference of every hybrid-model config key.
+#[pyfunction]
+fn hybrid_config_reference_markdown() -> String {
+    nandstack_sim::hybrid_run::hybrid_config_reference_markdown()
+}
+
 /// The host memory/swap model's benchmark (GIL released); returns its report as JSON.
 #[pyfunction]
 #[pyo3(signature = (quick=false))]
@@ -62,6 +75,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::run_host, m)?)?;
     m.add_function(wrap_pyfunction!(run::run_hybrid, m)?)?;
     m.add_function(wrap_pyfunction!(hybrid_default_config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_hybrid_config, m)?)?;
+    m.add_function(wrap_pyfunction!(hybrid_config_reference_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(bench_host, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_toml, m)?)?;
     m.add_function(wrap_pyfunction!(config_reference_markdown, m)?)?;

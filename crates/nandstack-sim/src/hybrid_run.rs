@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::config::LbaPolicy;
-pub use report::{HybridReport, Sample};
+pub use report::{HybridReport, PretrainLine, Sample};
 use standin::{StandinGenerator, StandinName};
 
 /// A hybrid-device run.
@@ -42,6 +42,13 @@ pub struct HybridRunConfig {
     /// What the report holds (sampling interval, Q-table, invariant checks).
     #[serde(default)]
     pub report: HybridReportConfig,
+    /// RL pre-training (Fig. 8): workloads (each like `workload`: a `standin` or a `trace`) the agent runs
+    /// first, in order, each on a fresh device with the same `device` and `precondition`, learning, with
+    /// its Q-table carried from one to the next and into the measured run (after `manager.rl.load_q_table`,
+    /// if set). Pre-training run i (0-based) uses seed `seed + 1,000,003 × (i + 1)`. Only the measured run
+    /// is reported, plus one `pretraining` line per workload. RL only. Default: none.
+    #[serde(default)]
+    pub pretrain: Vec<HybridWorkload>,
 }
 fn d_seed() -> u64 {
     42
@@ -74,6 +81,53 @@ impl Default for HybridWorkload {
             standin: Some(StandinConfig::default()),
             trace: None,
         }
+    }
+}
+
+impl HybridWorkload {
+    /// Check the workload; errors name `key.…`.
+    fn validate(&self, key: &str, logical_bytes: u64) -> Result<()> {
+        match (&self.standin, &self.trace) {
+            (Some(s), None) => {
+                if !(s.scale.is_finite() && s.scale > 0.0 && s.scale <= 4.0) {
+                    return Err(Error::config(
+                        format!("{key}.standin.scale"),
+                        format!("is {}: must be in (0, 4]", s.scale),
+                    ));
+                }
+                let g = StandinGenerator::new(&s.name.spec(), s.scale, 0).ok_or_else(|| {
+                    Error::config(
+                        format!("{key}.standin.name"),
+                        "Table 4 numbers cannot be met",
+                    )
+                })?;
+                if g.address_space_bytes() > logical_bytes {
+                    return Err(Error::config(
+                        format!("{key}.standin.scale"),
+                        format!(
+                            "gives an address space of {} bytes, more than the device's logical capacity of {}",
+                            g.address_space_bytes(),
+                            logical_bytes
+                        ),
+                    ));
+                }
+            }
+            (None, Some(t)) => {
+                if !(1..=10_000).contains(&t.repeat) {
+                    return Err(Error::config(
+                        format!("{key}.trace.repeat"),
+                        format!("is {}: must be in [1, 10000]", t.repeat),
+                    ));
+                }
+            }
+            _ => {
+                return Err(Error::config(
+                    key,
+                    "set exactly one of `standin` and `trace`",
+                ))
+            }
+        }
+        Ok(())
     }
 }
 
@@ -194,42 +248,15 @@ impl HybridRunConfig {
                 ),
             ));
         }
-        match (&self.workload.standin, &self.workload.trace) {
-            (Some(s), None) => {
-                if !(s.scale.is_finite() && s.scale > 0.0 && s.scale <= 4.0) {
-                    return Err(Error::config(
-                        "workload.standin.scale",
-                        format!("is {}: must be in (0, 4]", s.scale),
-                    ));
-                }
-                let g = StandinGenerator::new(&s.name.spec(), s.scale, 0).ok_or_else(|| {
-                    Error::config("workload.standin.name", "Table 4 numbers cannot be met")
-                })?;
-                if g.address_space_bytes() > p.logical_bytes() {
-                    return Err(Error::config(
-                        "workload.standin.scale",
-                        format!(
-                            "gives an address space of {} bytes, more than the device's logical capacity of {}",
-                            g.address_space_bytes(),
-                            p.logical_bytes()
-                        ),
-                    ));
-                }
-            }
-            (None, Some(t)) => {
-                if !(1..=10_000).contains(&t.repeat) {
-                    return Err(Error::config(
-                        "workload.trace.repeat",
-                        format!("is {}: must be in [1, 10000]", t.repeat),
-                    ));
-                }
-            }
-            _ => {
-                return Err(Error::config(
-                    "workload",
-                    "set exactly one of `standin` and `trace`",
-                ))
-            }
+        self.workload.validate("workload", p.logical_bytes())?;
+        if !self.pretrain.is_empty() && self.manager.kind != ManagerKind::Rl {
+            return Err(Error::config(
+                "pretrain",
+                "pre-training is only for the rl manager (manager.kind = \"rl\")",
+            ));
+        }
+        for (i, w) in self.pretrain.iter().enumerate() {
+            w.validate(&format!("pretrain[{i}]"), p.logical_bytes())?;
         }
         Ok(())
     }
@@ -260,6 +287,26 @@ pub fn run_hybrid_json(
 pub fn hybrid_default_config_json() -> String {
     let cfg: HybridRunConfig = serde_json::from_str("{}").expect("all keys have defaults");
     serde_json::to_string_pretty(&cfg).expect("config serializes")
+}
+
+/// Parse and validate a JSON config without running it; the effective config (every default filled in)
+/// as compact JSON, so equal configs written differently normalize to the same text.
+pub fn hybrid_validate_config_json(config_json: &str) -> Result<String> {
+    let cfg = HybridRunConfig::from_json(config_json)?;
+    serde_json::to_string(&cfg).map_err(|e| Error::Invariant(format!("config serialization: {e}")))
+}
+
+/// Markdown reference of every hybrid config key (docs/hybrid-config-reference.md).
+pub fn hybrid_config_reference_markdown() -> String {
+    let schema =
+        serde_json::to_value(schemars::schema_for!(HybridRunConfig)).expect("schema serializes");
+    crate::reference::schema_reference_markdown(
+        &schema,
+        "# Hybrid SLC/QLC configuration reference\n\n_Generated from the config types by \
+         `nandstack config --reference --model hybrid`; do not edit._\n\n\
+         The config of `nandstack.models.run_hybrid` and `nandstack run --model hybrid` (JSON or TOML; the model \
+         is described in docs/hybrid.md). Unknown keys are errors naming the dotted key.\n",
+    )
 }
 
 /// The JSON schema of [`HybridRunConfig`] (doc comments become descriptions).
@@ -295,6 +342,8 @@ struct Driver<'a> {
     last_sample: (u64, u64),
     cost_hist: Histogram,
     slc_byte_weighted: f64,
+    /// Progress phase of the run loop (`run`, or `pretrain i/n`).
+    phase: &'a str,
     progress: &'a mut dyn FnMut(&str, u64, u64) -> bool,
 }
 
@@ -322,7 +371,7 @@ impl Driver<'_> {
     }
 
     fn tick(&mut self, done: u64, total: u64) -> Result<()> {
-        if (self.progress)("run", done, total) {
+        if (self.progress)(self.phase, done, total) {
             Ok(())
         } else {
             Err(Error::Interrupted)
@@ -330,7 +379,9 @@ impl Driver<'_> {
     }
 }
 
-/// Run a parsed config; the report struct (Rust callers and tests).
+/// Run a parsed config; the report struct (Rust callers and tests). With `pretrain`, the RL agent first
+/// runs each listed workload on a fresh device (learning), carrying its Q-table from one to the next and
+/// into the measured run; only the measured run is reported (plus a `pretraining` line per workload).
 pub fn run_hybrid(
     cfg: &HybridRunConfig,
     verify: bool,
@@ -338,8 +389,102 @@ pub fn run_hybrid(
 ) -> Result<HybridReport> {
     cfg.validate()?;
     let t0 = Instant::now();
+    let mut q_table = load_q_table(cfg)?;
+    let mut pretraining = Vec::with_capacity(cfg.pretrain.len());
+    if !cfg.pretrain.is_empty() {
+        // Pre-training always learns, whatever `manager.rl.learn` says of the measured run.
+        let mut manager = cfg.manager.clone();
+        manager.rl.learn = true;
+        for (i, w) in cfg.pretrain.iter().enumerate() {
+            let seed = pretrain_seed(cfg.seed, i);
+            let phase = format!("pretrain {}/{}", i + 1, cfg.pretrain.len());
+            let run = drive(
+                cfg,
+                &manager,
+                w,
+                seed,
+                q_table.take(),
+                verify,
+                &phase,
+                progress,
+            )?;
+            q_table = run.dev.manager().q_table().cloned();
+            pretraining.push(report::pretrain_line(&run.dev, run.workload, seed));
+        }
+    }
+    let run = drive(
+        cfg,
+        &cfg.manager,
+        &cfg.workload,
+        cfg.seed,
+        q_table,
+        verify,
+        "run",
+        progress,
+    )?;
+    if let Some(path) = cfg
+        .manager
+        .rl
+        .save_q_table
+        .as_ref()
+        .filter(|_| cfg.manager.kind == ManagerKind::Rl)
+    {
+        let t = run.dev.manager().q_table().expect("rl has a table");
+        let text =
+            serde_json::to_string(t).map_err(|e| Error::Invariant(format!("Q-table: {e}")))?;
+        std::fs::write(path, text).map_err(|e| Error::Io {
+            path: path.clone(),
+            source: e,
+        })?;
+    }
+    let host_bytes = run.dev.stats().host_write_bytes;
+    let mut r = report::build(
+        cfg,
+        &run.dev,
+        run.workload,
+        run.samples,
+        &run.cost_hist,
+        run.flush_ns,
+    );
+    r.slc.mean_blocks = run.slc_byte_weighted / host_bytes.max(1) as f64;
+    r.pretraining = pretraining;
+    r.verify.enabled = verify;
+    r.verify.invariant_checks = run.checks;
+    r.verify.reads_checked = run.dev.ftl().reads_checked();
+    r.wall_seconds = t0.elapsed().as_secs_f64();
+    Ok(r)
+}
+
+/// The seed of the `i`-th pre-training run (0-based): distinct from the measured run's and from each other.
+pub fn pretrain_seed(seed: u64, i: usize) -> u64 {
+    seed.wrapping_add(1_000_003 * (i as u64 + 1))
+}
+
+/// What one workload's run on a fresh device leaves behind.
+struct Drive {
+    dev: HybridSsd,
+    workload: report::WorkloadReport,
+    samples: Vec<Sample>,
+    cost_hist: Histogram,
+    slc_byte_weighted: f64,
+    flush_ns: u64,
+    checks: u64,
+}
+
+/// Build a fresh (preconditioned) device with `manager` and run `w` on it, flush included.
+#[allow(clippy::too_many_arguments)]
+fn drive(
+    cfg: &HybridRunConfig,
+    manager: &ManagerConfig,
+    w: &HybridWorkload,
+    seed: u64,
+    q_table: Option<QTable>,
+    verify: bool,
+    phase: &str,
+    progress: &mut dyn FnMut(&str, u64, u64) -> bool,
+) -> Result<Drive> {
     let params = cfg.device.params()?;
-    let manager = cfg.manager.build(&params, cfg.seed, load_q_table(cfg)?)?;
+    let manager = manager.build(&params, seed, q_table)?;
     let fill_units = (cfg.precondition.fill_fraction * params.logical_units as f64) as u64;
     let fill = (fill_units > 0).then(|| {
         let start = params.logical_units as u64 - fill_units;
@@ -350,9 +495,9 @@ pub fn run_hybrid(
     }
     let dev = HybridSsd::with_fill(params.clone(), manager, verify, fill)?;
     let capacity = params.logical_bytes();
-    let standin = cfg.workload.standin.as_ref();
-    let mut gen = standin
-        .map(|s| StandinGenerator::new(&s.name.spec(), s.scale, cfg.seed).expect("validated"));
+    let standin = w.standin.as_ref();
+    let mut gen =
+        standin.map(|s| StandinGenerator::new(&s.name.spec(), s.scale, seed).expect("validated"));
     let check_every = match (cfg.report.invariant_check_every_bytes, &gen) {
         (0, Some(g)) => (g.target_bytes() / 16).max(1),
         (0, None) => 64 << 20,
@@ -370,6 +515,7 @@ pub fn run_hybrid(
         last_sample: (0, 0),
         cost_hist: Histogram::new(),
         slc_byte_weighted: 0.0,
+        phase,
         progress,
     };
     let mut workload = report::WorkloadReport::default();
@@ -392,7 +538,7 @@ pub fn run_hybrid(
         workload.address_space_bytes = g.address_space_bytes();
         workload.target_write_bytes = total;
     } else {
-        let t = cfg.workload.trace.as_ref().expect("validated");
+        let t = w.trace.as_ref().expect("validated");
         replay(&mut d, t, capacity, &mut workload)?;
     }
     if !(d.progress)("flush", 0, 1) {
@@ -403,28 +549,15 @@ pub fn run_hybrid(
         d.dev.check()?;
         d.checks += 1;
     }
-    if let Some(path) = cfg
-        .manager
-        .rl
-        .save_q_table
-        .as_ref()
-        .filter(|_| cfg.manager.kind == ManagerKind::Rl)
-    {
-        let t = d.dev.manager().q_table().expect("rl has a table");
-        let text =
-            serde_json::to_string(t).map_err(|e| Error::Invariant(format!("Q-table: {e}")))?;
-        std::fs::write(path, text).map_err(|e| Error::Io {
-            path: path.clone(),
-            source: e,
-        })?;
-    }
-    let mut r = report::build(cfg, &d.dev, workload, d.samples, &d.cost_hist, flush_ns);
-    r.slc.mean_blocks = d.slc_byte_weighted / (d.dev.stats().host_write_bytes.max(1)) as f64;
-    r.verify.enabled = verify;
-    r.verify.invariant_checks = d.checks;
-    r.verify.reads_checked = d.dev.ftl().reads_checked();
-    r.wall_seconds = t0.elapsed().as_secs_f64();
-    Ok(r)
+    Ok(Drive {
+        dev: d.dev,
+        workload,
+        samples: d.samples,
+        cost_hist: d.cost_hist,
+        slc_byte_weighted: d.slc_byte_weighted,
+        flush_ns,
+        checks: d.checks,
+    })
 }
 
 fn replay(

@@ -9,13 +9,20 @@ use crate::config::SimConfig;
 /// Markdown: one table per section, every key with its type/allowed values, default and description.
 pub fn config_reference_markdown() -> String {
     let schema = serde_json::to_value(schema_for!(SimConfig)).expect("schema serializes");
-    let defs = schema.get("definitions").cloned().unwrap_or(Value::Null);
-    let mut out = String::from(
+    schema_reference_markdown(
+        &schema,
         "# Configuration reference\n\n_Generated from the config types by `nandstack config --reference`; do not edit._\n\n\
          A config is one TOML file; every key below can also be set with `--set section.key=value`. Unknown keys \
          are errors.\n",
-    );
-    section(&schema, "", &defs, &mut out);
+    )
+}
+
+/// Markdown reference of any config type's JSON schema (`schemars`), after `header`: one table per
+/// section (nested structs become `[a.b]` sections).
+pub fn schema_reference_markdown(schema: &Value, header: &str) -> String {
+    let defs = schema.get("definitions").cloned().unwrap_or(Value::Null);
+    let mut out = String::from(header);
+    section(schema, "", &defs, &mut out);
     out
 }
 

@@ -240,6 +240,101 @@ fn q_table_saves_and_loads_for_pretraining() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `pretrain` is exactly the manual chain: each pre-training workload learned on a fresh device with
+/// its documented seed, the table saved and loaded into the next, the measured run with the config's seed.
+#[test]
+fn pretrain_chain_equals_the_manual_save_load_chain() {
+    use nandstack_sim::hybrid_run::pretrain_seed;
+    let dir = std::env::temp_dir().join(format!("nandstack-hybrid-pre-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (q1, q2) = (dir.join("q1.json"), dir.join("q2.json"));
+    let (q1s, q2s) = (q1.display().to_string(), q2.display().to_string());
+    let seed = 7u64;
+    let with_seed = |c: String, s: u64| c.replacen('{', &format!(r#"{{"seed": {s}, "#), 1);
+    // Manual chain: pc then phone (each learning, saving), then tpcc with the table loaded.
+    run(&with_seed(
+        cfg(
+            "rl",
+            "pc",
+            0.02,
+            &format!(r#", "rl": {{"save_q_table": "{q1s}"}}"#),
+        ),
+        pretrain_seed(seed, 0),
+    ));
+    run(&with_seed(
+        cfg(
+            "rl",
+            "phone",
+            0.02,
+            &format!(r#", "rl": {{"load_q_table": "{q1s}", "save_q_table": "{q2s}"}}"#),
+        ),
+        pretrain_seed(seed, 1),
+    ));
+    let manual = run(&with_seed(
+        cfg(
+            "rl",
+            "tpcc",
+            0.02,
+            &format!(r#", "rl": {{"load_q_table": "{q2s}"}}"#),
+        ),
+        seed,
+    ));
+    // The same in one config.
+    let pre = r#""pretrain": [{"standin": {"name": "pc", "scale": 0.02}},
+                               {"standin": {"name": "phone", "scale": 0.02}}], "#;
+    let chained = run(&with_seed(
+        cfg("rl", "tpcc", 0.02, "").replacen('{', &format!("{{{pre}"), 1),
+        seed,
+    ));
+    assert_eq!(chained["manager_report"]["rl"]["q_table_loaded"], true);
+    let lines = chained["pretraining"].as_array().unwrap();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["workload"], "pc");
+    assert_eq!(lines[1]["workload"], "phone");
+    assert_eq!(lines[1]["seed"].as_u64(), Some(pretrain_seed(seed, 1)));
+    assert!(f(&lines[0], "rl_steps") > 0.0 && f(&lines[1], "rl_states_visited") > 0.0);
+    for key in [
+        "write_throughput_mib_per_s",
+        "waf",
+        "write_cost_ns",
+        "cost_breakdown",
+        "series",
+        "manager_report",
+        "slc",
+    ] {
+        assert_eq!(
+            chained[key], manual[key],
+            "{key} differs from the manual chain"
+        );
+    }
+    // Without pre-training the agent behaves differently (the chain did something).
+    let fresh = run(&with_seed(cfg("rl", "tpcc", 0.02, ""), seed));
+    assert_ne!(fresh["manager_report"], chained["manager_report"]);
+    assert_eq!(fresh["pretraining"].as_array().unwrap().len(), 0);
+    // Pre-training is for the RL manager only, and each workload is checked with its index in the key.
+    let e = run_hybrid_json(
+        &cfg("dwa", "tpcc", 0.02, "").replacen('{', &format!("{{{pre}"), 1),
+        None,
+        false,
+        &mut |_, _, _| true,
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("pretrain") && e.to_string().contains("rl"),
+        "{e}"
+    );
+    let bad = r#""pretrain": [{"standin": {"name": "pc", "scale": 9}}], "#;
+    let e = run_hybrid_json(
+        &cfg("rl", "tpcc", 0.02, "").replacen('{', &format!("{{{bad}"), 1),
+        None,
+        false,
+        &mut |_, _, _| true,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("pretrain[0].standin.scale"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn trace_replay_verifies_reads() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

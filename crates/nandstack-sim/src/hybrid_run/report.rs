@@ -45,6 +45,8 @@ pub struct HybridReport {
     pub manager_report: ManagerReport,
     /// The final Q-table (RL with `report.include_q_table`), else null.
     pub q_table: Option<QTable>,
+    /// One line per `pretrain` workload, in order (empty without pre-training).
+    pub pretraining: Vec<PretrainLine>,
     pub verify: VerifyReport,
     /// Wall-clock seconds of the run (not deterministic).
     pub wall_seconds: f64,
@@ -311,7 +313,38 @@ pub(crate) fn build(
         } else {
             None
         },
+        pretraining: Vec::new(),
         verify: VerifyReport::default(),
         wall_seconds: 0.0,
+    }
+}
+
+/// A pre-training run, summarised.
+#[derive(Clone, Debug, Serialize)]
+pub struct PretrainLine {
+    /// Stand-in name or trace path.
+    pub workload: String,
+    pub seed: u64,
+    pub host_write_bytes: u64,
+    pub write_throughput_mib_per_s: f64,
+    pub waf: f64,
+    /// RL steps taken and states with an updated entry in the table afterwards.
+    pub rl_steps: u64,
+    pub rl_states_visited: u64,
+}
+
+pub(crate) fn pretrain_line(dev: &HybridSsd, workload: WorkloadReport, seed: u64) -> PretrainLine {
+    let f = dev.ftl();
+    let c = *f.costs();
+    let host = dev.stats().host_write_bytes;
+    let rl = dev.manager().report().rl;
+    PretrainLine {
+        workload: workload.name,
+        seed,
+        host_write_bytes: host,
+        write_throughput_mib_per_s: throughput(host, c.total_ns()),
+        waf: waf(&c, f.params().page_bytes, host),
+        rl_steps: rl.as_ref().map_or(0, |r| r.steps),
+        rl_states_visited: rl.as_ref().map_or(0, |r| r.states_visited),
     }
 }
