@@ -53,7 +53,7 @@ def load_hybrid_config(path: Path | None, overrides: list[str]) -> dict[str, Any
         except (json.JSONDecodeError, _toml.TOMLDecodeError) as e:
             raise ConfigError(
                 f"{path}: not a valid {'JSON' if path.suffix == '.json' else 'TOML'} config: {e}"
-            )
+            ) from None
         data.setdefault("model", "hybrid")
     return apply_overrides(data, overrides)
 
