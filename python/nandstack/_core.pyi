@@ -75,6 +75,9 @@ def validate_hybrid_config(config_json: str) -> str:
     """Check a hybrid-model JSON config without running it; returns the effective config JSON (defaults filled
     in). Raises `ConfigError` naming the bad key."""
 
+def trace_stats(path: str, format: str) -> str:
+    """One pass over a block trace: counts, bytes, extent and time span, as JSON."""
+
 def hybrid_config_reference_markdown() -> str:
     """Markdown reference of every hybrid-model config key."""
 

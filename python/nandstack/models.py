@@ -86,9 +86,10 @@ def model_of(config: Mapping[str, Any]) -> str:
 def hybrid_config(overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The hybrid default config (marked `"model": "hybrid"`) with dotted `overrides` applied
     (`{"manager.kind": "rl", "workload.standin.name": "tpcc"}`); a value `None` deletes the key."""
-    from .config import set_path, split_key
+    from .config import _without_none, set_path, split_key
 
-    config: dict[str, Any] = {"model": "hybrid", **hybrid_default_config()}
+    # Unset options (null in the defaults) are left out, so an override can set a table under them.
+    config: dict[str, Any] = {"model": "hybrid", **_without_none(hybrid_default_config())}
     for key, value in (overrides or {}).items():
         path = split_key(key)
         if value is None:

@@ -25,6 +25,7 @@ __all__ = [
     "parse",
     "sequential",
     "trace",
+    "trace_stats",
     "uniform",
     "zipf",
 ]
@@ -99,6 +100,17 @@ def trace(path: str | os.PathLike[str], format: str, lba: str = "scale") -> Work
         f"trace:{name}",
         {"trace.path": os.fspath(path), "trace.format": format, "trace.lba": lba},
     )
+
+
+def trace_stats(path: str | os.PathLike[str], format: str) -> dict[str, Any]:
+    """One pass over the block trace at `path`: `records`, `reads`, `writes`, `trims`, `read_bytes`,
+    `write_bytes`, `trim_bytes`, `max_end_bytes` (the logical extent), `first_ns`/`last_ns` (None when the
+    format has no times). Errors name the line."""
+    import json
+
+    from . import _core
+
+    return json.loads(_core.trace_stats(os.fspath(path), format))
 
 
 def parse(spec: WorkloadLike) -> Workload:

@@ -54,6 +54,13 @@ fn validate_hybrid_config(config_json: &str) -> PyResult<String> {
     nandstack_sim::hybrid_run::hybrid_validate_config_json(config_json).map_err(errors::to_py_err)
 }
 
+/// One pass over a block trace: counts, bytes, extent and time span, as JSON.
+#[pyfunction]
+fn trace_stats(py: Python<'_>, path: String, format: String) -> PyResult<String> {
+    py.allow_threads(|| nandstack_sim::source::trace_stats_json(&path, &format))
+        .map_err(errors::to_py_err)
+}
+
 /// Markdown reference of every hybrid-model config key.
 #[pyfunction]
 fn hybrid_config_reference_markdown() -> String {
@@ -76,6 +83,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::run_hybrid, m)?)?;
     m.add_function(wrap_pyfunction!(hybrid_default_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(validate_hybrid_config, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(hybrid_config_reference_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(bench_host, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_toml, m)?)?;

@@ -5,7 +5,7 @@ hyphens) defining `EXPERIMENT = Experiment(...)`; it is found automatically. See
 
     >>> from nandstack import experiments
     >>> [e.name for e in experiments.all_experiments()]
-    ['gc-policies-vs-op', 'hot-cold-skew', 'trace-replay']
+    ['gc-policies-vs-op', 'hot-cold-skew', 'rl-slc-cache', 'sup-gc', 'trace-replay']
 """
 
 from __future__ import annotations
@@ -14,7 +14,18 @@ import importlib
 import pkgutil
 
 from .._core import NandstackError
-from .base import Analysis, Experiment, Figure, Series, Table, fifo_waf, make_task, results_frame, summarize
+from .base import (
+    Analysis,
+    Experiment,
+    Figure,
+    Series,
+    Table,
+    fifo_waf,
+    make_hybrid_task,
+    make_task,
+    results_frame,
+    summarize,
+)
 
 __all__ = [
     "Analysis",
@@ -25,6 +36,7 @@ __all__ = [
     "all_experiments",
     "fifo_waf",
     "get",
+    "make_hybrid_task",
     "make_task",
     "names",
     "results_frame",

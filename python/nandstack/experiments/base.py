@@ -28,6 +28,7 @@ __all__ = [
     "Series",
     "Table",
     "fifo_waf",
+    "make_hybrid_task",
     "make_task",
     "plane_device",
     "random_waf",
@@ -58,7 +59,7 @@ class Figure:
     series: Sequence[Series]
     caption: str = ""
     logy: bool = False
-    kind: str = "line"  # line, or bar (x values are categories)
+    kind: str = "line"  # line; bar (x values are categories); stacked (bars, the series stacked in order)
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,18 @@ def make_task(overrides: Mapping[str, Any], params: Mapping[str, Any]) -> Task:
     """A `Task` for the default config with dotted `overrides` applied; `params` identify the run in
     tables and the database (`{"policy": "fifo", "op": 0.1, "seed": 1}`; a `seed` param sets the seed)."""
     config = load_config(None, dict(overrides))
+    if "seed" in params:
+        config["seed"] = int(params["seed"])
+    label = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
+    return Task(config=config, params=dict(params), config_hash=config_hash(config), label=label)
+
+
+def make_hybrid_task(overrides: Mapping[str, Any], params: Mapping[str, Any]) -> Task:
+    """A `Task` of the hybrid SLC/QLC model (docs/hybrid.md): its default config with dotted `overrides`
+    applied and marked `"model": "hybrid"`, so the runner, the database and resume treat it as such."""
+    from ..models import hybrid_config
+
+    config = hybrid_config(overrides)
     if "seed" in params:
         config["seed"] = int(params["seed"])
     label = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())

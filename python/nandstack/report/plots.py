@@ -38,6 +38,8 @@ def render_figure(figure: Figure, out_dir: Path, dpi: int = 144) -> list[Path]:
     try:
         if figure.kind == "bar":
             _bars(ax, figure.series)
+        elif figure.kind == "stacked":
+            _stacked(ax, figure.series)
         else:
             _lines(ax, figure.series)
         ax.set_title(figure.title, fontsize=11)
@@ -79,7 +81,7 @@ def _lines(ax: Any, series: Sequence[Any]) -> None:
             yerr=yerr,
             linestyle=line,
             marker=marker,
-            ms=5,
+            ms=5 if len(xs) <= 40 or line == "none" else 0,  # long time series: no markers
             lw=1.3,
             capsize=3,
             color=color,
@@ -88,9 +90,7 @@ def _lines(ax: Any, series: Sequence[Any]) -> None:
 
 
 def _bars(ax: Any, series: Sequence[Any]) -> None:
-    categories: list[str] = []
-    for s in series:
-        categories += [str(x) for x in s.x if str(x) not in categories]
+    categories = _categories(series)
     width = 0.8 / max(len(series), 1)
     for i, s in enumerate(series):
         by_x = {str(x): (y, e) for x, y, e in zip(s.x, s.y, s.yerr or [None] * len(s.x))}
@@ -115,6 +115,38 @@ def _bars(ax: Any, series: Sequence[Any]) -> None:
         rotation=30 if len(categories) > 4 else 0,
         ha="right" if len(categories) > 4 else "center",
         fontsize=8,
+    )
+
+
+def _categories(series: Sequence[Any]) -> list[str]:
+    categories: list[str] = []
+    for s in series:
+        categories += [str(x) for x in s.x if str(x) not in categories]
+    return categories
+
+
+def _stacked(ax: Any, series: Sequence[Any]) -> None:
+    """One bar per category, the series stacked bottom to top in order (missing values count as 0)."""
+    categories = _categories(series)
+    bottom = [0.0] * len(categories)
+    for i, s in enumerate(series):
+        by_x = {str(x): y for x, y in zip(s.x, s.y)}
+        heights = [float(by_x.get(c) or 0.0) for c in categories]
+        ax.bar(
+            range(len(categories)),
+            heights,
+            bottom=bottom,
+            width=0.75,
+            color=PALETTE[i % len(PALETTE)],
+            label=s.label,
+        )
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    ax.set_xticks(range(len(categories)))
+    ax.set_xticklabels(
+        categories,
+        rotation=60 if len(categories) > 8 else 0,
+        ha="right" if len(categories) > 8 else "center",
+        fontsize=7,
     )
 
 
