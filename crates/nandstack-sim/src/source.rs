@@ -167,6 +167,28 @@ pub fn map_lba(
     Ok(())
 }
 
+/// One streaming pass over a trace, summarised as JSON (`records`, `reads`, `writes`, `trims`, their
+/// bytes, `max_end_bytes`, `first_ns`, `last_ns`). `format` is a format name of docs/trace-formats.md; an
+/// unknown name is a config error listing the formats, a malformed line an error with its line number.
+pub fn trace_stats_json(path: &str, format: &str) -> Result<String> {
+    let f: TraceFormat = serde_json::from_value(serde_json::Value::from(format))
+        .map_err(|e| Error::config("format", e.to_string()))?;
+    let s = trace::scan(Path::new(path), f)?;
+    Ok(serde_json::json!({
+        "records": s.records,
+        "reads": s.reads,
+        "writes": s.writes,
+        "trims": s.trims,
+        "read_bytes": s.read_bytes,
+        "write_bytes": s.write_bytes,
+        "trim_bytes": s.trim_bytes,
+        "max_end_bytes": s.max_end_bytes,
+        "first_ns": s.first_ns,
+        "last_ns": s.last_ns,
+    })
+    .to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,26 +218,4 @@ mod tests {
         let mut q = r(0, 20_000);
         assert!(map_lba(&mut q, LbaPolicy::Wrap, 10_000, 0).is_err());
     }
-}
-
-/// One streaming pass over a trace, summarised as JSON (`records`, `reads`, `writes`, `trims`, their
-/// bytes, `max_end_bytes`, `first_ns`, `last_ns`). `format` is a format name of docs/trace-formats.md; an
-/// unknown name is a config error listing the formats, a malformed line an error with its line number.
-pub fn trace_stats_json(path: &str, format: &str) -> Result<String> {
-    let f: TraceFormat = serde_json::from_value(serde_json::Value::from(format))
-        .map_err(|e| Error::config("format", e.to_string()))?;
-    let s = trace::scan(Path::new(path), f)?;
-    Ok(serde_json::json!({
-        "records": s.records,
-        "reads": s.reads,
-        "writes": s.writes,
-        "trims": s.trims,
-        "read_bytes": s.read_bytes,
-        "write_bytes": s.write_bytes,
-        "trim_bytes": s.trim_bytes,
-        "max_end_bytes": s.max_end_bytes,
-        "first_ns": s.first_ns,
-        "last_ns": s.last_ns,
-    })
-    .to_string())
 }
