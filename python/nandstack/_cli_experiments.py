@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ._cli_results import add_db_option
-from ._term import ProgressBar, format_frame
+from ._term import format_frame, progress_bar
 
 
 def _backend_options(parser: argparse.ArgumentParser) -> None:
@@ -91,19 +91,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.dry_run:
         return _dry_run(spec, db, resume=not args.no_resume)
     backend = _backend(args)
-    bar = None if args.quiet else ProgressBar()
     print(f"sweep {spec.name}: {spec.size()} runs on {backend.name}, recording in {db.path}", file=sys.stderr)
     try:
-        outcome = run_sweep(
-            spec, backend=backend, db=db, resume=not args.no_resume, verify=args.verify, progress=bar
-        )
+        with progress_bar(args.quiet) as bar:
+            outcome = run_sweep(
+                spec, backend=backend, db=db, resume=not args.no_resume, verify=args.verify, progress=bar
+            )
     except KeyboardInterrupt:
-        if bar is not None:
-            bar.close(complete=False)
         print("finished runs are recorded; run the same command again to resume", file=sys.stderr)
         raise
-    if bar is not None:
-        bar.close()
     print(outcome.summary_line(), file=sys.stderr)
     for i, message in sorted(outcome.errors.items()):
         print(f"failed: {outcome.tasks[i].label}: {message}", file=sys.stderr)
@@ -139,8 +135,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from .results import ResultsDB
 
     backend = _backend(args)
-    bar = None if args.quiet else ProgressBar()
-    try:
+    with progress_bar(args.quiet) as bar:
         report = reproduce(
             args.name,
             quick=args.quick,
@@ -151,12 +146,6 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             resume=args.resume,
             progress=bar,
         )
-    except KeyboardInterrupt:
-        if bar is not None:
-            bar.close(complete=False)
-        raise
-    if bar is not None:
-        bar.close()
     analysis = report.analysis
     print(f"{report.experiment.title}: {analysis.verdict}")
     print(textwrap.fill(analysis.measured, 100))

@@ -15,7 +15,7 @@ from typing import Any
 
 from . import _toml
 from ._core import ConfigError
-from ._term import ProgressBar, flatten, format_table
+from ._term import flatten, format_table, progress_bar
 from .config import apply_overrides
 from .models import HYBRID_SERIES, hybrid_config, hybrid_result, normalize_hybrid_config, run_hybrid
 
@@ -66,15 +66,8 @@ def cmd_run_hybrid(args: argparse.Namespace, trace: list[str]) -> int:
     if args.seed is not None:
         effective["seed"] = args.seed
     effective = normalize_hybrid_config(effective)  # a bad key fails here, before any output
-    bar = None if args.quiet else ProgressBar()
-    try:
+    with progress_bar(args.quiet) as bar:
         report = run_hybrid(effective, verify=args.verify, progress=bar)
-    except BaseException:
-        if bar is not None:
-            bar.close(complete=False)
-        raise
-    if bar is not None:
-        bar.close()
     result = hybrid_result(report, effective)
     if not args.no_record:
         from .results import ResultsDB

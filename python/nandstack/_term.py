@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TextIO
 
-__all__ = ["ProgressBar", "flatten", "format_frame", "format_table", "format_value"]
+__all__ = ["ProgressBar", "flatten", "format_frame", "format_table", "format_value", "progress_bar"]
+
+
+@contextlib.contextmanager
+def progress_bar(quiet: bool = False) -> Iterator[ProgressBar | None]:
+    """A `ProgressBar` for the block (`None` when `quiet`), closed at its end: complete when the block
+    finishes, left incomplete when it raises (Ctrl-C included)."""
+    bar = None if quiet else ProgressBar()
+    try:
+        yield bar
+    except BaseException:
+        if bar is not None:
+            bar.close(complete=False)
+        raise
+    if bar is not None:
+        bar.close()
 
 
 class ProgressBar:

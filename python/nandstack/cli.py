@@ -17,7 +17,7 @@ from typing import Any
 from . import _cli_experiments, _cli_hybrid, _cli_results, _core, config
 from ._api import run as api_run
 from ._core import ConfigError
-from ._term import ProgressBar, flatten, format_table
+from ._term import flatten, format_table, progress_bar
 
 DEFAULT_OUT = Path("results") / "latest"
 EXIT_ERROR = 2
@@ -183,8 +183,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.model == "hybrid":
         return _cli_hybrid.cmd_run_hybrid(args, trace_overrides(args, "workload.trace"))
     effective = config.load_config(args.config, [*args.overrides, *trace_overrides(args)])
-    bar = None if args.quiet else ProgressBar()
-    try:
+    with progress_bar(args.quiet) as bar:
         result = api_run(
             effective,
             seed=args.seed,
@@ -192,12 +191,6 @@ def cmd_run(args: argparse.Namespace) -> int:
             progress=bar,
             record=False,  # recorded below, once the run has finished, with source "cli"
         )
-    except BaseException:
-        if bar is not None:
-            bar.close(complete=False)
-        raise
-    if bar is not None:
-        bar.close()
     if not args.no_record:
         from .results import ResultsDB
 

@@ -468,55 +468,28 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
             f"{', '.join(f'{w} {g:+.1f}%' for w, g in zip(pre['workload'].to_list(), gains))} "
             f"(paper: up to +{PAPER_PRETRAIN_MAX_PCT}%)."
         )
-    aged = _mean_table(frame, "aged")
-    aged_text = ""
-    if not aged.is_empty():
-        tables.append(
-            Table("aged", "Per stand-in and scheme on a half-filled device (mean over seeds)", aged)
-        )
-        aged_head = headline(aged)
-        figures.append(
-            _bar_figure(
-                "throughput_half_filled",
-                "Normalised write throughput, half-filled device",
-                "throughput / QLC-only",
-                aged,
-                "norm_thr",
-                "norm_thr_std",
-                MANAGERS,
-                "Half of the logical space written to QLC before the run (precondition.fill_fraction = 0.5).",
-            )
-        )
-        if "previous" in aged_head:
-            aged_text = (
-                f" On a half-filled device RL's gain over the previous techniques is "
-                f"{aged_head['previous']['throughput_gain_pct']:+.1f}% "
-                f"(WAF {aged_head['previous']['waf_change_pct']:+.1f}%)."
-            )
-    trace_means = _mean_table(frame, "trace")
-    trace_text = ""
-    if not trace_means.is_empty():
-        tables.append(Table("traces", "Shared block traces (quarter device, 1 seed)", trace_means))
-        figures.append(
-            _bar_figure(
-                "traces_throughput",
-                "Normalised write throughput on the shared block traces",
-                "throughput / QLC-only",
-                trace_means,
-                "norm_thr",
-                None,
-                MANAGERS,
-                "Each trace replayed (reads, writes, TRIMs; addresses wrapped) on the quarter-capacity "
-                "device.",
-            )
-        )
-        th = headline(trace_means)
-        if "previous" in th:
-            trace_text = (
-                f" On the {th['previous']['workloads']} shared traces RL's mean gain over DWA/UST is "
-                f"{th['previous']['throughput_gain_pct']:+.1f}%, "
-                f"WAF {th['previous']['waf_change_pct']:+.1f}%."
-            )
+    aged_text = _extra_part(
+        frame,
+        figures,
+        tables,
+        part="aged",
+        table=("aged", "Per stand-in and scheme on a half-filled device (mean over seeds)"),
+        figure=("throughput_half_filled", "Normalised write throughput, half-filled device"),
+        caption="Half of the logical space written to QLC before the run (precondition.fill_fraction = 0.5).",
+        where="on a half-filled device",
+        err=True,
+    )
+    trace_text = _extra_part(
+        frame,
+        figures,
+        tables,
+        part="trace",
+        table=("traces", "Shared block traces (quarter device, 1 seed)"),
+        figure=("traces_throughput", "Normalised write throughput on the shared block traces"),
+        caption="Each trace replayed (reads, writes, TRIMs; addresses wrapped) on the quarter device.",
+        where="on the shared traces",
+        err=False,
+    )
     measured, verdict = _verdict(head, means)
     measured += pre_text + aged_text + trace_text
     if failed:
@@ -529,6 +502,45 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
         "RL is seed-dependent: std over seeds is shown as whiskers in Fig. 4.",
     ]
     return Analysis(measured, verdict, figures, tables, notes)
+
+
+def _extra_part(
+    frame: pl.DataFrame,
+    figures: list[Figure],
+    tables: list[Table],
+    *,
+    part: str,
+    table: tuple[str, str],
+    figure: tuple[str, str],
+    caption: str,
+    where: str,
+    err: bool,
+) -> str:
+    """A part beside the main comparison (half-filled device, traces): its table and normalised-throughput
+    figure appended to `tables`/`figures`, and a sentence with its headline ("" when it did not run)."""
+    means = _mean_table(frame, part)
+    if means.is_empty():
+        return ""
+    tables.append(Table(table[0], table[1], means))
+    figures.append(
+        _bar_figure(
+            figure[0],
+            figure[1],
+            "throughput / QLC-only",
+            means,
+            "norm_thr",
+            "norm_thr_std" if err else None,
+            MANAGERS,
+            caption,
+        )
+    )
+    prev = headline(means).get("previous")
+    if prev is None:
+        return ""
+    return (
+        f" {where[0].upper()}{where[1:]} ({prev['workloads']} workloads) RL's mean gain over DWA/UST is "
+        f"{prev['throughput_gain_pct']:+.1f}%, WAF {prev['waf_change_pct']:+.1f}%."
+    )
 
 
 def _verdict(head: dict[str, dict[str, float]], means: pl.DataFrame) -> tuple[str, str]:
