@@ -1,4 +1,4 @@
-//! `cargo run --release -p nandstack-sim --example bench [ftl] [--quick]`: the same benchmarks as
+//! `cargo run --release -p nandstack-sim --example bench [ftl|timed|hybrid|all] [--quick]`: the same benchmarks as
 //! `nandstack bench`, without Python (handy under perf/valgrind).
 
 fn main() {
