@@ -173,10 +173,12 @@ def test_rl_slc_cache_small(monkeypatch, tmp_path):
         "pretrain_on": ("pc",),
         "trace_target_bytes": 64 << 20,
     }
-    monkeypatch.setattr(rl_slc_cache, "QUICK", small)
-    tasks = rl_slc_cache.tasks(True)
+    # The full plan, shrunk: the paper device, plus the half-filled device ("aged") the quick run leaves out.
+    monkeypatch.setattr(rl_slc_cache, "FULL", small)
+    tasks = rl_slc_cache.tasks(False)
     parts = [t.params["part"] for t in tasks]
     assert parts.count("standin") == 10 and parts.count("pretrained") == 1 and parts.count("trace") == 5
+    assert parts.count("aged") == 10
     assert all(t.config["model"] == "hybrid" for t in tasks)
     trace_task = next(t for t in tasks if t.params["part"] == "trace")
     # 1,350 writes of 16 KiB per pass; 64 MiB needs 4 passes.
@@ -186,7 +188,7 @@ def test_rl_slc_cache_small(monkeypatch, tmp_path):
     analysis = rl_slc_cache.EXPERIMENT.analyze(tasks, outcome.results)
     names = {f.name for f in analysis.figures}
     assert {"fig4_throughput", "waf", "fig5_slc_blocks_pc", "fig6_theta_rl", "fig7_cost_breakdown"} <= names
-    assert {"fig8_pretraining", "traces_throughput"} <= names
+    assert {"fig8_pretraining", "traces_throughput", "throughput_half_filled"} <= names
     tables = {t.name: t.frame for t in analysis.tables}
     standins = tables["standins"]
     # QLC-only is the normalisation: exactly 1, and every normalised value is throughput ÷ QLC-only's.
@@ -212,6 +214,7 @@ def test_rl_slc_cache_small(monkeypatch, tmp_path):
             assert (
                 r["cost_host_to_qlc_s"] == pytest.approx(r["write_cost_s"]) and r["cost_vs_qlc_only"] == 1.0
             )
+    assert tables["aged"].height == 10 and "half-filled device (2 workloads)" in analysis.measured
     pre = tables["pretraining"]
     assert pre["workload"].to_list() == ["tpcc"]
     assert analysis.verdict in ("agrees", "partly agrees", "differs")
