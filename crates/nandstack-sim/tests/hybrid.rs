@@ -158,6 +158,11 @@ fn bad_config_errors_name_the_key() {
             "0.95",
         ),
         (
+            r#"{"device": {"qlc_free_threshold_blocks": 1}}"#,
+            "device.qlc_free_threshold_blocks",
+            "[2, 1000]",
+        ),
+        (
             r#"{"report": {"sample_every_bytes": 10}}"#,
             "report.sample_every_bytes",
             "1 MiB",
@@ -333,6 +338,26 @@ fn pretrain_chain_equals_the_manual_save_load_chain() {
     .unwrap_err();
     assert!(e.to_string().contains("pretrain[0].standin.scale"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A small, nearly full device at the lowest QLC GC threshold: GC starts with one erased block for its
+/// own destination and every manager runs to the end with verification on (found by fuzzing the config:
+/// at threshold 1, now rejected, GC had no block to move data into and the device reported itself full).
+#[test]
+fn nearly_full_small_device_at_the_lowest_gc_threshold() {
+    for kind in ["qlc_only", "static", "dwa", "ust", "rl"] {
+        let c = format!(
+            r#"{{"device": {{"total_blocks": 200, "page_bytes": 8192, "qlc_pages_per_block": 16,
+                 "slc_pages_per_block": 5, "over_provisioning": 0.25, "qlc_free_threshold_blocks": 2,
+                 "slc_free_threshold_blocks": 1}},
+                "manager": {{"kind": "{kind}"}}, "precondition": {{"fill_fraction": 0.9}},
+                "workload": {{"standin": {{"name": "linkbench", "scale": 0.0005}}}},
+                "report": {{"sample_every_bytes": 1048576}}}}"#
+        );
+        let v = run_verify(&c);
+        assert!(f(&v, "verify.invariant_checks") > 0.0, "{kind}");
+        assert!(f(&v, "ftl.qlc_gc_victims") > 0.0, "{kind}: QLC GC ran");
+    }
 }
 
 #[test]

@@ -60,7 +60,8 @@ pub struct HybridDeviceConfig {
     /// has fewer free blocks than this. Default: preset (5).
     #[serde(default)]
     pub slc_free_threshold_blocks: Option<u32>,
-    /// QLC GC runs when the QLC region has fewer free blocks than this. Default: preset (5).
+    /// QLC GC runs when the QLC region has fewer free blocks than this; at least 2, so GC always starts
+    /// with an erased block for its own destination. Default: preset (5).
     #[serde(default)]
     pub qlc_free_threshold_blocks: Option<u32>,
     /// Victim of SLC→QLC migration: `greedy` (default) or `fifo`.
@@ -228,10 +229,13 @@ impl HybridDeviceConfig {
                 format!("is {slc_thr}: must be in [1, 1000]"),
             ));
         }
-        if qlc_thr == 0 || qlc_thr > 1000 {
+        if !(2..=1000).contains(&qlc_thr) {
             return Err(Error::config(
                 "device.qlc_free_threshold_blocks",
-                format!("is {qlc_thr}: must be in [1, 1000]"),
+                format!(
+                    "is {qlc_thr}: must be in [2, 1000] (QLC GC starts when fewer blocks are free, and \
+                     needs one erased block for the data it moves)"
+                ),
             ));
         }
         let units_per_page = page_bytes / 4096;
