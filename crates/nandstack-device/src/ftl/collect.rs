@@ -68,22 +68,37 @@ impl Ftl {
         }
     }
 
-    /// Collect victims in `scope` until `done` holds. Fails with DeviceFull when no progress is possible.
+    /// Collect victims in `scope` until `done` holds. Fails with DeviceFull when no progress is possible:
+    /// after 8 × the scope's blocks (+ 16) victims without a new high of its free blocks (a victim policy
+    /// that is not greedy — FIFO, random — may move many fully valid blocks before it reaches the ones
+    /// with invalid data, so a fixed number of rounds is not the test; random picks need several passes
+    /// to find the one block worth collecting with high probability).
     fn gc_until(&mut self, scope: Scope, done: impl Fn(&Ftl) -> bool) -> Result<()> {
         let blocks_in_scope = match scope {
             Scope::Plane(_) => self.geo.blocks_per_plane,
             Scope::Device => self.blocks.len(),
         } as u64;
-        let mut rounds = 0u64;
+        let free_in_scope = |f: &Ftl| match scope {
+            Scope::Plane(p) => f.free[p as usize].len() as u32,
+            Scope::Device => f.free_total,
+        };
+        let (mut rounds, mut since_progress) = (0u64, 0u64);
+        let mut best = free_in_scope(self);
         while !done(self) {
             rounds += 1;
-            if rounds > 2 * blocks_in_scope + 2 {
+            since_progress += 1;
+            if since_progress > 8 * blocks_in_scope + 16 {
                 return Err(Error::DeviceFull(format!(
                     "GC in {scope:?} collected {rounds} victims without reaching its free-block target; the \
                      logical data does not fit (raise ftl.over_provisioning)"
                 )));
             }
             self.collect_one(scope)?;
+            let free = free_in_scope(self);
+            if free > best {
+                best = free;
+                since_progress = 0;
+            }
         }
         Ok(())
     }

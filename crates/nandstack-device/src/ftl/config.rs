@@ -305,6 +305,23 @@ impl FtlConfig {
                 ),
             ));
         }
+        // Device-scope GC still keeps more than one free block per stream in every plane (so that same-plane
+        // migrations find room): each plane must hold its share of the data (static allocation: exactly;
+        // dynamic: on average, once the logical space is full), its open blocks and that floor.
+        if gc.scope == GcScope::Device {
+            let per_plane = logical_blocks.div_ceil(geo.planes() as u64);
+            let needed = per_plane + 2 * streams as u64 + 2;
+            if needed > bpp as u64 {
+                return Err(Error::config(
+                    "ftl.over_provisioning",
+                    format!(
+                        "leaves no room for GC per plane: each plane holds about {per_plane} blocks of logical data, \
+                         {streams} open block(s) and keeps more than {streams} free (one per placement stream), \
+                         {needed} blocks, but has {bpp}; raise ftl.over_provisioning or use fewer placement streams"
+                    ),
+                ));
+            }
+        }
         if let PlacementConfig::Mbf(m) = &self.placement {
             m.validate()?;
         }

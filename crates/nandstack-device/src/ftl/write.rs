@@ -17,7 +17,10 @@ impl Ftl {
             request_bytes,
         };
         let stream = self.placement.stream_for(&ctx) as u32;
-        let plane = self.host_plane(lpn);
+        let mut plane = self.host_plane(lpn);
+        if self.cfg.allocation == Allocation::Dynamic {
+            plane = self.dynamic_plane_with_room(stream, plane);
+        }
         // Make room first: GC may move this unit's old copy, which is still valid until we invalidate it.
         self.ensure_open(stream, plane, true)?;
         self.clock += 1;
@@ -59,6 +62,50 @@ impl Ftl {
                 self.stripe[k as usize]
             }
         }
+    }
+
+    /// Dynamic allocation: `plane` (the round-robin choice) unless it cannot take a unit of `stream`
+    /// without plane GC that cannot succeed — no open block for the stream, below a free-block target
+    /// (the per-stream floor, or plane-scope GC's start threshold, then its stop target), and too little
+    /// invalid data to reach it (its blocks hold valid data that same-plane migration cannot move out) —
+    /// then the next plane in striping order that can. Round robin does not bound the valid data per
+    /// plane, so a plane can fill up with valid data; a real controller writes elsewhere. If no plane
+    /// qualifies, `plane` (its GC then reports the device full).
+    fn dynamic_plane_with_room(&self, stream: u32, plane: u32) -> u32 {
+        let gc = &self.cfg.gc;
+        let can_take = |p: u32| {
+            if self.active[(stream * self.planes + p) as usize] != NONE {
+                return true;
+            }
+            let free = self.free[p as usize].len() as u32;
+            let mut target = if free <= self.streams {
+                self.streams + 1
+            } else {
+                0
+            };
+            if gc.scope == GcScope::Plane && free < gc.start_free_blocks {
+                target = target.max(gc.stop_free_blocks);
+            }
+            target <= free || self.reclaimable_units(p) >= (target - free) as u64 * self.upb as u64
+        };
+        if can_take(plane) {
+            return plane;
+        }
+        let start = self.stripe.iter().position(|&p| p == plane).unwrap_or(0);
+        (1..self.planes as usize)
+            .map(|k| self.stripe[(start + k) % self.planes as usize])
+            .find(|&p| can_take(p))
+            .unwrap_or(plane)
+    }
+
+    /// Invalid units in the sealed blocks of `plane` (what GC there could reclaim). O(blocks per plane):
+    /// called only for a plane at its free-block floor.
+    fn reclaimable_units(&self, plane: u32) -> u64 {
+        self.blocks
+            .plane_blocks(plane)
+            .filter(|&b| self.state(b) == BlockState::Sealed)
+            .map(|b| (self.upb - self.blocks.valid[b as usize]) as u64)
+            .sum()
     }
 
     /// Next plane for `any_plane` migration of a `stream` write: round robin over the striping order,
