@@ -98,13 +98,17 @@ impl Ftl {
             .unwrap_or(plane)
     }
 
-    /// Invalid units in the sealed blocks of `plane` (what GC there could reclaim). O(blocks per plane):
-    /// called only for a plane at its free-block floor.
+    /// Room GC in `plane` could win: invalid units in its sealed blocks plus the unwritten units of its
+    /// open blocks (where migrated data can go without a new block). O(blocks per plane): called only for
+    /// a plane below its free-block target.
     fn reclaimable_units(&self, plane: u32) -> u64 {
         self.blocks
             .plane_blocks(plane)
-            .filter(|&b| self.state(b) == BlockState::Sealed)
-            .map(|b| (self.upb - self.blocks.valid[b as usize]) as u64)
+            .map(|b| match self.state(b) {
+                BlockState::Sealed => (self.upb - self.blocks.valid[b as usize]) as u64,
+                BlockState::Open => (self.upb - self.blocks.written[b as usize]) as u64,
+                _ => 0,
+            })
             .sum()
     }
 
