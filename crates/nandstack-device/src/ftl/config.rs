@@ -14,7 +14,8 @@ pub enum Allocation {
     /// stripe mod planes, decomposed in `striping_order` (first named unit varies fastest).
     Static,
     /// Round-robin over planes in `striping_order` regardless of address (a write goes to the next
-    /// plane in turn; with the timing model, the least busy).
+    /// plane in turn; the timing model does not change the choice). A plane that cannot take the write
+    /// without GC that cannot succeed is skipped (docs/model-ftl.md).
     Dynamic,
 }
 
