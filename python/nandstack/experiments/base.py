@@ -111,11 +111,7 @@ class Experiment:
 def make_task(overrides: Mapping[str, Any], params: Mapping[str, Any]) -> Task:
     """A `Task` for the default config with dotted `overrides` applied; `params` identify the run in
     tables and the database (`{"policy": "fifo", "op": 0.1, "seed": 1}`; a `seed` param sets the seed)."""
-    config = load_config(None, dict(overrides))
-    if "seed" in params:
-        config["seed"] = int(params["seed"])
-    label = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
-    return Task(config=config, params=dict(params), config_hash=config_hash(config), label=label)
+    return _task(load_config(None, dict(overrides)), params)
 
 
 def make_hybrid_task(overrides: Mapping[str, Any], params: Mapping[str, Any]) -> Task:
@@ -123,7 +119,10 @@ def make_hybrid_task(overrides: Mapping[str, Any], params: Mapping[str, Any]) ->
     applied and marked `"model": "hybrid"`, so the runner, the database and resume treat it as such."""
     from ..models import hybrid_config
 
-    config = hybrid_config(overrides)
+    return _task(hybrid_config(overrides), params)
+
+
+def _task(config: dict[str, Any], params: Mapping[str, Any]) -> Task:
     if "seed" in params:
         config["seed"] = int(params["seed"])
     label = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())

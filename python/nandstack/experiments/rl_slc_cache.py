@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from ..sweep.spec import Task
 from ..workloads import trace_stats
 from .base import Analysis, Experiment, Figure, Series, Table, make_hybrid_task
-from .trace_replay import format_of, trace_dir
+from .trace_replay import trace_dir
+from .trace_replay import traces as shared_traces
 
 if TYPE_CHECKING:
     import polars as pl
@@ -105,14 +106,8 @@ def _trace_writes(path: str, fmt: str) -> tuple[int, int]:
 def traces() -> list[tuple[str, str, int, int]]:
     """The shared block traces that write (≥ MIN_TRACE_WRITES write requests): (path, format, write
     requests, write bytes per pass), sorted by name; empty when the folder is missing."""
-    folder = trace_dir()
-    if not folder.is_dir():
-        return []
     out = []
-    for path in sorted(folder.iterdir()):
-        fmt = format_of(path.name)
-        if fmt is None or not path.is_file():
-            continue
+    for path, fmt in shared_traces(quick=False):
         writes, written = _trace_writes(str(path), fmt)
         if writes >= MIN_TRACE_WRITES:
             out.append((str(path), fmt, writes, written))
@@ -332,21 +327,18 @@ def _series_of(
     return out
 
 
-def _over_time(
-    task_list: Sequence[Task], results: Sequence[Result | None], workload: str, key: str
+def _slc_blocks_over_time(
+    task_list: Sequence[Task], results: Sequence[Result | None], workload: str
 ) -> list[Series]:
+    """Fig. 5: each manager's SLC blocks against host GiB written (seed 1)."""
     series = []
     runs = _series_of(task_list, results, "standin", workload, 1)
     for m in MANAGERS:
         samples = runs.get(m)
-        if not samples or (key == "theta_bytes" and m in ("qlc_only", "ust")):
-            continue
-        xs = [s["host_write_bytes"] / GIB for s in samples]
-        if key == "theta_bytes":
-            ys = [None if s["theta_bytes"] is None else s["theta_bytes"] / 1024 for s in samples]
-        else:
-            ys = [float(s[key]) for s in samples]
-        series.append(Series(LABEL[m], xs, ys, style="dashed" if m == "qlc_only" else "line"))
+        if samples:
+            xs = [s["host_write_bytes"] / GIB for s in samples]
+            ys = [float(s["slc_blocks"]) for s in samples]
+            series.append(Series(LABEL[m], xs, ys, style="dashed" if m == "qlc_only" else "line"))
     return series
 
 
@@ -382,7 +374,7 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
         ),
     ]
     for workload in ("pc", "tpcc"):
-        blocks = _over_time(task_list, results, workload, "slc_blocks")
+        blocks = _slc_blocks_over_time(task_list, results, workload)
         if blocks:
             figures.append(
                 Figure(

@@ -109,13 +109,7 @@ def _bars(ax: Any, series: Sequence[Any]) -> None:
             color=PALETTE[i % len(PALETTE)],
             label=label,
         )
-    ax.set_xticks(range(len(categories)))
-    ax.set_xticklabels(
-        categories,
-        rotation=30 if len(categories) > 4 else 0,
-        ha="right" if len(categories) > 4 else "center",
-        fontsize=8,
-    )
+    _category_ticks(ax, categories, tilt_over=4, rotation=30, fontsize=8)
 
 
 def _categories(series: Sequence[Any]) -> list[str]:
@@ -141,12 +135,15 @@ def _stacked(ax: Any, series: Sequence[Any]) -> None:
             label=s.label,
         )
         bottom = [b + h for b, h in zip(bottom, heights)]
+    _category_ticks(ax, categories, tilt_over=8, rotation=60, fontsize=7)
+
+
+def _category_ticks(ax: Any, categories: list[str], tilt_over: int, rotation: int, fontsize: int) -> None:
+    """One tick per category; the labels tilt by `rotation` when there are more than `tilt_over`."""
+    tilt = len(categories) > tilt_over
     ax.set_xticks(range(len(categories)))
     ax.set_xticklabels(
-        categories,
-        rotation=60 if len(categories) > 8 else 0,
-        ha="right" if len(categories) > 8 else "center",
-        fontsize=7,
+        categories, rotation=rotation if tilt else 0, ha="right" if tilt else "center", fontsize=fontsize
     )
 
 
