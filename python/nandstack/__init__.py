@@ -14,6 +14,7 @@ from ._api import ProgressCallback, Result, run
 from ._config_obj import Config, config_hash
 from ._core import (
     ConfigError,
+    DeviceCommandError,
     DeviceFullError,
     GeometryError,
     InvariantError,
@@ -31,6 +32,7 @@ __all__ = [
     "ConfigError",
     "DatabaseError",
     "Device",
+    "DeviceCommandError",
     "DeviceFullError",
     "GeometryError",
     "InvariantError",

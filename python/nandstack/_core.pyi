@@ -31,6 +31,9 @@ class DeviceFullError(NandstackError):
 class InvariantError(NandstackError):
     """An internal invariant was violated (a bug)."""
 
+class DeviceCommandError(NandstackError):
+    """A device rejected a command (unsupported, or against its protocol)."""
+
 def run(
     config_json: str,
     seed: int | None = None,

@@ -30,6 +30,13 @@ pub enum Error {
     /// An internal invariant was violated (a bug in nandstack: please report it with the config and seed).
     #[error("invariant violated: {0}")]
     Invariant(String),
+    /// The device does not implement a command (e.g. a zone command sent to a block device).
+    #[error("unsupported command: {0}")]
+    Unsupported(String),
+    /// A command breaks the device's protocol (a zoned write not at the write pointer, too many open
+    /// zones, an append past the zone capacity).
+    #[error("protocol violation: {0}")]
+    Protocol(String),
     /// The run was interrupted by the caller (e.g. Ctrl-C).
     #[error("interrupted")]
     Interrupted,

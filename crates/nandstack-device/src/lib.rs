@@ -9,10 +9,12 @@
 
 pub mod cache;
 pub mod config;
+pub mod device;
 pub mod ftl;
 pub mod hybrid;
 pub mod nand;
 pub mod ssd;
 
+pub use device::{Command, Completion, Device, DeviceKind, DeviceStats, ExtCommand, ZoneCommand};
 pub use ftl::{Ftl, FtlConfig};
 pub use nand::{CellMode, Geometry};

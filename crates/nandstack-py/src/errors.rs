@@ -2,7 +2,7 @@
 //!
 //! Hierarchy (all importable from `nandstack`):
 //! `NandstackError(Exception)` ← `ConfigError`, `GeometryError`, `TraceError`, `OutOfRangeError`,
-//! `DeviceFullError`, `InvariantError`. `Error::Interrupted` becomes `KeyboardInterrupt`; `Error::Io`
+//! `DeviceFullError`, `InvariantError`, `DeviceCommandError`. `Error::Interrupted` becomes `KeyboardInterrupt`; `Error::Io`
 //! becomes the base `NandstackError` (its message names the path).
 
 use nandstack_core::Error;
@@ -52,6 +52,13 @@ pyo3::create_exception!(
     "An internal invariant was violated (a bug)."
 );
 
+pyo3::create_exception!(
+    nandstack,
+    DeviceCommandError,
+    NandstackError,
+    "A device rejected a command (unsupported, or against its protocol)."
+);
+
 /// Translate an engine error into the matching Python exception. The message is the error's `Display`;
 /// structured context is attached as attributes (`key`, `field`, `file`/`line`) where the variant has it.
 pub fn to_py_err(err: Error) -> PyErr {
@@ -72,6 +79,7 @@ pub fn to_py_err(err: Error) -> PyErr {
             Error::OutOfRange(_) => (OutOfRangeError::new_err(msg), vec![]),
             Error::DeviceFull(_) => (DeviceFullError::new_err(msg), vec![]),
             Error::Invariant(_) => (InvariantError::new_err(msg), vec![]),
+            Error::Unsupported(_) | Error::Protocol(_) => (DeviceCommandError::new_err(msg), vec![]),
             Error::Interrupted => (PyKeyboardInterrupt::new_err(msg), vec![]),
             Error::Io { path, .. } => (
                 NandstackError::new_err(msg),
@@ -98,5 +106,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("OutOfRangeError", py.get_type_bound::<OutOfRangeError>())?;
     m.add("DeviceFullError", py.get_type_bound::<DeviceFullError>())?;
     m.add("InvariantError", py.get_type_bound::<InvariantError>())?;
+    m.add("DeviceCommandError", py.get_type_bound::<DeviceCommandError>())?;
     Ok(())
 }
