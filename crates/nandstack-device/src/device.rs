@@ -96,12 +96,24 @@ impl Command<'_> {
 /// NVMe ZNS zone management and zone append.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ZoneCommand<'a> {
-    Open { zone: u32 },
-    Close { zone: u32 },
-    Finish { zone: u32 },
-    Reset { zone: u32 },
+    Open {
+        zone: u32,
+    },
+    Close {
+        zone: u32,
+    },
+    Finish {
+        zone: u32,
+    },
+    Reset {
+        zone: u32,
+    },
     /// Write `len` bytes at the zone's write pointer; the completion says where they landed.
-    Append { zone: u32, len: u64, meta: &'a [u64] },
+    Append {
+        zone: u32,
+        len: u64,
+        meta: &'a [u64],
+    },
     /// Report every zone's state (answered in [`Completion::zones`]).
     Report,
 }

@@ -3,8 +3,8 @@
 //! version last written (verification mode); a shadow model of the logical space agrees with the mapping.
 
 use nandstack_device::ftl::{
-    Allocation, FtlConfig, GcConfig, GcScope, Migration, PlacementConfig, VictimConfig,
-    WearLevelingConfig,
+    Allocation, FtlConfig, GcBurst, GcConfig, GcScope, GcTrigger, Migration, PlacementConfig,
+    VictimConfig, WearLevelingConfig,
 };
 use nandstack_device::nand::{CellMode, Geometry};
 use nandstack_device::Ftl;
@@ -29,7 +29,7 @@ fn cmd() -> impl Strategy<Value = Cmd> {
 
 fn victim() -> impl Strategy<Value = VictimConfig> {
     prop_oneof![
-        Just(VictimConfig::Greedy),
+        Just(VictimConfig::greedy()),
         Just(VictimConfig::CostBenefit),
         Just(VictimConfig::Fifo),
         Just(VictimConfig::Random),
@@ -59,6 +59,7 @@ fn setup() -> impl Strategy<Value = Setup> {
             any::<bool>(),
             any::<bool>(),
         ),
+        (any::<bool>(), any::<bool>()),
     )
         .prop_map(
             |(
@@ -66,6 +67,7 @@ fn setup() -> impl Strategy<Value = Setup> {
                 (blocks, pages, page),
                 victim,
                 (dev, dynamic, hostgc, anyplane, wl),
+                (block_open, to_stop),
             )| {
                 let geo = Geometry {
                     channels,
@@ -95,6 +97,16 @@ fn setup() -> impl Strategy<Value = Setup> {
                         Migration::AnyPlane
                     } else {
                         Migration::SamePlane
+                    },
+                    trigger: if block_open {
+                        GcTrigger::BlockOpen
+                    } else {
+                        GcTrigger::EveryWrite
+                    },
+                    burst: if to_stop {
+                        GcBurst::ToStop
+                    } else {
+                        GcBurst::ToStart
                     },
                 };
                 let cfg = FtlConfig {

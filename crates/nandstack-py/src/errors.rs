@@ -79,7 +79,9 @@ pub fn to_py_err(err: Error) -> PyErr {
             Error::OutOfRange(_) => (OutOfRangeError::new_err(msg), vec![]),
             Error::DeviceFull(_) => (DeviceFullError::new_err(msg), vec![]),
             Error::Invariant(_) => (InvariantError::new_err(msg), vec![]),
-            Error::Unsupported(_) | Error::Protocol(_) => (DeviceCommandError::new_err(msg), vec![]),
+            Error::Unsupported(_) | Error::Protocol(_) => {
+                (DeviceCommandError::new_err(msg), vec![])
+            }
             Error::Interrupted => (PyKeyboardInterrupt::new_err(msg), vec![]),
             Error::Io { path, .. } => (
                 NandstackError::new_err(msg),
@@ -106,6 +108,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("OutOfRangeError", py.get_type_bound::<OutOfRangeError>())?;
     m.add("DeviceFullError", py.get_type_bound::<DeviceFullError>())?;
     m.add("InvariantError", py.get_type_bound::<InvariantError>())?;
-    m.add("DeviceCommandError", py.get_type_bound::<DeviceCommandError>())?;
+    m.add(
+        "DeviceCommandError",
+        py.get_type_bound::<DeviceCommandError>(),
+    )?;
     Ok(())
 }

@@ -3,6 +3,11 @@
 /// Sentinel for "no block / no page / unmapped".
 pub const NONE: u32 = u32::MAX;
 
+/// `BlockTable::content` bit: the block holds units written by the host.
+pub const HOLDS_HOST: u8 = 1;
+/// `BlockTable::content` bit: the block holds units moved by GC or wear levelling.
+pub const HOLDS_MIGRATED: u8 = 2;
+
 /// Life-cycle state of an erase block.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -35,6 +40,8 @@ pub struct BlockTable {
     pub modified_at: Vec<u64>,
     /// Order in which blocks were sealed (monotonic): FIFO's key.
     pub sealed_seq: Vec<u64>,
+    /// What the block was filled with since its last erase: `HOLDS_HOST` | `HOLDS_MIGRATED` bits.
+    pub content: Vec<u8>,
 }
 
 impl BlockTable {
@@ -50,6 +57,7 @@ impl BlockTable {
             stream: vec![0; n],
             modified_at: vec![0; n],
             sealed_seq: vec![0; n],
+            content: vec![0; n],
         }
     }
     #[inline]

@@ -7,24 +7,33 @@ use super::blocks::{BlockState, NONE};
 use super::gc::Scope;
 use super::ops::{OpCause, OpKind};
 use super::placement::{WriteCause, WriteCtx};
-use super::{Ftl, GcScope, Migration};
+use super::{Ftl, GcBurst, GcEvent, GcScope, GcTrigger, Migration};
 
 impl Ftl {
-    /// Called before a host write opens a new block in `plane`: run GC if the thresholds say so, and always
-    /// keep more than one free block per stream in the plane so that migrations find room.
-    pub(super) fn maybe_gc(&mut self, plane: u32) -> Result<()> {
+    /// The GC schedule's threshold test (see `GcTrigger`): if free blocks in the scope of a host write to
+    /// `plane` are below `start_free_blocks`, collect victims until the burst target is reached.
+    pub(super) fn gc_if_below_start(&mut self, plane: u32) -> Result<()> {
         let gc = &self.cfg.gc;
-        let (triggered, scope) = match gc.scope {
-            GcScope::Plane => (
-                (self.free[plane as usize].len() as u32) < gc.start_free_blocks,
-                Scope::Plane(plane),
-            ),
-            GcScope::Device => (self.free_total < gc.start_free_blocks, Scope::Device),
+        let (free, scope) = match gc.scope {
+            GcScope::Plane => (self.free[plane as usize].len() as u32, Scope::Plane(plane)),
+            GcScope::Device => (self.free_total, Scope::Device),
         };
-        if triggered {
-            self.counters.gc_invocations += 1;
-            let cfg_scope = gc.scope;
-            self.gc_until(scope, |f| f.gc_done(cfg_scope, plane))?;
+        if free >= gc.start_free_blocks {
+            return Ok(());
+        }
+        let target = match gc.burst {
+            GcBurst::ToStart => gc.start_free_blocks,
+            GcBurst::ToStop => gc.stop_free_blocks,
+        };
+        self.counters.gc_invocations += 1;
+        self.gc_until(scope, |f| f.free_in_scope(scope) >= target)
+    }
+
+    /// Called before a host write opens a new block in `plane`: with `trigger = block_open`, the threshold
+    /// test; always, keep more than one free block per stream in the plane so that migrations find room.
+    pub(super) fn maybe_gc(&mut self, plane: u32) -> Result<()> {
+        if self.cfg.gc.trigger == GcTrigger::BlockOpen {
+            self.gc_if_below_start(plane)?;
         }
         let floor = self.streams;
         if self.free[plane as usize].len() as u32 <= floor {
@@ -34,6 +43,14 @@ impl Ftl {
             })?;
         }
         Ok(())
+    }
+
+    /// Free blocks in a GC scope.
+    fn free_in_scope(&self, scope: Scope) -> u32 {
+        match scope {
+            Scope::Plane(p) => self.free[p as usize].len() as u32,
+            Scope::Device => self.free_total,
+        }
     }
 
     /// Background GC step: if free blocks are below `target_free` (in the plane with the fewest free
@@ -78,12 +95,8 @@ impl Ftl {
             Scope::Plane(_) => self.geo.blocks_per_plane,
             Scope::Device => self.blocks.len(),
         } as u64;
-        let free_in_scope = |f: &Ftl| match scope {
-            Scope::Plane(p) => f.free[p as usize].len() as u32,
-            Scope::Device => f.free_total,
-        };
         let (mut rounds, mut since_progress) = (0u64, 0u64);
-        let mut best = free_in_scope(self);
+        let mut best = self.free_in_scope(scope);
         while !done(self) {
             rounds += 1;
             since_progress += 1;
@@ -94,7 +107,7 @@ impl Ftl {
                 )));
             }
             self.collect_one(scope)?;
-            let free = free_in_scope(self);
+            let free = self.free_in_scope(scope);
             if free > best {
                 best = free;
                 since_progress = 0;
@@ -117,6 +130,13 @@ impl Ftl {
         );
         self.blocks.state[v as usize] = BlockState::Victim;
         self.counters.gc_victim_blocks += 1;
+        if let Some(log) = self.gc_log.as_mut() {
+            log.push(GcEvent {
+                victim: v,
+                valid_units: self.blocks.valid[v as usize],
+                sealed_seq: self.blocks.sealed_seq[v as usize],
+            });
+        }
         self.migrate_block(v, WriteCause::Gc)?;
         self.erase(v, WriteCause::Gc);
         Ok(())
@@ -207,6 +227,7 @@ impl Ftl {
         let i = v as usize;
         debug_assert_eq!(self.blocks.valid[i], 0);
         self.blocks.written[i] = 0;
+        self.blocks.content[i] = 0;
         self.blocks.erase_count[i] += 1;
         self.blocks.state[i] = BlockState::Free;
         let plane = self.blocks.plane_of(v);

@@ -33,8 +33,14 @@ pub enum ParallelUnit {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "policy", deny_unknown_fields)]
 pub enum VictimConfig {
-    /// Fewest valid pages (O(1) via valid-count buckets; FIFO within a bucket).
-    Greedy,
+    /// Fewest valid units (O(1) via valid-count buckets); `tie_break` orders blocks with equal counts.
+    Greedy {
+        /// Among blocks with the fewest valid units: `oldest` (default; the block that reached that count
+        /// first — FIFO within a valid-count bucket, as the Cosmos+ OpenSSD firmware) or `newest` (the
+        /// one that reached it last — LIFO).
+        #[serde(default)]
+        tie_break: TieBreak,
+    },
     /// Largest age × (1 − u) / 2u (Rosenblum & Ousterhout); age = host writes since last modification.
     CostBenefit,
     /// Oldest sealed block first (a circular log).
@@ -52,6 +58,54 @@ fn d_d() -> u32 {
     10
 }
 
+impl VictimConfig {
+    /// Greedy with the default tie-break.
+    pub fn greedy() -> VictimConfig {
+        VictimConfig::Greedy {
+            tie_break: TieBreak::Oldest,
+        }
+    }
+}
+
+/// How greedy orders candidates with the same valid count: by when each block reached that count (its
+/// last seal or invalidation event).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TieBreak {
+    /// The block that has held its count longest goes first (FIFO within a bucket).
+    #[default]
+    Oldest,
+    /// The block that reached its count most recently goes first (LIFO within a bucket).
+    Newest,
+}
+
+/// When the free-block threshold of GC is checked.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GcTrigger {
+    /// Before every host unit write (the textbook schedule, default): as soon as free blocks fall below
+    /// `start_free_blocks`, the next host write first runs GC. GC survivors and host writes then share
+    /// the open block of a stream, so a single stream is one write frontier.
+    #[default]
+    EveryWrite,
+    /// Only when a host write needs a new open block, tested before the block is taken (watermark
+    /// firmware): the block then opened is filled by host writes alone, and the blocks GC opens hold
+    /// mostly GC survivors — host/GC separation without a second stream. Kept to reproduce earlier
+    /// results and to study that effect.
+    BlockOpen,
+}
+
+/// How much one GC invocation collects.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GcBurst {
+    /// Victims until free blocks are back at `start_free_blocks` (default): one victim at a time in
+    /// steady state.
+    #[default]
+    ToStart,
+    /// Victims until free blocks reach `stop_free_blocks` (hysteresis: collect in bursts).
+    ToStop,
+}
 /// Where GC looks for victims and counts free blocks.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -85,15 +139,22 @@ pub struct GcConfig {
     /// GC starts when free blocks (per plane or on the device, see `scope`) fall below this. Default 3.
     #[serde(default = "d_start")]
     pub start_free_blocks: u32,
-    /// GC stops once free blocks reach this. Default 4 (must be ≥ start_free_blocks).
+    /// With `burst = "to_stop"`, GC stops once free blocks reach this (also the target of background
+    /// GC's default). Default 4 (must be ≥ start_free_blocks).
     #[serde(default = "d_stop")]
     pub stop_free_blocks: u32,
+    /// When the threshold is checked: `every_write` (default) or `block_open`. See docs/model-ftl.md.
+    #[serde(default)]
+    pub trigger: GcTrigger,
+    /// What one invocation collects: `to_start` (default) or `to_stop`.
+    #[serde(default)]
+    pub burst: GcBurst,
     /// `same_plane` (default) or `any_plane`.
     #[serde(default = "d_migration")]
     pub migration: Migration,
 }
 fn d_victim() -> VictimConfig {
-    VictimConfig::Greedy
+    VictimConfig::greedy()
 }
 fn d_scope() -> GcScope {
     GcScope::Plane
@@ -114,6 +175,8 @@ impl Default for GcConfig {
             scope: d_scope(),
             start_free_blocks: d_start(),
             stop_free_blocks: d_stop(),
+            trigger: GcTrigger::default(),
+            burst: GcBurst::default(),
             migration: d_migration(),
         }
     }
@@ -258,16 +321,21 @@ impl FtlConfig {
                 ),
             ));
         }
-        if let VictimConfig::DChoices { d } = gc.victim {
-            if d == 0 {
-                return Err(Error::config("ftl.gc.victim.d", "must be at least 1"));
-            }
-        }
         let bpp = geo.blocks_per_plane;
         let (scope_blocks, scope_name) = match gc.scope {
             GcScope::Plane => (bpp, "per plane"),
             GcScope::Device => (geo.total_blocks(), "on the device"),
         };
+        if let VictimConfig::DChoices { d } = gc.victim {
+            if d == 0 || d > scope_blocks {
+                return Err(Error::config(
+                    "ftl.gc.victim.d",
+                    format!(
+                        "is {d}: must be in [1, {scope_blocks}] (the blocks {scope_name}, where GC samples)"
+                    ),
+                ));
+            }
+        }
         if gc.scope == GcScope::Plane && gc.start_free_blocks <= streams {
             return Err(Error::config(
                 "ftl.gc.start_free_blocks",

@@ -50,4 +50,10 @@ pub struct Counters {
     pub units_by_stream: Vec<u64>,
     /// Translation-page programs caused by dirty mapping-cache evictions (included in flash_program_pages).
     pub translation_program_pages: u64,
+    /// Blocks sealed holding only host-written units (padding aside).
+    pub sealed_blocks_host_only: u64,
+    /// Blocks sealed holding only units moved by GC or wear levelling.
+    pub sealed_blocks_migrated_only: u64,
+    /// Blocks sealed holding both.
+    pub sealed_blocks_mixed: u64,
 }

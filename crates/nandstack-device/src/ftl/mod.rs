@@ -19,8 +19,8 @@ mod verify;
 mod write;
 
 pub use config::{
-    Allocation, FtlConfig, GcConfig, GcScope, Migration, ParallelUnit, PlacementConfig,
-    VictimConfig, WearLevelingConfig,
+    Allocation, FtlConfig, GcBurst, GcConfig, GcScope, GcTrigger, Migration, ParallelUnit,
+    PlacementConfig, TieBreak, VictimConfig, WearLevelingConfig,
 };
 pub use counters::Counters;
 pub use verify::UnitCensus;
@@ -34,6 +34,15 @@ use crate::nand::{Geometry, PlaneAddr};
 use blocks::{BlockState, BlockTable, NONE};
 use gc::VictimPolicy;
 use placement::PlacementPolicy;
+
+/// One GC victim, as recorded by [`Ftl::record_gc_events`] (for differential tests and traces).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct GcEvent {
+    pub victim: u32,
+    /// Valid units it held when chosen (the units GC moved).
+    pub valid_units: u32,
+    pub sealed_seq: u64,
+}
 
 /// Read-after-write version tracking (verification mode only).
 struct Versions {
@@ -82,13 +91,26 @@ pub struct Ftl {
     track_age: bool,
     /// Reused buffer of (physical, logical) pairs a migration moves.
     scratch: Vec<(u32, u32)>,
+    /// GC victims since the last drain (only when recording).
+    gc_log: Option<Vec<GcEvent>>,
 }
 
 impl Ftl {
     /// Build an FTL on an erased device. `seed` drives randomized policies only.
     pub fn new(geo: Geometry, cfg: FtlConfig, seed: u64) -> Result<Ftl> {
-        geo.validate()?;
         let placement = placement::build(&cfg.placement);
+        Self::with_placement(geo, cfg, seed, placement)
+    }
+
+    /// Like [`Ftl::new`] with a placement policy built by the caller (e.g. an oracle that knows each
+    /// unit's true temperature, in tests); `cfg.placement` is then ignored.
+    pub fn with_placement(
+        geo: Geometry,
+        cfg: FtlConfig,
+        seed: u64,
+        placement: Box<dyn PlacementPolicy>,
+    ) -> Result<Ftl> {
+        geo.validate()?;
         let streams = placement.streams();
         cfg.validate(&geo, streams)?;
         let planes = geo.planes();
@@ -133,6 +155,7 @@ impl Ftl {
             erases_since_wl_check: vec![0; planes as usize],
             in_wear_leveling: false,
             scratch: Vec::new(),
+            gc_log: None,
             track_age,
             ops: Vec::new(),
             record_ops: false,
@@ -213,6 +236,17 @@ impl Ftl {
     pub fn record_ops(&mut self, on: bool) {
         self.record_ops = on;
         self.ops.clear();
+    }
+
+    /// Record every GC victim from now on (wear-levelling moves are not GC); drain with
+    /// [`Ftl::drain_gc_events`].
+    pub fn record_gc_events(&mut self, on: bool) {
+        self.gc_log = on.then(Vec::new);
+    }
+
+    /// GC victims recorded since the last drain, oldest first.
+    pub fn drain_gc_events(&mut self) -> Vec<GcEvent> {
+        self.gc_log.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Move the recorded operations into `out` (which is cleared first).
@@ -351,7 +385,7 @@ impl Ftl {
     /// Bytes of FTL metadata: both mapping directions, the block table, the free pools and the victim
     /// policy's index (verification versions excluded).
     pub fn metadata_bytes(&self) -> u64 {
-        let per_block = 4 + 4 + 4 + 1 + 1 + 8 + 8; // valid, written, erase_count, state, stream, modified_at, sealed_seq
+        let per_block = 4 + 4 + 4 + 1 + 1 + 8 + 8 + 1; // valid, written, erase_count, state, stream, modified_at, sealed_seq, content
         (4 * self.l2p.len()
             + 4 * self.p2l.len()
             + per_block * self.blocks.len() as usize
@@ -384,21 +418,34 @@ impl Ftl {
             .count() as u32
     }
 
-    /// Effective over-provisioning seen by GC: blocks that can hold data (all blocks minus the free
-    /// reserve GC keeps — on average (start − 1 + stop) / 2 per scope — minus half of each open block on average)
-    /// relative to the logical capacity. This is the α − 1 of the analytic models.
+    /// Effective over-provisioning seen by GC: blocks that can hold data (all blocks minus the free blocks
+    /// GC keeps on average in its scope — see [`Ftl::mean_held_free_blocks`] — minus half of each open
+    /// block) relative to the logical capacity. This is the α − 1 of the analytic models.
     pub fn effective_over_provisioning(&self) -> f64 {
-        // Free blocks oscillate between start − 1 (GC triggers) and stop (GC ends).
-        let held_free = (self.cfg.gc.start_free_blocks as f64 - 1.0
-            + self.cfg.gc.stop_free_blocks as f64)
-            / 2.0;
         let reserve_blocks = match self.cfg.gc.scope {
-            GcScope::Plane => held_free * self.planes as f64,
-            GcScope::Device => held_free,
+            GcScope::Plane => self.mean_held_free_blocks() * self.planes as f64,
+            GcScope::Device => self.mean_held_free_blocks(),
         };
         let open = self.active.len() as f64 * 0.5;
         let usable = (self.blocks.len() as f64 - reserve_blocks - open) * self.upb as f64;
         usable / self.logical_units as f64 - 1.0
+    }
+
+    /// Free blocks the GC schedule holds on average in one scope, in steady state. With
+    /// `trigger = every_write`, free blocks sit at the burst target after GC and fall by one per block
+    /// the host opens until they drop below `start`: the mean is (start + target) / 2. With
+    /// `trigger = block_open` the test runs before the block is taken, so every level is one lower.
+    pub fn mean_held_free_blocks(&self) -> f64 {
+        let gc = &self.cfg.gc;
+        let target = match gc.burst {
+            config::GcBurst::ToStart => gc.start_free_blocks,
+            config::GcBurst::ToStop => gc.stop_free_blocks,
+        } as f64;
+        let mean = (gc.start_free_blocks as f64 + target) / 2.0;
+        match gc.trigger {
+            config::GcTrigger::EveryWrite => mean,
+            config::GcTrigger::BlockOpen => mean - 1.0,
+        }
     }
 
     /// Unit of a byte offset, checking the request lies inside the logical space.

@@ -1,5 +1,9 @@
 //! Hand-computed small cases. Geometry: one plane of 6 blocks × 4 pages of 4 KiB (24 units), logical
 //! capacity 8 units (op = 2.0), GC start = stop = 2 free blocks.
+//!
+//! The scenarios run under both GC schedules: `every_write` (the default: the threshold is tested before
+//! every host write, so GC survivors land in the host's open block) and `block_open` (tested only when a
+//! host write needs a new block, before taking it).
 
 use super::*;
 use crate::nand::CellMode;
@@ -7,6 +11,10 @@ use crate::nand::CellMode;
 const U: u64 = 4096;
 
 fn tiny(victim: VictimConfig) -> Ftl {
+    tiny_with(victim, GcTrigger::EveryWrite)
+}
+
+fn tiny_with(victim: VictimConfig, trigger: GcTrigger) -> Ftl {
     let geo = Geometry {
         channels: 1,
         chips_per_channel: 1,
@@ -25,6 +33,7 @@ fn tiny(victim: VictimConfig) -> Ftl {
         victim,
         start_free_blocks: 2,
         stop_free_blocks: 2,
+        trigger,
         ..GcConfig::default()
     };
     let mut f = Ftl::new(geo, cfg, 1).unwrap();
@@ -39,10 +48,9 @@ fn write_units(f: &mut Ftl, lpns: &[u64]) {
     }
 }
 
-/// Fill 0..8 (blocks 0, 1), then four rounds of the hot set {0, 4, 1, 5}. Rounds 1–3 open blocks 2, 3, 4;
-/// round 4 finds one free block (< 2) and triggers GC.
-fn scenario(victim: VictimConfig) -> Ftl {
-    let mut f = tiny(victim);
+/// Fill 0..8 (blocks 0, 1), then four rounds of the hot set {0, 4, 1, 5}.
+fn scenario(victim: VictimConfig, trigger: GcTrigger) -> Ftl {
+    let mut f = tiny_with(victim, trigger);
     assert_eq!(f.logical_units(), 8);
     write_units(&mut f, &[0, 1, 2, 3, 4, 5, 6, 7]);
     for _ in 0..4 {
@@ -53,10 +61,12 @@ fn scenario(victim: VictimConfig) -> Ftl {
 }
 
 #[test]
-fn fifo_migrates_the_oldest_blocks() {
+fn block_open_fifo_migrates_the_oldest_blocks() {
+    // Rounds 1–3 open blocks 2, 3, 4; round 4's first write needs a block and finds one free (< 2): GC.
     // FIFO takes block 0 (lpn 2, 3 still valid) then block 1 (lpn 6, 7): both migrate into block 5, which
-    // fills and seals; two erases bring the pool to 2. The host then reopens block 0.
-    let f = scenario(VictimConfig::Fifo);
+    // fills and seals; two erases bring the pool to 2. The host then reopens block 0: host and GC data
+    // never share a block.
+    let f = scenario(VictimConfig::Fifo, GcTrigger::BlockOpen);
     let c = f.counters();
     assert_eq!(c.gc_invocations, 1);
     assert_eq!(c.gc_victim_blocks, 2);
@@ -80,12 +90,110 @@ fn fifo_migrates_the_oldest_blocks() {
     }
     assert_eq!(&f.blocks().erase_count, &[1, 1, 0, 0, 0, 0]);
     assert_eq!(f.free_blocks(), 1);
+    let c = f.counters();
+    assert_eq!(
+        (
+            c.sealed_blocks_host_only,
+            c.sealed_blocks_migrated_only,
+            c.sealed_blocks_mixed
+        ),
+        (6, 1, 0)
+    );
 }
 
 #[test]
-fn greedy_takes_an_empty_block_instead() {
+fn every_write_fifo_interleaves_survivors_with_host_writes() {
+    // Round 3's first write (lpn 0) opens block 4 (free 2 → 1). The next write finds 1 < 2 free: GC first.
+    // FIFO takes block 0 (valid 2, 3), moves them into block 4 behind lpn 0, erases it (free 2); then
+    // lpn 4 fills block 4 = [0, 2, 3, 4]. Lpn 1 opens block 5 (free 1); before lpn 5, GC takes block 1
+    // (valid 6, 7) into block 5 = [1, 6, 7, 5]. Round 4: lpn 0 opens block 0; before lpn 4, GC takes block
+    // 2 (round 1, all invalid): an erase only. Block 0 = [0, 4, 1, 5].
+    let f = scenario(VictimConfig::Fifo, GcTrigger::EveryWrite);
+    let c = f.counters();
+    assert_eq!(
+        (
+            c.gc_invocations,
+            c.gc_victim_blocks,
+            c.gc_migrated_units,
+            c.gc_erases
+        ),
+        (3, 3, 4, 3)
+    );
+    assert_eq!(c.gc_read_pages, 4);
+    assert_eq!(c.host_write_units, 24);
+    assert_eq!(c.flash_program_pages, 28);
+    for (lpn, pua) in [
+        (2, 17),
+        (3, 18),
+        (6, 21),
+        (7, 22),
+        (0, 0),
+        (4, 1),
+        (1, 2),
+        (5, 3),
+    ] {
+        assert_eq!(f.lookup(lpn), Some(pua), "lpn {lpn}");
+    }
+    assert_eq!(&f.blocks().erase_count, &[1, 1, 1, 0, 0, 0]);
+    assert_eq!(f.free_blocks(), 2);
+    // Blocks 0..3 and the final block 0 hold host data only; blocks 4 and 5 mix survivors and host writes.
+    assert_eq!(
+        (
+            c.sealed_blocks_host_only,
+            c.sealed_blocks_migrated_only,
+            c.sealed_blocks_mixed
+        ),
+        (5, 0, 2)
+    );
+}
+
+#[test]
+fn every_write_greedy_takes_the_empty_block() {
+    // Round 3: lpn 0 opens block 4 (free 1); before lpn 4, greedy's zero bucket holds block 2 (round 1's
+    // writes, all overwritten in round 2) and it goes first (oldest arrival): an erase, no migration.
+    // Round 4: lpn 0 opens block 5 (the free pool is FIFO: 5 before the erased 2; free 1); before lpn 4,
+    // the zero bucket holds block 3: erased.
+    let f = scenario(VictimConfig::greedy(), GcTrigger::EveryWrite);
+    let c = f.counters();
+    assert_eq!(
+        (
+            c.gc_invocations,
+            c.gc_victim_blocks,
+            c.gc_migrated_units,
+            c.gc_erases
+        ),
+        (2, 2, 0, 2)
+    );
+    assert_eq!(c.flash_program_pages, 24);
+    assert_eq!(&f.blocks().erase_count, &[0, 0, 1, 1, 0, 0]);
+    assert_eq!(f.lookup(0), Some(20));
+}
+
+#[test]
+fn greedy_newest_tie_break_takes_the_last_arrival_in_the_bucket() {
+    // Fill 0..8 (blocks 0, 1), rewrite 0..8 (blocks 2, 3): blocks 0 and 1 are in the zero bucket, 0
+    // first. Lpn 0 then opens block 4 (free 1), so the write of lpn 1 runs GC first: the oldest arrival
+    // is block 0, the newest block 1.
+    for (tie_break, victim) in [(TieBreak::Oldest, 0u32), (TieBreak::Newest, 1)] {
+        let mut f = tiny_with(VictimConfig::Greedy { tie_break }, GcTrigger::EveryWrite);
+        f.record_gc_events(true);
+        write_units(&mut f, &[0, 1, 2, 3, 4, 5, 6, 7]);
+        write_units(&mut f, &[0, 1, 2, 3, 4, 5, 6, 7]);
+        write_units(&mut f, &[0, 1]);
+        let ev = f.drain_gc_events();
+        assert_eq!(ev.len(), 1, "{tie_break:?}");
+        assert_eq!(
+            (ev[0].victim, ev[0].valid_units),
+            (victim, 0),
+            "{tie_break:?}"
+        );
+    }
+}
+
+#[test]
+fn block_open_greedy_takes_an_empty_block_instead() {
     // Blocks 2 and 3 hold no valid data; greedy takes block 2 (first into the zero bucket): no migration.
-    let f = scenario(VictimConfig::Greedy);
+    let f = scenario(VictimConfig::greedy(), GcTrigger::BlockOpen);
     let c = f.counters();
     assert_eq!(
         (
@@ -113,7 +221,7 @@ fn greedy_takes_an_empty_block_instead() {
 
 #[test]
 fn partial_writes_are_read_modify_written() {
-    let mut f = tiny(VictimConfig::Greedy);
+    let mut f = tiny(VictimConfig::greedy());
     f.write(0, 100).unwrap(); // unmapped: no read needed
     assert_eq!(
         (
@@ -142,7 +250,7 @@ fn partial_writes_are_read_modify_written() {
 
 #[test]
 fn trim_unmaps_whole_units_only() {
-    let mut f = tiny(VictimConfig::Greedy);
+    let mut f = tiny(VictimConfig::greedy());
     write_units(&mut f, &[0, 1, 2]);
     f.trim(100, 2 * U).unwrap(); // covers unit 1 entirely, units 0 and 2 partially
     assert_eq!(f.lookup(0), Some(0));
@@ -165,7 +273,7 @@ fn trim_unmaps_whole_units_only() {
 
 #[test]
 fn out_of_range_requests_are_errors() {
-    let mut f = tiny(VictimConfig::Greedy);
+    let mut f = tiny(VictimConfig::greedy());
     assert!(matches!(f.write(8 * U, 1), Err(Error::OutOfRange(_))));
     assert!(matches!(f.read(7 * U, U + 1), Err(Error::OutOfRange(_))));
     assert!(matches!(f.trim(0, 0), Err(Error::OutOfRange(_))));

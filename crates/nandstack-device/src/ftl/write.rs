@@ -2,10 +2,10 @@
 
 use nandstack_core::{Error, Result};
 
-use super::blocks::{BlockState, NONE};
+use super::blocks::{self, BlockState, NONE};
 use super::ops::{OpCause, OpKind};
 use super::placement::{WriteCause, WriteCtx};
-use super::{Allocation, Ftl, GcScope};
+use super::{Allocation, Ftl, GcScope, GcTrigger};
 
 impl Ftl {
     /// Write one 4 KiB logical unit on behalf of the host.
@@ -22,6 +22,9 @@ impl Ftl {
             plane = self.dynamic_plane_with_room(stream, plane);
         }
         // Make room first: GC may move this unit's old copy, which is still valid until we invalidate it.
+        if self.cfg.gc.trigger == GcTrigger::EveryWrite {
+            self.gc_if_below_start(plane)?;
+        }
         self.ensure_open(stream, plane, true)?;
         self.clock += 1;
         self.map_access(lpn, true);
@@ -168,6 +171,11 @@ impl Ftl {
         *w += 1;
         let full = (*w).is_multiple_of(self.upp);
         self.counters.units_by_stream[stream as usize] += 1;
+        self.blocks.content[b as usize] |= if cause == OpCause::Host {
+            blocks::HOLDS_HOST
+        } else {
+            blocks::HOLDS_MIGRATED
+        };
         if cause == OpCause::Host {
             self.op(OpKind::Transfer, cause, pua);
         }
@@ -199,6 +207,12 @@ impl Ftl {
         debug_assert_eq!(self.active[slot], b);
         self.active[slot] = NONE;
         self.blocks.state[b as usize] = BlockState::Sealed;
+        match self.blocks.content[b as usize] {
+            blocks::HOLDS_HOST => self.counters.sealed_blocks_host_only += 1,
+            blocks::HOLDS_MIGRATED => self.counters.sealed_blocks_migrated_only += 1,
+            0 => {}
+            _ => self.counters.sealed_blocks_mixed += 1,
+        }
         self.seal_seq += 1;
         self.blocks.sealed_seq[b as usize] = self.seal_seq;
         self.victim.on_sealed(b, &self.blocks);
@@ -242,15 +256,5 @@ impl Ftl {
             )));
         }
         Ok(())
-    }
-
-    /// Whether GC in `scope` has reached its stop target.
-    pub(super) fn gc_done(&self, scope: GcScope, plane: u32) -> bool {
-        match scope {
-            GcScope::Plane => {
-                self.free[plane as usize].len() as u32 >= self.cfg.gc.stop_free_blocks
-            }
-            GcScope::Device => self.free_total >= self.cfg.gc.stop_free_blocks,
-        }
     }
 }

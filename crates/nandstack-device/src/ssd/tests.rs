@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::cache::{MappingCacheConfig, WriteBufferConfig};
-use crate::ftl::{FtlConfig, GcConfig, VictimConfig};
+use crate::ftl::{FtlConfig, GcConfig, GcTrigger, VictimConfig};
 use crate::nand::{CellMode, Geometry};
 
 const U: u64 = 4096;
@@ -110,25 +110,31 @@ fn foreground_gc_blocks_the_write_that_needs_space() {
         over_provisioning: 2.0,
         ..FtlConfig::default()
     };
-    cfg.gc = GcConfig {
-        victim: VictimConfig::Greedy,
-        start_free_blocks: 2,
-        stop_free_blocks: 2,
-        ..GcConfig::default()
-    };
-    let mut s = ssd_with(geo(1, 6), cfg, ControllerConfig::default());
-    let mut t = 0;
-    // Overwrite units 0..4 repeatedly: blocks fill with fully invalid data; the 5th block needs GC.
-    for i in 0..20u64 {
-        t = s.write((i % 4) * U, U, t).unwrap();
+    for (trigger, writes_before_gc) in [(GcTrigger::BlockOpen, 20u64), (GcTrigger::EveryWrite, 17)]
+    {
+        cfg.gc = GcConfig {
+            victim: VictimConfig::greedy(),
+            start_free_blocks: 2,
+            stop_free_blocks: 2,
+            trigger,
+            ..GcConfig::default()
+        };
+        let mut s = ssd_with(geo(1, 6), cfg.clone(), ControllerConfig::default());
+        let mut t = 0;
+        // Overwrite units 0..4 repeatedly: blocks fill with fully invalid data. The 17th write opens the
+        // 5th block (1 free left): with `block_open` GC runs when the 6th block is needed (21st write),
+        // with `every_write` before the next write (18th).
+        for i in 0..writes_before_gc {
+            t = s.write((i % 4) * U, U, t).unwrap();
+        }
+        assert_eq!(s.ftl.counters().gc_victim_blocks, 0, "{trigger:?}");
+        let start = t + 1_000_000_000;
+        let done = s.write(0, U, start).unwrap();
+        assert_eq!(s.ftl.counters().gc_victim_blocks, 1, "{trigger:?}");
+        assert_eq!(s.ftl.counters().gc_migrated_units, 0);
+        // Victim holds no valid data: the erase (4.8 ms) precedes the host transfer and program.
+        assert_eq!(done, start + TE + X + TP, "{trigger:?}");
     }
-    assert_eq!(s.ftl.counters().gc_victim_blocks, 0);
-    let start = t + 1_000_000_000;
-    let done = s.write(0, U, start).unwrap();
-    assert_eq!(s.ftl.counters().gc_victim_blocks, 1);
-    assert_eq!(s.ftl.counters().gc_migrated_units, 0);
-    // Victim holds no valid data: the erase (4.8 ms) precedes the host transfer and program.
-    assert_eq!(done, start + TE + X + TP);
 }
 
 #[test]

@@ -1,12 +1,15 @@
 //! Greedy: the sealed block with the fewest valid units. O(1) per event via per-plane valid-count buckets
-//! (intrusive doubly-linked lists); FIFO within a bucket (the oldest arrival in the bucket goes first, as in
-//! the Cosmos+ OpenSSD firmware). Device scope takes the plane whose best bucket is lowest (lower plane id on
-//! ties).
+//! (intrusive doubly-linked lists). A block enters the tail of its bucket when it is sealed or loses a
+//! valid unit, so a bucket is ordered by when its blocks reached that count: `TieBreak::Oldest` takes the
+//! head (FIFO within a bucket, as in the Cosmos+ OpenSSD firmware), `TieBreak::Newest` the tail. Device
+//! scope takes the plane whose best bucket is lowest (lower plane id on ties), then applies the tie-break
+//! inside that plane's bucket.
 
 use nandstack_core::Rng;
 
 use super::{Scope, VictimPolicy};
 use crate::ftl::blocks::{BlockTable, NONE};
+use crate::ftl::config::TieBreak;
 
 pub struct Greedy {
     buckets_per_plane: usize,
@@ -18,10 +21,11 @@ pub struct Greedy {
     bucket_of: Vec<u32>,
     /// Lowest possibly non-empty bucket per plane.
     low: Vec<u32>,
+    tie_break: TieBreak,
 }
 
 impl Greedy {
-    pub fn new(planes: u32, table: &BlockTable) -> Greedy {
+    pub fn new(planes: u32, table: &BlockTable, tie_break: TieBreak) -> Greedy {
         let b = table.units_per_block as usize + 1;
         let n = table.len() as usize;
         Greedy {
@@ -32,6 +36,7 @@ impl Greedy {
             prev: vec![NONE; n],
             bucket_of: vec![NONE; n],
             low: vec![0; planes as usize],
+            tie_break,
         }
     }
 
@@ -171,8 +176,11 @@ impl VictimPolicy for Greedy {
                 best?.1
             }
         };
-        let b = self.low[plane as usize];
-        let block = self.head[self.slot(plane, b)];
+        let s = self.slot(plane, self.low[plane as usize]);
+        let block = match self.tie_break {
+            TieBreak::Oldest => self.head[s],
+            TieBreak::Newest => self.tail[s],
+        };
         self.unlink(block, table);
         Some(block)
     }

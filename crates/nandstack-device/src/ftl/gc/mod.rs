@@ -64,7 +64,7 @@ pub trait VictimPolicy: Send {
 /// Build the policy a config names.
 pub fn build(cfg: &VictimConfig, planes: u32, table: &BlockTable) -> Box<dyn VictimPolicy> {
     match cfg {
-        VictimConfig::Greedy => Box::new(Greedy::new(planes, table)),
+        VictimConfig::Greedy { tie_break } => Box::new(Greedy::new(planes, table, *tie_break)),
         VictimConfig::CostBenefit => Box::new(CostBenefit::new(planes, table)),
         VictimConfig::Fifo => Box::new(Fifo::new(planes, table)),
         VictimConfig::Random => Box::new(RandomVictim::new(planes, table)),

@@ -9,7 +9,7 @@ const UPB: u32 = 16;
 
 fn all_configs() -> Vec<VictimConfig> {
     vec![
-        VictimConfig::Greedy,
+        VictimConfig::greedy(),
         VictimConfig::CostBenefit,
         VictimConfig::Fifo,
         VictimConfig::Random,
@@ -89,7 +89,7 @@ fn conformance() {
 #[test]
 fn greedy_is_min_valid_with_fifo_ties_and_device_scope() {
     let t = sealed_table(&[5, 3, 3, 9, 8, 8, 8, 8, 4, 2, 6, 6, 6, 6, 6, 6]);
-    let mut p = build(&VictimConfig::Greedy, PLANES, &t);
+    let mut p = build(&VictimConfig::greedy(), PLANES, &t);
     for b in 0..t.len() {
         p.on_sealed(b, &t);
     }
