@@ -1,0 +1,7 @@
+//! Integration tests of the device crate (one binary): property tests of the FTL, the brute-force
+//! reference FTL and the differential tests against it, and closed-form checks.
+
+mod closed_form;
+mod differential;
+mod properties;
+mod reference;
