@@ -37,8 +37,9 @@ pub enum VictimConfig {
     Greedy {
         /// Among blocks with the fewest valid units: `oldest` (default; the block that reached that count
         /// first — FIFO within a valid-count bucket, as the Cosmos+ OpenSSD firmware) or `newest` (the
-        /// one that reached it last — LIFO).
-        #[serde(default)]
+        /// one that reached it last — LIFO). Omitted from serialised configs when `oldest`, so that a
+        /// config switching `policy` to another victim stays valid.
+        #[serde(default, skip_serializing_if = "TieBreak::is_oldest")]
         tie_break: TieBreak,
     },
     /// Largest age × (1 − u) / 2u (Rosenblum & Ousterhout); age = host writes since last modification.
@@ -77,6 +78,12 @@ pub enum TieBreak {
     Oldest,
     /// The block that reached its count most recently goes first (LIFO within a bucket).
     Newest,
+}
+
+impl TieBreak {
+    pub fn is_oldest(&self) -> bool {
+        *self == TieBreak::Oldest
+    }
 }
 
 /// When the free-block threshold of GC is checked.
