@@ -65,6 +65,32 @@ pub struct CacheStats {
     pub write_buffer_gc_aware_skips: u64,
 }
 
+/// What the blocks sealed in the measured phase hold: only host writes, only GC/wear-levelling survivors,
+/// or both. Shares are of all sealed blocks (0 when none was sealed). A single write frontier mixes the
+/// two; a host/GC split or a GC schedule that fills blocks with one kind shows up here.
+#[derive(Clone, Debug, Serialize)]
+pub struct SealedBlocks {
+    pub host_only: u64,
+    pub migrated_only: u64,
+    pub mixed: u64,
+    pub host_only_share: f64,
+    pub migrated_only_share: f64,
+}
+
+impl SealedBlocks {
+    pub fn from_counters(c: &nandstack_device::ftl::Counters) -> SealedBlocks {
+        let n = c.sealed_blocks_host_only + c.sealed_blocks_migrated_only + c.sealed_blocks_mixed;
+        let share = |x: u64| if n == 0 { 0.0 } else { x as f64 / n as f64 };
+        SealedBlocks {
+            host_only: c.sealed_blocks_host_only,
+            migrated_only: c.sealed_blocks_migrated_only,
+            mixed: c.sealed_blocks_mixed,
+            host_only_share: share(c.sealed_blocks_host_only),
+            migrated_only_share: share(c.sealed_blocks_migrated_only),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct ErasesByCause {
     pub gc: u64,
@@ -99,6 +125,8 @@ pub struct Report {
     pub gc_migrated_pages: u64,
     pub wear_leveling_invocations: u64,
     pub wear_leveling_migrated_pages: u64,
+    /// Composition of the blocks sealed in the measured phase.
+    pub sealed_blocks: SealedBlocks,
     pub partial_page_writes: u64,
     pub trimmed_pages: u64,
     pub unmapped_read_pages: u64,
@@ -246,6 +274,7 @@ impl Report {
             gc_migrated_pages: c.gc_migrated_units,
             wear_leveling_invocations: c.wear_leveling_invocations,
             wear_leveling_migrated_pages: c.wear_leveling_migrated_units,
+            sealed_blocks: SealedBlocks::from_counters(c),
             partial_page_writes: c.partial_unit_writes + h.buffer_partial_merges,
             trimmed_pages: c.trimmed_units,
             unmapped_read_pages: c.unmapped_read_units,
