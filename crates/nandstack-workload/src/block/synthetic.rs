@@ -74,6 +74,12 @@ pub struct SyntheticConfig {
     /// Open-loop arrival rate in requests per simulated second (Poisson arrivals). Unset: closed loop.
     #[serde(default)]
     pub arrival_iops: Option<f64>,
+    /// fio's random map (pattern = uniform only, one request size): every request-sized block of the
+    /// footprint is visited exactly once per pass, in a fresh seeded random order each pass, as fio does
+    /// unless `norandommap` is set. Reads, writes and TRIMs share the map (fio keeps one per file).
+    /// Default false (independent uniform offsets, i.e. fio's `norandommap`).
+    #[serde(default)]
+    pub random_map: bool,
 }
 
 fn d_pattern() -> Pattern {
@@ -108,6 +114,7 @@ impl Default for SyntheticConfig {
             hot_ops_fraction: None,
             hot_space_fraction: None,
             arrival_iops: None,
+            random_map: false,
         }
     }
 }
@@ -174,6 +181,17 @@ impl SyntheticConfig {
             self.hot_space_fraction.is_some() && self.pattern != Pattern::HotCold,
             "hot_cold",
         )?;
+        only(
+            "random_map",
+            self.random_map && self.pattern != Pattern::Uniform,
+            "uniform",
+        )?;
+        if self.random_map && !self.request_sizes.is_empty() {
+            return Err(Error::config(
+                "workload.random_map",
+                "needs a single request size (request_size_bytes), not a request_sizes mix",
+            ));
+        }
         if let Some(t) = self.zipf_theta {
             if !(t.is_finite() && t > 0.0 && t <= 10.0) {
                 return Err(Error::config(
@@ -247,6 +265,39 @@ pub struct BlockGenerator {
     hot_slots: u64,
     size_cdf: Vec<(f64, u64)>,
     arrival_rng: Rng,
+    /// fio random map: the permutation of the current pass, its position, the pass number and the seed.
+    map: Option<RandomMap>,
+}
+
+/// One pass over `blocks` request-sized blocks in a seeded random order; a new order every pass.
+struct RandomMap {
+    blocks: u64,
+    pass: u64,
+    next: u64,
+    order: Permutation,
+    seed: u64,
+}
+
+impl RandomMap {
+    fn new(blocks: u64, seed: u64) -> RandomMap {
+        RandomMap {
+            blocks,
+            pass: 0,
+            next: 0,
+            order: Permutation::new(blocks, seed),
+            seed,
+        }
+    }
+    fn next_block(&mut self) -> u64 {
+        if self.next == self.blocks {
+            self.pass += 1;
+            self.next = 0;
+            self.order =
+                Permutation::new(self.blocks, self.seed ^ self.pass.wrapping_mul(0x9e37_79b9));
+        }
+        self.next += 1;
+        self.order.apply(self.next - 1)
+    }
 }
 
 impl BlockGenerator {
@@ -278,6 +329,10 @@ impl BlockGenerator {
             hot_slots,
             size_cdf,
             arrival_rng: Rng::derive(seed, 0x6172_7276),
+            map: cfg.random_map.then(|| {
+                let span = cfg.request_size_bytes.div_ceil(align);
+                RandomMap::new(slots / span, seed ^ 0x6d61_70)
+            }),
         })
     }
 
@@ -321,7 +376,10 @@ impl BlockGenerator {
                 self.cursor += span;
                 s
             }
-            Pattern::Uniform => self.rng.below(last_start + 1),
+            Pattern::Uniform => match self.map.as_mut() {
+                Some(m) => m.next_block() * span,
+                None => self.rng.below(last_start + 1),
+            },
             Pattern::Zipf => {
                 let rank = self.zipf.as_ref().unwrap().sample(&mut self.rng) - 1;
                 let s = self.perm.as_ref().map_or(rank, |p| p.apply(rank));
@@ -353,6 +411,52 @@ mod tests {
 
     fn gen(cfg: SyntheticConfig) -> BlockGenerator {
         BlockGenerator::new(&cfg, CAP, 7).unwrap()
+    }
+
+    #[test]
+    fn random_map_visits_every_block_once_per_pass_in_a_new_order() {
+        let cfg = SyntheticConfig {
+            random_map: true,
+            request_size_bytes: 8192,
+            footprint_fraction: 0.001,
+            read_fraction: 0.3,
+            ..Default::default()
+        };
+        let mut g = gen(cfg.clone());
+        let blocks = (CAP as f64 * 0.001) as u64 / 4096 / 2;
+        let mut passes = Vec::new();
+        for _ in 0..3 {
+            let mut seen: Vec<u64> = (0..blocks).map(|_| g.next_request().offset).collect();
+            let order = seen.clone();
+            seen.sort_unstable();
+            let want: Vec<u64> = (0..blocks).map(|b| b * 8192).collect();
+            assert_eq!(seen, want, "each 8 KiB block exactly once per pass");
+            passes.push(order);
+        }
+        assert_ne!(passes[0], passes[1]);
+        assert_ne!(passes[1], passes[2]);
+        // Not the identity order either.
+        assert_ne!(passes[0], (0..blocks).map(|b| b * 8192).collect::<Vec<_>>());
+        // Only for the uniform pattern, and a single size.
+        let e = SyntheticConfig {
+            pattern: Pattern::Zipf,
+            ..cfg.clone()
+        }
+        .validate(CAP)
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("random_map"), "{e}");
+        let e = SyntheticConfig {
+            request_sizes: vec![SizeWeight {
+                bytes: 4096,
+                weight: 1.0,
+            }],
+            ..cfg
+        }
+        .validate(CAP)
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("random_map"), "{e}");
     }
 
     #[test]
