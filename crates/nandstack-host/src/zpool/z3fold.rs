@@ -166,7 +166,7 @@ impl Z3fold {
     /// The first listed page (other than `except`) with room for `chunks`, and the buddy to use.
     fn find(&self, chunks: u32, except: Option<u32>) -> Option<(u32, Bud)> {
         for n in chunks..NCHUNKS {
-            for (_, &id) in &self.unbuddied[n as usize].by_key {
+            for &id in self.unbuddied[n as usize].by_key.values() {
                 if Some(id) == except {
                     continue;
                 }

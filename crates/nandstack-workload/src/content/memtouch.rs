@@ -372,8 +372,9 @@ impl MemtouchProgram {
             AccessPattern::Normal => {
                 let u1 = self.rng.next_f64();
                 let u2 = self.rng.next_f64();
-                let z = (-2.0 * (u1 + 1e-300).ln()).sqrt() * (6.283185307179586 * u2).cos();
-                // C: (long)(pages/2 + z*(pages/12.0)): integer pages/2, truncation toward zero.
+                let z = (-2.0 * (u1 + 1e-300).ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                // C: 6.283185307179586 is the same double as TAU; (long)(pages/2 + z*(pages/12.0)): integer
+                // pages/2, truncation toward zero.
                 let q = ((pages / 2) as f64 + z * (pages as f64 / 12.0)) as i64;
                 q.clamp(0, pages as i64 - 1) as u64
             }

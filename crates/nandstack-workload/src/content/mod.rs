@@ -56,7 +56,7 @@ impl ContentSpec {
             if pct > 100 {
                 return Err(bad("PCT above 100"));
             }
-            Ok((pct, check_name(name).map_err(|m| bad(m))?))
+            Ok((pct, check_name(name).map_err(&bad)?))
         };
         if text == "sparse" {
             Ok(ContentSpec::Sparse)
@@ -64,7 +64,7 @@ impl ContentSpec {
             Ok(ContentSpec::Random)
         } else if let Some(name) = text.strip_prefix("corpus:") {
             Ok(ContentSpec::Corpus {
-                name: check_name(name).map_err(|m| bad(m))?,
+                name: check_name(name).map_err(&bad)?,
             })
         } else if let Some(rest) = text.strip_prefix("mix:") {
             let (pct, name) = pct_name(rest)?;
