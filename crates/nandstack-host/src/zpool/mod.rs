@@ -176,6 +176,59 @@ impl Ids {
     }
 }
 
+/// Containers by id (ids reused smallest-first), with their count.
+#[derive(Debug, Clone)]
+struct Slab<P> {
+    items: Vec<Option<P>>,
+    ids: Ids,
+    held: u64,
+}
+
+impl<P> Default for Slab<P> {
+    fn default() -> Self {
+        Slab {
+            items: Vec::new(),
+            ids: Ids::default(),
+            held: 0,
+        }
+    }
+}
+
+impl<P> Slab<P> {
+    fn insert(&mut self, item: P) -> u32 {
+        let id = self.ids.take();
+        if id as usize == self.items.len() {
+            self.items.push(Some(item));
+        } else {
+            self.items[id as usize] = Some(item);
+        }
+        self.held += 1;
+        id
+    }
+
+    fn remove(&mut self, id: u32) -> P {
+        let item = self.items[id as usize].take().expect("live container");
+        self.ids.give_back(id);
+        self.held -= 1;
+        item
+    }
+
+    fn get(&self, id: u32) -> Option<&P> {
+        self.items.get(id as usize).and_then(|p| p.as_ref())
+    }
+
+    fn get_mut(&mut self, id: u32) -> &mut P {
+        self.items[id as usize].as_mut().expect("live container")
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (u32, &P)> {
+        self.items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.as_ref().map(|p| (i as u32, p)))
+    }
+}
+
 /// An ordered list with O(log n) removal from anywhere: the kernel's `list_head` lists, where
 /// `push_front` is `list_add` and `front` is `list_first_entry`.
 #[derive(Debug, Clone, Default)]

@@ -16,7 +16,7 @@
 
 use nandstack_core::{Error, Result};
 
-use super::{bad_handle, check_len, Extent, Handle, Handles, Ids, OrderedList, Zpool, PAGE_BYTES};
+use super::{bad_handle, check_len, Extent, Handle, Handles, OrderedList, Slab, Zpool, PAGE_BYTES};
 
 const CHUNK_BYTES: u32 = 64;
 const TOTAL_CHUNKS: u32 = PAGE_BYTES / CHUNK_BYTES;
@@ -101,11 +101,9 @@ impl Page {
 
 #[derive(Debug, Clone)]
 pub struct Z3fold {
-    pages: Vec<Option<Page>>,
-    ids: Ids,
+    pages: Slab<Page>,
     unbuddied: Vec<OrderedList>,
     handles: Handles<(u32, Bud)>,
-    held: u64,
     seq: i64,
 }
 
@@ -118,32 +116,22 @@ impl Default for Z3fold {
 impl Z3fold {
     pub fn new() -> Z3fold {
         Z3fold {
-            pages: Vec::new(),
-            ids: Ids::default(),
+            pages: Slab::default(),
             unbuddied: vec![OrderedList::default(); NCHUNKS as usize + 1],
             handles: Handles::default(),
-            held: 0,
             seq: 0,
         }
     }
 
     fn page(&mut self, id: u32) -> &mut Page {
-        self.pages[id as usize].as_mut().expect("live page")
+        self.pages.get_mut(id)
     }
 
     fn new_page(&mut self, headless: bool) -> u32 {
-        let id = self.ids.take();
-        let p = Page {
+        self.pages.insert(Page {
             headless,
             ..Page::default()
-        };
-        if id as usize == self.pages.len() {
-            self.pages.push(Some(p));
-        } else {
-            self.pages[id as usize] = Some(p);
-        }
-        self.held += 1;
-        id
+        })
     }
 
     fn unlist(&mut self, id: u32) {
@@ -155,7 +143,7 @@ impl Z3fold {
     /// `add_to_unbuddied`, if a buddy is free.
     fn relist(&mut self, id: u32) {
         self.unlist(id);
-        let p = self.pages[id as usize].as_ref().expect("live page");
+        let p = self.pages.get(id).expect("live page");
         if p.has_free_buddy() {
             let n = p.free_chunks();
             let key = self.unbuddied[n as usize].push_front(&mut self.seq, id);
@@ -170,7 +158,7 @@ impl Z3fold {
                 if Some(id) == except {
                     continue;
                 }
-                let p = self.pages[id as usize].as_ref().expect("listed page");
+                let p = self.pages.get(id).expect("listed page");
                 if let Some(bud) = p.pick(chunks) {
                     return Some((id, bud));
                 }
@@ -192,14 +180,12 @@ impl Z3fold {
 
     fn release(&mut self, id: u32) {
         self.unlist(id);
-        self.pages[id as usize] = None;
-        self.ids.give_back(id);
-        self.held -= 1;
+        self.pages.remove(id);
     }
 
     /// `compact_single_buddy`: move a lone object to another page with room; true if the page emptied.
     fn move_single(&mut self, id: u32) -> bool {
-        let p = self.pages[id as usize].as_ref().expect("live page");
+        let p = self.pages.get(id).expect("live page");
         let Some(bud) = (0..3).find(|&b| p.objs[b].is_some()) else {
             return false;
         };
@@ -295,7 +281,7 @@ impl Zpool for Z3fold {
     }
 
     fn total_pages(&self) -> u64 {
-        self.held
+        self.pages.held
     }
 
     fn objects(&self) -> u64 {
@@ -308,7 +294,7 @@ impl Zpool for Z3fold {
 
     fn extent(&self, handle: Handle) -> Option<Extent> {
         let (id, bud) = self.handles.get(handle)?;
-        let p = self.pages[id as usize].as_ref()?;
+        let p = self.pages.get(id)?;
         let (_, len) = p.objs[bud as usize]?;
         let offset_bytes = if p.headless {
             0
@@ -323,18 +309,14 @@ impl Zpool for Z3fold {
     }
 
     fn container_bytes(&self, container: u64) -> u32 {
-        match self.pages.get(container as usize) {
-            Some(Some(_)) => PAGE_BYTES,
-            _ => 0,
-        }
+        self.pages.get(container as u32).map_or(0, |_| PAGE_BYTES)
     }
 
     fn check(&self) -> Result<()> {
         let bad = |m: String| Err(Error::Invariant(format!("z3fold: {m}")));
         let mut held = 0;
         let mut objs = 0;
-        for (id, p) in self.pages.iter().enumerate() {
-            let Some(p) = p else { continue };
+        for (id, p) in self.pages.iter() {
             held += 1;
             objs += p.live() as u64;
             if p.live() == 0 {
@@ -350,7 +332,7 @@ impl Zpool for Z3fold {
             match p.listed {
                 Some((n, key)) if should_list => {
                     if n != p.free_chunks()
-                        || self.unbuddied[n as usize].by_key.get(&key) != Some(&(id as u32))
+                        || self.unbuddied[n as usize].by_key.get(&key) != Some(&id)
                     {
                         return bad(format!("page {id} is on the wrong unbuddied list"));
                     }
@@ -368,13 +350,12 @@ impl Zpool for Z3fold {
         let should: usize = self
             .pages
             .iter()
-            .flatten()
-            .filter(|p| p.listed.is_some())
+            .filter(|(_, p)| p.listed.is_some())
             .count();
-        if held != self.held || objs != self.handles.live || listed != should {
+        if held != self.pages.held || objs != self.handles.live || listed != should {
             return bad(format!(
                 "pages {held}/{}, objects {objs}/{}",
-                self.held, self.handles.live
+                self.pages.held, self.handles.live
             ));
         }
         Ok(())

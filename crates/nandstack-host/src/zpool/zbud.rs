@@ -8,7 +8,7 @@
 
 use nandstack_core::{Error, Result};
 
-use super::{bad_handle, check_len, Extent, Handle, Handles, Ids, OrderedList, Zpool, PAGE_BYTES};
+use super::{bad_handle, check_len, Extent, Handle, Handles, OrderedList, Slab, Zpool, PAGE_BYTES};
 
 const CHUNK_BYTES: u32 = 64;
 const NCHUNKS: u32 = PAGE_BYTES / CHUNK_BYTES - 1;
@@ -25,11 +25,9 @@ struct Page {
 
 #[derive(Debug, Clone)]
 pub struct Zbud {
-    pages: Vec<Option<Page>>,
-    ids: Ids,
+    pages: Slab<Page>,
     unbuddied: Vec<OrderedList>,
     handles: Handles<(u32, usize)>,
-    held: u64,
     seq: i64,
 }
 
@@ -42,17 +40,15 @@ impl Default for Zbud {
 impl Zbud {
     pub fn new() -> Zbud {
         Zbud {
-            pages: Vec::new(),
-            ids: Ids::default(),
+            pages: Slab::default(),
             unbuddied: vec![OrderedList::default(); NCHUNKS as usize + 1],
             handles: Handles::default(),
-            held: 0,
             seq: 0,
         }
     }
 
     fn page(&mut self, id: u32) -> &mut Page {
-        self.pages[id as usize].as_mut().expect("live page")
+        self.pages.get_mut(id)
     }
 
     fn unlist(&mut self, id: u32) {
@@ -88,16 +84,7 @@ impl Zpool for Zbud {
             (chunks..NCHUNKS).find_map(|n| self.unbuddied[n as usize].front().map(|(_, id)| id));
         let id = match found {
             Some(id) => id,
-            None => {
-                let id = self.ids.take();
-                if id as usize == self.pages.len() {
-                    self.pages.push(Some(Page::default()));
-                } else {
-                    self.pages[id as usize] = Some(Page::default());
-                }
-                self.held += 1;
-                id
-            }
+            None => self.pages.insert(Page::default()),
         };
         let p = self.page(id);
         let bud = if p.chunks[0] == 0 { 0 } else { 1 };
@@ -119,9 +106,7 @@ impl Zpool for Zbud {
         p.objs[bud] = None;
         if p.objs.iter().all(|o| o.is_none()) {
             self.unlist(id);
-            self.pages[id as usize] = None;
-            self.ids.give_back(id);
-            self.held -= 1;
+            self.pages.remove(id);
         } else {
             self.relist(id);
         }
@@ -129,7 +114,7 @@ impl Zpool for Zbud {
     }
 
     fn total_pages(&self) -> u64 {
-        self.held
+        self.pages.held
     }
 
     fn objects(&self) -> u64 {
@@ -142,7 +127,7 @@ impl Zpool for Zbud {
 
     fn extent(&self, handle: Handle) -> Option<Extent> {
         let (id, bud) = self.handles.get(handle)?;
-        let p = self.pages[id as usize].as_ref()?;
+        let p = self.pages.get(id)?;
         let (_, len) = p.objs[bud]?;
         Some(Extent {
             container: id as u64,
@@ -156,18 +141,14 @@ impl Zpool for Zbud {
     }
 
     fn container_bytes(&self, container: u64) -> u32 {
-        match self.pages.get(container as usize) {
-            Some(Some(_)) => PAGE_BYTES,
-            _ => 0,
-        }
+        self.pages.get(container as u32).map_or(0, |_| PAGE_BYTES)
     }
 
     fn check(&self) -> Result<()> {
         let bad = |m: String| Err(Error::Invariant(format!("zbud: {m}")));
         let mut held = 0;
         let mut objs = 0;
-        for (id, p) in self.pages.iter().enumerate() {
-            let Some(p) = p else { continue };
+        for (id, p) in self.pages.iter() {
             held += 1;
             let live = p.objs.iter().filter(|o| o.is_some()).count();
             objs += live as u64;
@@ -175,10 +156,10 @@ impl Zpool for Zbud {
                 return bad(format!("page {id}: {live} objects, listed {:?}", p.listed));
             }
         }
-        if held != self.held || objs != self.handles.live {
+        if held != self.pages.held || objs != self.handles.live {
             return bad(format!(
                 "pages {held}/{}, objects {objs}/{}",
-                self.held, self.handles.live
+                self.pages.held, self.handles.live
             ));
         }
         Ok(())
