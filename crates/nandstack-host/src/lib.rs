@@ -24,6 +24,7 @@ pub mod sim;
 pub mod swap;
 pub mod vm;
 pub mod workloads;
+pub mod zpool;
 
 pub use bench::bench_host;
 pub use config::HostSimConfig;

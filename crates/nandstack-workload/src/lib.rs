@@ -7,6 +7,7 @@
 //! * [`zipf`]: a rejection-inversion Zipf sampler (any θ > 0, O(1) memory).
 
 pub mod block;
+pub mod content;
 pub mod perm;
 pub mod trace;
 pub mod zipf;
