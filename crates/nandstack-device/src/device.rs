@@ -261,6 +261,19 @@ pub trait Device: Send {
     fn verify_all(&self) -> Result<()> {
         self.check_invariants()
     }
+    /// Preconditioning: change the device's state as `cmd` would, as fast as possible and without
+    /// timing (no clock advances, no write buffer); counters are reset after preconditioning.
+    /// Default: submit at time 0 and drop the completion.
+    fn precondition(&mut self, cmd: Command<'_>) -> Result<()> {
+        self.submit(Nanos::ZERO, cmd).map(|_| ())
+    }
+    /// Cache hint: the byte offsets of the next three requests (no simulated state changes).
+    fn prefetch(&self, _ahead: [Option<u64>; 3]) {}
+    /// Device-specific gauges for the time series (name, value), always the same names in the same
+    /// order for a device (e.g. the hybrid's SLC blocks and θ). Default: none.
+    fn gauges(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 
     fn read(&mut self, at: Nanos, offset: u64, len: u64) -> Result<Nanos> {
         Ok(self.submit(at, Command::read(offset, len))?.done)
