@@ -239,6 +239,9 @@ impl DeviceStats {
 /// A simulated SSD. See the module documentation for the contract.
 pub trait Device: Send {
     fn kind(&self) -> DeviceKind;
+    /// The concrete model, for callers that need its own API (reports, the RL pre-training chain).
+    fn as_any(&self) -> &dyn std::any::Any;
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
     /// Bytes of the logical (LBA) space.
     fn capacity_bytes(&self) -> u64;
     /// Answer one command submitted at `at`.

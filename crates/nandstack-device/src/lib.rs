@@ -13,8 +13,10 @@ pub mod device;
 pub mod ftl;
 pub mod hybrid;
 pub mod nand;
+pub mod spec;
 pub mod ssd;
 
 pub use device::{Command, Completion, Device, DeviceKind, DeviceStats, ExtCommand, ZoneCommand};
 pub use ftl::{Ftl, FtlConfig};
 pub use nand::{CellMode, Geometry};
+pub use spec::{build, DeviceKindName, DeviceSpec};

@@ -5,8 +5,8 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use nandstack_core::{Error, Result};
-use nandstack_device::ssd::BlockSsd;
+use nandstack_core::{Error, Nanos, Result};
+use nandstack_device::{Command, Device};
 
 use crate::config::{BlockTraceFormat, BlockTraceOut};
 
@@ -52,9 +52,12 @@ struct TraceOut {
 }
 
 pub struct BlockLayer {
-    pub ssd: BlockSsd,
+    /// The device below (any kind).
+    pub dev: Box<dyn Device>,
     pub max_req_pages: u32,
     pub counters: IoCounters,
+    /// Device latency (completion − issue) of the requests issued, by kind (read, write, discard).
+    pub latency: [nandstack_core::Histogram; 3],
     trace: Option<TraceOut>,
     /// Names of the issuers (the `comm` of trace lines).
     pub comms: Vec<String>,
@@ -62,7 +65,7 @@ pub struct BlockLayer {
 
 impl BlockLayer {
     pub fn new(
-        ssd: BlockSsd,
+        dev: Box<dyn Device>,
         max_req_pages: u32,
         trace: Option<&BlockTraceOut>,
     ) -> Result<BlockLayer> {
@@ -82,9 +85,10 @@ impl BlockLayer {
             None => None,
         };
         Ok(BlockLayer {
-            ssd,
+            dev,
             max_req_pages,
             counters: IoCounters::default(),
+            latency: Default::default(),
             trace,
             comms: vec!["kswapd0".into(), "kworker".into(), "flush".into()],
         })
@@ -108,16 +112,17 @@ impl BlockLayer {
         comm: u16,
     ) -> Result<u64> {
         let len = pages as u64 * 4096;
-        let done = match kind {
-            IoKind::Read => self.ssd.read(offset, len, now)?,
-            IoKind::Write => self.ssd.write(offset, len, now)?,
-            IoKind::Discard => self.ssd.trim(offset, len, now)?,
-        }
-        .max(now);
+        let cmd = match kind {
+            IoKind::Read => Command::read(offset, len),
+            IoKind::Write => Command::write(offset, len),
+            IoKind::Discard => Command::trim(offset, len),
+        };
+        let done = self.dev.submit(Nanos(now), cmd)?.done.0.max(now);
         let (r, k) = (region as usize, kind as usize);
         self.counters.requests[r][k] += 1;
         self.counters.pages[r][k] += pages as u64;
         self.counters.sizes[r * 3 + k][(pages as usize).min(HIST_PAGES)] += 1;
+        self.latency[k].record(done - now);
         if let Some(t) = self.trace.as_mut() {
             let comm = &self.comms[comm as usize];
             t.seq += 1;

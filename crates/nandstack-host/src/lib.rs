@@ -61,9 +61,3 @@ pub fn run_config(
     sim.run(progress)?;
     Ok(sim)
 }
-
-/// JSON Schema of the config (for the generated config reference).
-pub fn config_schema() -> String {
-    let schema = schemars::schema_for!(HostSimConfig);
-    serde_json::to_string_pretty(&schema).expect("schema serialises")
-}

@@ -171,8 +171,8 @@ pub fn report(sim: &Sim) -> Value {
                 )
             })
             .collect();
-    let ftl = h.io.ssd.ftl.counters();
-    let waf = h.io.ssd.waf();
+    let dev = h.io.dev.stats();
+    let waf = dev.waf();
     json!({
         "model": "nandstack-host",
         "seed": sim.seed,
@@ -229,10 +229,11 @@ pub fn report(sim: &Sim) -> Value {
         "cgroups": cgroups,
         "processes": procs,
         "device": {
-            "logical_bytes": h.io.ssd.logical_bytes(),
+            "kind": h.io.dev.kind().name(),
+            "logical_bytes": h.io.dev.capacity_bytes(),
             "waf": if waf.is_finite() { json!(waf) } else { Value::Null },
-            "host": serde_json::to_value(h.io.ssd.counters()).expect("counters serialise"),
-            "flash": serde_json::to_value(ftl).expect("counters serialise"),
+            "stats": serde_json::to_value(&dev).expect("counters serialise"),
+            "details": h.io.dev.details(),
         },
         "series": {
             "interval_ms": sr.interval_ns as f64 / 1e6,

@@ -57,23 +57,30 @@ fn device_toml(quick: bool) -> String {
     format!(
         "seed = 1\n[device.geometry]\nchannels = {channels}\nchips_per_channel = {chips}\ndies_per_chip = {dies}\n\
          planes_per_die = 2\nblocks_per_plane = {blocks}\npages_per_block = 128\npage_size_bytes = 4096\n\
-         [ftl]\nover_provisioning = 0.12\n"
+         [device.ftl]\nover_provisioning = 0.12\n"
     )
 }
 
 fn result(name: &'static str, description: String, r: &crate::Report) -> BenchResult {
-    let pages = (r.device.blocks as u64 * r.device.pages_per_block as u64) as f64;
+    let dev = |k: &str| {
+        r.device
+            .get(k)
+            .and_then(serde_json::Value::as_f64)
+            .unwrap_or(0.0)
+    };
+    let pages = dev("blocks") * dev("pages_per_block");
+    let metadata = r.block.as_ref().map_or(0, |b| b.metadata_bytes);
     BenchResult {
         name,
         description,
-        device_raw_bytes: r.device.raw_bytes,
-        over_provisioning: r.device.over_provisioning,
+        device_raw_bytes: dev("raw_bytes") as u64,
+        over_provisioning: dev("over_provisioning"),
         measured_host_writes: r.host_write_requests,
         waf: r.waf,
         wall_seconds: r.wall_seconds,
         host_writes_per_second: r.host_write_requests as f64 / r.wall_seconds,
         flash_programs_per_second: r.wall_flash_programs_per_second,
-        metadata_bytes_per_physical_page: r.metadata_bytes as f64 / pages,
+        metadata_bytes_per_physical_page: metadata as f64 / pages,
         peak_rss_bytes: peak_rss_bytes(),
         write_latency_us_mean: r.write_latency_us.as_ref().map(|p| p.mean),
         simulated_iops: r.iops,
@@ -106,7 +113,7 @@ fn ftl_bench(quick: bool) -> Result<BenchResult> {
 fn timed_bench(quick: bool) -> Result<BenchResult> {
     let requests = if quick { 400_000 } else { 20_000_000 };
     let toml = format!(
-        "{}[host]\nqueue_depth = 32\n[precondition]\nfill_fraction = 0.5\nwarmup_capacity_multiples = 0.5\n\
+        "{}[workload.io]\nqueue_depth = 32\n[precondition]\nfill_fraction = 0.5\nwarmup_capacity_multiples = 0.5\n\
          [workload]\npattern = \"uniform\"\nfootprint_fraction = 0.5\nrequests = {requests}\n",
         device_toml(quick)
     );

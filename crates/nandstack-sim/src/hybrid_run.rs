@@ -3,7 +3,6 @@
 //! or a block trace. Model notes and the config/report reference: `docs/hybrid.md`.
 
 mod report;
-pub mod standin;
 
 use std::path::Path;
 use std::time::Instant;
@@ -17,8 +16,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::config::LbaPolicy;
+use nandstack_workload::standin::{StandinConfig, StandinGenerator};
 pub use report::{HybridReport, PretrainLine, Sample};
-use standin::{StandinGenerator, StandinName};
 
 /// A hybrid-device run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -128,33 +127,6 @@ impl HybridWorkload {
             }
         }
         Ok(())
-    }
-}
-
-/// A Table 4 stand-in (see `hybrid_run/standin.rs`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct StandinConfig {
-    /// `pc`, `phone`, `tpcc`, `oltp`, `linkbench` or `ycsb_a`. Default `pc`.
-    #[serde(default = "d_name")]
-    pub name: StandinName,
-    /// Multiplies the address space and the total written, in (0, 4]. Default 1 (Table 4's sizes). With
-    /// `device.page_bytes = 4096` (a quarter-capacity device) use 0.25 to keep the utilisation.
-    #[serde(default = "d_scale")]
-    pub scale: f64,
-}
-fn d_name() -> StandinName {
-    StandinName::Pc
-}
-fn d_scale() -> f64 {
-    1.0
-}
-impl Default for StandinConfig {
-    fn default() -> Self {
-        StandinConfig {
-            name: d_name(),
-            scale: d_scale(),
-        }
     }
 }
 

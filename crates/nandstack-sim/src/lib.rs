@@ -1,12 +1,17 @@
-//! nandstack-sim: wires workload → device, runs preconditioning and the measured phase, builds reports.
+//! nandstack-sim: the one runner. A config (`SimConfig`: workload → optional host → device) is run to
+//! one summary (`Report`): block workloads through the request issuer, host programs through the host
+//! model, every device behind the `Device` interface.
 //!
 //! The public entry points used by the Python binding (which only translates) are:
 //! [`run_json`], [`default_config_toml`], [`config_reference_markdown`], [`bench_json`].
 
 pub mod bench;
+pub mod build;
 pub mod config;
-pub mod host;
+pub mod drive;
+pub mod hostrun;
 pub mod hybrid_run;
+pub mod progress;
 pub mod reference;
 pub mod report;
 pub mod run;
@@ -18,7 +23,6 @@ use nandstack_core::Result;
 pub use config::SimConfig;
 pub use reference::{config_reference_markdown, default_config_toml};
 pub use report::Report;
-pub use run::Simulation;
 
 /// Options that are not part of the experiment's identity.
 #[derive(Clone, Debug, Default)]
@@ -47,13 +51,13 @@ pub fn run_json(
     progress: &mut dyn FnMut(&Progress) -> bool,
 ) -> Result<String> {
     let cfg = SimConfig::from_json(config_json)?;
-    Ok(Simulation::new(cfg, opts)?.run(progress)?.to_json())
+    Ok(run::run(cfg, opts, progress)?.to_json())
 }
 
 /// Run a config given as TOML (Rust callers, tests).
 pub fn run_toml(config_toml: &str, opts: &RunOptions) -> Result<Report> {
     let cfg = SimConfig::from_toml(config_toml)?;
-    Simulation::new(cfg, opts)?.run(&mut |_| true)
+    run::run(cfg, opts, &mut |_| true)
 }
 
 pub use bench::bench_json;

@@ -12,8 +12,11 @@ pub fn config_reference_markdown() -> String {
     schema_reference_markdown(
         &schema,
         "# Configuration reference\n\n_Generated from the config types by `nandstack config --reference`; do not edit._\n\n\
-         A config is one TOML file; every key below can also be set with `--set section.key=value`. Unknown keys \
-         are errors.\n",
+         One schema for every stack: `[workload]` (synthetic block requests, a trace, a stand-in or host programs), \
+         `[host]` (the OS memory/swap model, host programs only), `[device]` (`kind = \"block\"` or `\"hybrid\"`; \
+         sections of the other kind are errors), `[precondition]`, `[run]`, `[[pretrain]]`. A config is one TOML \
+         file; every key below can also be set with `--set section.key=value`. Unknown keys are errors that name \
+         the key.\n",
     )
 }
 
@@ -131,15 +134,72 @@ fn one_line(s: &str) -> String {
         .replace('|', "\\|")
 }
 
+/// The struct an array's items are, if any.
+fn array_struct<'a>(v: &'a Value, defs: &'a Value) -> Option<&'a Value> {
+    let v = resolve(v, defs);
+    (v.get("type") == Some(&Value::from("array")))
+        .then(|| v.get("items"))
+        .flatten()
+        .map(|i| resolve(i, defs))
+        .filter(|i| is_struct(i) || tagged_variants(i, defs).is_some())
+}
+
+/// The variants of an internally tagged enum: (tag key, tag value, variant schema) for each variant
+/// that carries keys besides its tag.
+fn tagged_variants<'a>(v: &'a Value, defs: &'a Value) -> Option<Vec<(String, String, &'a Value)>> {
+    let one = resolve(v, defs).get("oneOf")?.as_array()?;
+    let mut out = Vec::new();
+    for variant in one {
+        let variant = resolve(variant, defs);
+        let Some(props) = variant.get("properties").and_then(Value::as_object) else {
+            continue;
+        };
+        for (k, p) in props {
+            if let Some(tag) = p
+                .get("enum")
+                .and_then(Value::as_array)
+                .filter(|e| e.len() == 1)
+                .and_then(|e| e[0].as_str())
+            {
+                if props.len() > 1 {
+                    out.push((k.clone(), tag.to_string(), variant));
+                }
+            }
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
 fn section(schema: &Value, path: &str, defs: &Value, out: &mut String) {
     let schema = resolve(schema, defs);
-    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+    if let Some(variants) = tagged_variants(schema, defs) {
+        // A table whose keys depend on its tag: one sub-section per variant.
+        for (tag_key, tag, variant) in variants {
+            let mut keys = variant.clone();
+            if let Some(props) = keys.get_mut("properties").and_then(Value::as_object_mut) {
+                props.remove(&tag_key);
+            }
+            section_titled(
+                &keys,
+                path,
+                &format!("[{path}] with `{tag_key} = \"{tag}\"`"),
+                defs,
+                out,
+            );
+        }
         return;
-    };
+    }
     let title = if path.is_empty() {
         "top level".to_string()
     } else {
         format!("[{path}]")
+    };
+    section_titled(schema, path, &title, defs, out);
+}
+
+fn section_titled(schema: &Value, path: &str, title: &str, defs: &Value, out: &mut String) {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return;
     };
     out.push_str(&format!("\n## {title}\n\n"));
     if let Some(d) = schema.get("description").and_then(Value::as_str) {
@@ -155,8 +215,13 @@ fn section(schema: &Value, path: &str, defs: &Value, out: &mut String) {
             format!("{path}.{key}")
         };
         if is_struct(target) {
-            nested.push((full, prop));
+            nested.push((full, prop, false));
             continue;
+        }
+        if let Some(item) = array_struct(prop, defs) {
+            nested.push((full.clone(), item, true));
+        } else if tagged_variants(target, defs).is_some() {
+            nested.push((full.clone(), prop, false));
         }
         let desc = prop
             .get("description")
@@ -173,8 +238,15 @@ fn section(schema: &Value, path: &str, defs: &Value, out: &mut String) {
             one_line(desc)
         ));
     }
-    for (full, prop) in nested {
-        section(prop, &full, defs, out);
+    for (full, prop, array) in nested {
+        if array {
+            let mut sub = String::new();
+            section(prop, &full, defs, &mut sub);
+            // Arrays of tables are `[[key]]` in TOML.
+            out.push_str(&sub.replacen(&format!("## [{full}]"), &format!("## [[{full}]]"), 1));
+        } else {
+            section(prop, &full, defs, out);
+        }
     }
 }
 
@@ -203,14 +275,23 @@ mod tests {
     fn reference_lists_every_section_and_key() {
         let md = config_reference_markdown();
         for needle in [
-            "## [ftl.gc]",
+            "## [device.ftl.gc]",
             "`start_free_blocks`",
             "## [workload]",
             "`zipf_theta`",
+            "## [workload.io]",
+            "## [workload.trace]",
+            "## [[workload.processes]]",
+            "## [workload.processes.workload] with `type = \"memtouch\"`",
+            "## [host]",
+            "## [host.swap]",
             "## [device.geometry]",
+            "## [device.hybrid]",
+            "## [device.manager]",
             "`policy = \"d_choices\"`",
             "`policy = \"greedy\"`",
             "## [precondition]",
+            "## [run]",
         ] {
             assert!(md.contains(needle), "missing {needle} in\n{md}");
         }

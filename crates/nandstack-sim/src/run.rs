@@ -1,220 +1,273 @@
-//! The driver: precondition → warm-up → measured phase, with progress callbacks and verification.
+//! The one runner: build the device a config describes, drive it with the workload, report.
 //!
-//! Preconditioning and warm-up write through the FTL directly (no timing, no write buffer) — they set the
-//! device's state, not its clock. The measured phase goes through the host interface model
-//! ([`crate::host`]) and the whole `BlockSsd` (buffer, mapping cache, timing), starting idle at t = 0.
+//! Block workloads (synthetic, trace, stand-in): precondition (fill + steady-state warm-up, untimed,
+//! through `Device::precondition`) → reset counters → measured phase through the request issuer
+//! ([`crate::drive`]) starting idle at t = 0. Host programs: the host model ([`crate::hostrun`]) on the
+//! same device. The hybrid RL pre-training chain runs its workloads on fresh devices first.
 
 use std::time::Instant;
 
 use nandstack_core::{Error, Result, MAPPING_UNIT_BYTES};
-use nandstack_device::ssd::BlockSsd;
-use nandstack_device::Ftl;
+use nandstack_device::hybrid::{ManagerKind, QTable};
+use nandstack_device::{Command, Device};
 use nandstack_workload::perm::Permutation;
 use nandstack_workload::{BlockGenerator, BlockRequest, Op};
 
-use crate::config::{FillOrder, SimConfig};
-use crate::host::{self, Measured};
-use crate::report::Report;
+use nandstack_device::spec::{build as build_device, logical_bytes};
+
+use crate::build::as_hybrid;
+use crate::config::{DeviceKindName, FillOrder, SimConfig, WorkloadKind, WorkloadSpec};
+use crate::drive::{self, Checks};
+use crate::progress::Ticker;
+use crate::report::{Report, RunFacts, WorkloadInfo};
+use crate::series::Intervals;
 use crate::source::Source;
 use crate::{Progress, RunOptions};
 
-/// Calls the progress callback every `step` units of work; interrupts when it returns false.
-pub(crate) struct Ticker<'a> {
-    phase: &'static str,
-    total: u64,
-    step: u64,
-    next: u64,
-    cb: &'a mut dyn FnMut(&Progress) -> bool,
-}
-
-impl<'a> Ticker<'a> {
-    pub(crate) fn new(
-        phase: &'static str,
-        total: u64,
-        cb: &'a mut dyn FnMut(&Progress) -> bool,
-    ) -> Result<Ticker<'a>> {
-        let step = (total / 200).max(1);
-        let mut t = Ticker {
-            phase,
-            total,
-            step,
-            next: step,
-            cb,
-        };
-        t.report(0)?;
-        Ok(t)
-    }
-    fn report(&mut self, done: u64) -> Result<()> {
-        if (self.cb)(&Progress {
-            phase: self.phase,
-            done,
-            total: self.total,
-        }) {
-            Ok(())
-        } else {
-            Err(Error::Interrupted)
-        }
-    }
-    #[inline]
-    pub(crate) fn tick(&mut self, done: u64) -> Result<()> {
-        if done >= self.next {
-            self.next = done + self.step;
-            self.report(done.min(self.total))?;
-        }
-        Ok(())
-    }
-}
-
-/// Apply one block request to the FTL (untimed).
+/// Apply one block request to the device's state without timing.
 #[inline]
-pub fn apply(ftl: &mut Ftl, r: &BlockRequest) -> Result<()> {
-    match r.op {
-        Op::Write => ftl.write(r.offset, r.len),
-        Op::Read => ftl.read(r.offset, r.len),
-        Op::Trim => ftl.trim(r.offset, r.len),
-    }
+fn precondition(dev: &mut dyn Device, r: &BlockRequest) -> Result<()> {
+    dev.precondition(match r.op {
+        Op::Write => Command::write(r.offset, r.len),
+        Op::Read => Command::read(r.offset, r.len),
+        Op::Trim => Command::trim(r.offset, r.len),
+    })
 }
 
-/// A built simulation: device + workload, ready to run.
-pub struct Simulation {
-    pub cfg: SimConfig,
-    pub ssd: BlockSsd,
-    pub workload: BlockGenerator,
-    pub(crate) verify: bool,
-    /// The next warm-up requests, generated ahead for the FTL's prefetch pipeline.
-    pending: std::collections::VecDeque<BlockRequest>,
+/// Run one config to its report.
+pub fn run(
+    mut cfg: SimConfig,
+    opts: &RunOptions,
+    cb: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<Report> {
+    if let Some(s) = opts.seed {
+        cfg.seed = s;
+    }
+    cfg.validate()?;
+    let capacity = logical_bytes(&cfg.device)?;
+    cfg.workload.validate("workload", capacity)?;
+    for (i, w) in cfg.pretrain.iter().enumerate() {
+        w.validate(&format!("pretrain[{i}]"), capacity)?;
+    }
+    if cfg.workload.kind == WorkloadKind::Host {
+        return crate::hostrun::run(&cfg, opts.verify, cb);
+    }
+    let t0 = Instant::now();
+    let mut ticker = Ticker::new("precondition", 0, cb)?;
+    let mut q_table = load_q_table(&cfg)?;
+    let mut pretraining = Vec::new();
+    for (i, w) in cfg.pretrain.iter().enumerate() {
+        let seed = pretrain_seed(cfg.seed, i);
+        let mut dev = build_device(&cfg.device, seed, opts.verify, q_table.take())?;
+        let gen = prepare(&cfg, dev.as_mut(), seed, opts.verify, &mut ticker)?;
+        let (info, m) = measure(
+            &cfg,
+            w,
+            dev.as_mut(),
+            gen,
+            seed,
+            opts.verify,
+            &mut ticker,
+            "pretrain",
+        )?;
+        let h = as_hybrid(dev.as_ref())?;
+        q_table = h.manager().q_table().cloned();
+        pretraining.push(serde_json::json!({
+            "workload": info.name,
+            "seed": seed,
+            "requests": m.requests,
+            "host_write_bytes": dev.stats().host_write_bytes,
+            "waf": dev.stats().waf(),
+            "sim_seconds": m.sim_ns as f64 / 1e9,
+        }));
+    }
+    let mut dev = build_device(&cfg.device, cfg.seed, opts.verify, q_table)?;
+    let gen = prepare(&cfg, dev.as_mut(), cfg.seed, opts.verify, &mut ticker)?;
+    let t1 = Instant::now();
+    let (workload, measured) = measure(
+        &cfg,
+        &cfg.workload,
+        dev.as_mut(),
+        gen,
+        cfg.seed,
+        opts.verify,
+        &mut ticker,
+        "measure",
+    )?;
+    let t2 = Instant::now();
+    save_q_table(&cfg, dev.as_ref())?;
+    Ok(Report::build(RunFacts {
+        cfg: &cfg,
+        dev: dev.as_ref(),
+        measured: &measured,
+        workload,
+        host: None,
+        pretraining,
+        verified: opts.verify,
+        wall_pre: (t1 - t0).as_secs_f64(),
+        wall: (t2 - t1).as_secs_f64(),
+    }))
 }
 
-impl Simulation {
-    pub fn new(mut cfg: SimConfig, opts: &RunOptions) -> Result<Simulation> {
-        if let Some(s) = opts.seed {
-            cfg.seed = s;
+/// Fill and warm up, then leave the device idle with zeroed counters. Returns the warm-up's synthetic
+/// generator: a synthetic measured phase continues its stream (the requests it generated ahead for the
+/// prefetch pipeline are dropped), so the measured requests never repeat the warm-up's.
+fn prepare(
+    cfg: &SimConfig,
+    dev: &mut dyn Device,
+    seed: u64,
+    verify: bool,
+    ticker: &mut Ticker,
+) -> Result<BlockGenerator> {
+    let kind = cfg.device.kind;
+    let units = dev.capacity_bytes() / MAPPING_UNIT_BYTES;
+    let fill = (units as f64 * cfg.precondition.fill(kind)) as u64;
+    if fill > 0 {
+        ticker.phase("precondition", fill)?;
+        let mut checks = periodic(cfg, fill, verify);
+        let perm = (cfg.precondition.fill_order == FillOrder::Random)
+            .then(|| Permutation::new(units, seed ^ 0x6669_6c6c));
+        // A hybrid device is aged at the end of its logical space (as the RL paper's half-filled runs).
+        let base = if kind == DeviceKindName::Hybrid {
+            units - fill
+        } else {
+            0
+        };
+        for i in 0..fill {
+            let u = perm.as_ref().map_or(base + i, |p| p.apply(i));
+            dev.precondition(Command::write(u * MAPPING_UNIT_BYTES, MAPPING_UNIT_BYTES))?;
+            ticker.tick(i + 1)?;
+            checks.maybe(dev, i)?;
         }
-        cfg.validate()?;
-        let geo = cfg.device.geometry()?;
-        let mut ftl = Ftl::new(geo, cfg.ftl.clone(), cfg.seed)?;
-        if opts.verify {
-            ftl.enable_verification();
-        }
-        let workload = BlockGenerator::new(&cfg.workload, ftl.logical_bytes(), cfg.seed)?;
-        let ssd = BlockSsd::new(ftl, &cfg.device.timing(), cfg.controller.clone())?;
-        Ok(Simulation {
-            cfg,
-            ssd,
-            workload,
-            verify: opts.verify,
-            pending: std::collections::VecDeque::new(),
-        })
     }
-
-    pub(crate) fn check_every(&self, phase_len: u64) -> u64 {
-        match self.cfg.run.invariant_check_every {
-            0 => (phase_len / 16).max(1),
-            n => n,
-        }
-    }
-
-    pub(crate) fn maybe_check(&self, i: u64, every: u64) -> Result<()> {
-        if self.verify && i % every == every - 1 {
-            self.ssd.ftl.check_invariants()?;
-        }
-        Ok(())
-    }
-
-    /// Fill `precondition.fill_fraction` of the logical space, in sequential or random unit order.
-    pub fn fill(&mut self, cb: &mut dyn FnMut(&Progress) -> bool) -> Result<()> {
-        let ftl = &mut self.ssd.ftl;
-        let units = (ftl.logical_units() as f64 * self.cfg.precondition.fill_fraction) as u64;
-        if units == 0 {
-            return Ok(());
-        }
-        let mut t = Ticker::new("precondition", units, cb)?;
-        let every = self.check_every(units);
-        let perm = (self.cfg.precondition.fill_order == FillOrder::Random).then(|| {
-            Permutation::new(
-                self.ssd.ftl.logical_units() as u64,
-                self.cfg.seed ^ 0x6669_6c6c,
-            )
-        });
-        for i in 0..units {
-            let u = perm.as_ref().map_or(i, |p| p.apply(i));
-            self.ssd
-                .ftl
-                .write(u * MAPPING_UNIT_BYTES, MAPPING_UNIT_BYTES)?;
-            t.tick(i + 1)?;
-            self.maybe_check(i, every)?;
-        }
-        Ok(())
-    }
-
-    /// Run the synthetic workload until it has written `warmup_capacity_multiples` × logical capacity.
-    pub fn warm_up(&mut self, cb: &mut dyn FnMut(&Progress) -> bool) -> Result<()> {
-        let target = (self.ssd.logical_bytes() as f64
-            * self.cfg.precondition.warmup_capacity_multiples) as u64;
-        if target == 0 {
-            return Ok(());
-        }
-        let start = self.ssd.ftl.counters().host_write_bytes;
-        let mut t = Ticker::new("warmup", target, cb)?;
-        let every = self.check_every(target / MAPPING_UNIT_BYTES);
+    let target = (dev.capacity_bytes() as f64 * cfg.precondition.warmup(kind)) as u64;
+    let mut gen = BlockGenerator::new(&cfg.workload.synthetic, dev.capacity_bytes(), seed)?;
+    if target > 0 {
+        ticker.phase("warmup", target)?;
+        let mut warm = periodic(cfg, target / MAPPING_UNIT_BYTES, verify);
+        let mut pending = std::collections::VecDeque::with_capacity(4);
+        let mut written = 0u64;
         let mut i = 0u64;
-        loop {
-            let done = self.ssd.ftl.counters().host_write_bytes - start;
-            if done >= target {
-                break;
+        while written < target {
+            while pending.len() < 4 {
+                pending.push_back(gen.next_request());
             }
-            while self.pending.len() < 4 {
-                self.pending.push_back(self.workload.next_request());
+            let r = pending.pop_front().expect("filled");
+            let at = |i: usize| pending.get(i).map(|q: &BlockRequest| q.offset);
+            dev.prefetch([at(0), at(1), at(2)]);
+            precondition(dev, &r)?;
+            if r.op == Op::Write {
+                written += r.len;
             }
-            let r = self.pending.pop_front().expect("filled");
-            let at = |i: usize| self.pending.get(i).map(|q| q.offset);
-            self.ssd.ftl.prefetch([at(0), at(1), at(2)]);
-            apply(&mut self.ssd.ftl, &r)?;
-            t.tick(done)?;
-            self.maybe_check(i, every)?;
+            ticker.tick(written)?;
+            warm.maybe(dev, i)?;
             i += 1;
         }
-        Ok(())
     }
+    // A drive left to itself after preconditioning has programmed its open pages and flushed its map.
+    dev.precondition(Command::Flush)?;
+    dev.reset_counters();
+    Ok(gen)
+}
 
-    /// Precondition, reset counters, measure, report.
-    pub fn run(mut self, cb: &mut dyn FnMut(&Progress) -> bool) -> Result<Report> {
-        let t0 = Instant::now();
-        let timed = self.ssd.timed();
-        self.ssd.ftl.record_ops(false);
-        self.fill(cb)?;
-        self.warm_up(cb)?;
-        // A drive left to itself after preconditioning has programmed its open pages and flushed its map.
-        self.ssd.ftl.flush();
-        self.ssd.ftl.record_ops(timed);
-        self.ssd.reset_counters();
-        let t1 = Instant::now();
-        let source = match &self.cfg.trace {
-            Some(tc) => Source::trace(tc, self.ssd.logical_bytes())?,
-            None => {
-                // Continue the warm-up's generator (the pending request is dropped: the measured phase
-                // is its own stream position, deterministic for a given config and seed).
-                self.pending.clear();
-                let generator = std::mem::replace(
-                    &mut self.workload,
-                    BlockGenerator::new(
-                        &self.cfg.workload,
-                        self.ssd.logical_bytes(),
-                        self.cfg.seed,
-                    )?,
-                );
-                Source::synthetic(generator, self.cfg.workload.requests)
-            }
-        };
-        let measured: Measured = host::drive(&mut self, source, cb)?;
-        let t2 = Instant::now();
-        Ok(Report::build(
-            &self.cfg,
-            &self.ssd,
-            &measured,
-            self.verify,
-            (t1 - t0).as_secs_f64(),
-            (t2 - t1).as_secs_f64(),
-        ))
+/// Full invariant checks during a phase of `len` operations (16 per phase unless configured).
+fn periodic(cfg: &SimConfig, len: u64, enabled: bool) -> Checks {
+    Checks {
+        enabled,
+        every: match cfg.run.verify_every {
+            0 => (len / 16).max(1),
+            n => n,
+        },
+        done: 0,
     }
+}
+
+/// The measured phase of one workload (`gen`: the synthetic generator to continue).
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    cfg: &SimConfig,
+    w: &WorkloadSpec,
+    dev: &mut dyn Device,
+    gen: BlockGenerator,
+    seed: u64,
+    verify: bool,
+    ticker: &mut Ticker,
+    phase: &'static str,
+) -> Result<(WorkloadInfo, drive::Measured)> {
+    let capacity = dev.capacity_bytes();
+    let (source, name) = match w.kind {
+        WorkloadKind::Synthetic => (Source::synthetic(gen, w.synthetic.requests), String::new()),
+        WorkloadKind::Trace => {
+            let t = w.trace.as_ref().expect("validated");
+            (Source::trace(t, capacity)?, t.path.clone())
+        }
+        WorkloadKind::Standin => {
+            let s = w.standin.as_ref().expect("validated");
+            let g = s.generator(seed).ok_or_else(|| {
+                Error::config("workload.standin.name", "Table 4 numbers cannot be met")
+            })?;
+            (Source::standin(g), s.name.spec().name.to_string())
+        }
+        WorkloadKind::Host => unreachable!("host programs run in hostrun"),
+    };
+    let total = source.len_hint();
+    ticker.phase(phase, total.unwrap_or(0))?;
+    let mut checks = periodic(cfg, total.unwrap_or(1 << 20), verify);
+    let r = &cfg.run;
+    let intervals = Intervals::new(
+        r.interval_host_bytes,
+        r.interval_written_bytes,
+        r.interval_sim_seconds,
+        total,
+    );
+    let mut source = source;
+    let measured = drive::drive(dev, &mut source, &w.io, intervals, &mut checks, ticker)?;
+    if verify {
+        dev.verify_all()?;
+    }
+    Ok((
+        WorkloadInfo {
+            kind: w.kind.name(),
+            name,
+            clipped_requests: source.clipped(),
+        },
+        measured,
+    ))
+}
+
+/// The seed of the `i`-th pre-training run (0-based): distinct from the measured run's and from each other.
+pub fn pretrain_seed(seed: u64, i: usize) -> u64 {
+    seed.wrapping_add(1_000_003 * (i as u64 + 1))
+}
+
+fn load_q_table(cfg: &SimConfig) -> Result<Option<QTable>> {
+    if cfg.device.kind != DeviceKindName::Hybrid {
+        return Ok(None);
+    }
+    let m = cfg.device.manager();
+    let (ManagerKind::Rl, Some(path)) = (m.kind, m.rl.load_q_table.as_ref()) else {
+        return Ok(None);
+    };
+    let key = "device.manager.rl.load_q_table";
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::config(key, format!("cannot read `{path}`: {e}")))?;
+    let t: QTable =
+        serde_json::from_str(&text).map_err(|e| Error::config(key, format!("`{path}`: {e}")))?;
+    Ok(Some(t))
+}
+
+fn save_q_table(cfg: &SimConfig, dev: &dyn Device) -> Result<()> {
+    if cfg.device.kind != DeviceKindName::Hybrid {
+        return Ok(());
+    }
+    let m = cfg.device.manager();
+    let (ManagerKind::Rl, Some(path)) = (m.kind, m.rl.save_q_table.as_ref()) else {
+        return Ok(());
+    };
+    let t = as_hybrid(dev)?.manager().q_table().expect("rl has a table");
+    let text = serde_json::to_string(t).map_err(|e| Error::Invariant(format!("Q-table: {e}")))?;
+    std::fs::write(path, text).map_err(|e| Error::Io {
+        path: path.clone(),
+        source: e,
+    })
 }

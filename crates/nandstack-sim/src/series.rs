@@ -1,18 +1,20 @@
-//! The interval time series: one row every N host bytes or N simulated seconds (or every 1/20 of the
-//! measured requests), with interval and cumulative figures.
+//! The one interval time-series format: a row every N host bytes (read + written), every N bytes
+//! written, every N simulated seconds, or every 1/20 of the measured requests, with interval and
+//! cumulative figures from the device's common counters, then the device's own gauges (block: free
+//! blocks and buffered bytes; hybrid: SLC blocks, θ, utilisation) and, for host programs, the host's.
 
 use nandstack_core::Histogram;
-use nandstack_device::ssd::BlockSsd;
+use nandstack_device::{Device, DeviceStats};
 use serde::Serialize;
 
-pub const COLUMNS: [&str; 16] = [
+/// The columns every series starts with.
+pub const COMMON_COLUMNS: [&str; 15] = [
     "sim_seconds",
     "requests",
     "host_write_bytes",
     "host_read_bytes",
     "waf_interval",
     "waf_cumulative",
-    "free_blocks",
     "gc_migrated_pages",
     "flash_erases",
     "iops_interval",
@@ -26,43 +28,78 @@ pub const COLUMNS: [&str; 16] = [
 
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct TimeSeries {
-    pub columns: Vec<&'static str>,
+    pub columns: Vec<String>,
     pub rows: Vec<Vec<f64>>,
 }
 
 impl TimeSeries {
+    /// CSV with a header; non-finite values are empty cells.
     pub fn to_csv(&self) -> String {
         let mut s = self.columns.join(",");
         s.push('\n');
         for r in &self.rows {
-            let cells: Vec<String> = r
-                .iter()
-                .map(|v| {
-                    if v.is_finite() {
-                        format!("{v}")
-                    } else {
-                        String::new()
-                    }
-                })
-                .collect();
-            s.push_str(&cells.join(","));
+            s.push_str(&csv_row(r));
             s.push('\n');
         }
         s
     }
 }
 
+/// One CSV line (no newline).
+pub fn csv_row(r: &[f64]) -> String {
+    let cells: Vec<String> = r
+        .iter()
+        .map(|v| {
+            if v.is_finite() {
+                format!("{v}")
+            } else {
+                String::new()
+            }
+        })
+        .collect();
+    cells.join(",")
+}
+
+/// When rows are due.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Intervals {
+    pub host_bytes: u64,
+    pub written_bytes: u64,
+    pub ns: u64,
+    pub requests: u64,
+}
+
+impl Intervals {
+    /// From the run config; with nothing set, every 1/20 of `total_requests` (or 100,000 requests).
+    pub fn new(
+        host_bytes: u64,
+        written_bytes: u64,
+        seconds: f64,
+        total_requests: Option<u64>,
+    ) -> Self {
+        let ns = (seconds * 1e9).round() as u64;
+        let requests = if host_bytes == 0 && written_bytes == 0 && ns == 0 {
+            total_requests.map_or(100_000, |n| (n / 20).max(1))
+        } else {
+            0
+        };
+        Intervals {
+            host_bytes,
+            written_bytes,
+            ns,
+            requests,
+        }
+    }
+}
+
 pub struct Recorder {
-    every_bytes: u64,
-    every_ns: u64,
-    every_requests: u64,
-    next_bytes: u64,
-    next_ns: u64,
-    next_requests: u64,
+    every: Intervals,
+    next: Intervals,
     last: Snapshot,
     pub reads: Histogram,
     pub writes: Histogram,
     pub series: TimeSeries,
+    gauges: usize,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -75,74 +112,86 @@ struct Snapshot {
     erases: u64,
 }
 
-fn snapshot(ssd: &BlockSsd, t_ns: u64, requests: u64) -> Snapshot {
-    let c = ssd.ftl.counters();
+fn snapshot(s: &DeviceStats, t_ns: u64, requests: u64) -> Snapshot {
     Snapshot {
         t_ns,
         requests,
-        programs: c.flash_program_pages,
-        written: ssd.counters().write_bytes,
-        migrated: c.gc_migrated_units,
-        erases: c.gc_erases + c.wear_leveling_erases,
+        programs: s.flash_program_pages,
+        written: s.host_write_bytes,
+        migrated: s.gc_migrated_units,
+        erases: s.erase_count,
     }
 }
 
 impl Recorder {
-    pub fn new(every_bytes: u64, every_seconds: f64, total_requests: Option<u64>) -> Recorder {
-        let every_ns = (every_seconds * 1e9).round() as u64;
-        let every_requests = if every_bytes == 0 && every_ns == 0 {
-            total_requests.map_or(100_000, |n| (n / 20).max(1))
-        } else {
-            0
-        };
+    /// A recorder for `dev`: its gauge names become the last columns.
+    pub fn new(every: Intervals, dev: &dyn Device) -> Recorder {
+        let gauges = dev.gauges();
+        let mut columns: Vec<String> = COMMON_COLUMNS.iter().map(|c| c.to_string()).collect();
+        columns.extend(gauges.iter().map(|(n, _)| n.to_string()));
         Recorder {
-            every_bytes,
-            every_ns,
-            every_requests,
-            next_bytes: every_bytes,
-            next_ns: every_ns,
-            next_requests: every_requests,
+            every,
+            next: every,
             last: Snapshot::default(),
             reads: Histogram::new(),
             writes: Histogram::new(),
             series: TimeSeries {
-                columns: COLUMNS.to_vec(),
+                columns,
                 rows: Vec::new(),
             },
+            gauges: gauges.len(),
         }
     }
 
-    /// Called after each request; emits a row when an interval boundary is crossed.
+    /// Called after each request (cheap unless a row is due).
     #[inline]
-    pub fn after(&mut self, ssd: &BlockSsd, t_ns: u64, requests: u64) {
-        let bytes = ssd.counters().write_bytes + ssd.counters().read_bytes;
-        let due = (self.every_requests > 0 && requests >= self.next_requests)
-            || (self.every_bytes > 0 && bytes >= self.next_bytes)
-            || (self.every_ns > 0 && t_ns >= self.next_ns);
-        if due {
-            while self.every_requests > 0 && self.next_requests <= requests {
-                self.next_requests += self.every_requests;
-            }
-            while self.every_bytes > 0 && self.next_bytes <= bytes {
-                self.next_bytes += self.every_bytes;
-            }
-            while self.every_ns > 0 && self.next_ns <= t_ns {
-                self.next_ns += self.every_ns;
-            }
-            self.emit(ssd, t_ns, requests);
+    pub fn after(&mut self, dev: &dyn Device, t_ns: u64, requests: u64) {
+        let e = self.every;
+        let due_req = e.requests > 0 && requests >= self.next.requests;
+        let due_ns = e.ns > 0 && t_ns >= self.next.ns;
+        let (due_bytes, due_written) = if e.host_bytes > 0 || e.written_bytes > 0 {
+            let s = dev.stats();
+            (
+                e.host_bytes > 0 && s.host_write_bytes + s.host_read_bytes >= self.next.host_bytes,
+                e.written_bytes > 0 && s.host_write_bytes >= self.next.written_bytes,
+            )
+        } else {
+            (false, false)
+        };
+        if due_req || due_ns || due_bytes || due_written {
+            self.emit(dev, t_ns, requests);
         }
     }
 
     /// Emit the final (partial) interval if anything happened since the last row.
-    pub fn finish(&mut self, ssd: &BlockSsd, t_ns: u64, requests: u64) {
+    pub fn finish(&mut self, dev: &dyn Device, t_ns: u64, requests: u64) {
         if requests > self.last.requests {
-            self.emit(ssd, t_ns, requests);
+            self.emit(dev, t_ns, requests);
         }
     }
 
-    fn emit(&mut self, ssd: &BlockSsd, t_ns: u64, requests: u64) {
-        let now = snapshot(ssd, t_ns, requests);
-        let page = ssd.ftl.geometry().page_size_bytes as f64;
+    fn emit(&mut self, dev: &dyn Device, t_ns: u64, requests: u64) {
+        let s = dev.stats();
+        let e = self.every;
+        let advance = |next: &mut u64, every: u64, at: u64| {
+            while every > 0 && *next <= at {
+                *next += every;
+            }
+        };
+        advance(&mut self.next.requests, e.requests, requests);
+        advance(&mut self.next.ns, e.ns, t_ns);
+        advance(
+            &mut self.next.host_bytes,
+            e.host_bytes,
+            s.host_write_bytes + s.host_read_bytes,
+        );
+        advance(
+            &mut self.next.written_bytes,
+            e.written_bytes,
+            s.host_write_bytes,
+        );
+        let now = snapshot(&s, t_ns, requests);
+        let page = s.page_size_bytes.max(1) as f64;
         let d_written = (now.written - self.last.written) as f64 / page;
         let waf_i = if d_written > 0.0 {
             (now.programs - self.last.programs) as f64 / d_written
@@ -164,14 +213,13 @@ impl Recorder {
                 h.mean() / 1e3
             }
         };
-        self.series.rows.push(vec![
+        let mut row = vec![
             t_ns as f64 / 1e9,
             requests as f64,
             now.written as f64,
-            ssd.counters().read_bytes as f64,
+            s.host_read_bytes as f64,
             waf_i,
-            ssd.waf(),
-            ssd.ftl.free_blocks() as f64,
+            s.waf(),
             (now.migrated - self.last.migrated) as f64,
             (now.erases - self.last.erases) as f64,
             if dt > 0.0 {
@@ -185,7 +233,11 @@ impl Recorder {
             us(&self.writes, 0.99),
             mean(&self.reads),
             mean(&self.writes),
-        ]);
+        ];
+        let gauges = dev.gauges();
+        debug_assert_eq!(gauges.len(), self.gauges, "a device's gauges never change");
+        row.extend(gauges.iter().map(|(_, v)| *v));
+        self.series.rows.push(row);
         self.reads.reset();
         self.writes.reset();
         self.last = now;

@@ -1,11 +1,12 @@
 //! Where the measured phase's requests come from: the synthetic generator or a trace, with the trace's
 //! addresses checked, wrapped or scaled onto the device.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use nandstack_core::{Error, Result, MAPPING_UNIT_BYTES};
+use nandstack_workload::standin::StandinGenerator;
 use nandstack_workload::trace::{self, TraceFormat, TraceReader};
-use nandstack_workload::{BlockGenerator, BlockRequest};
+use nandstack_workload::{BlockGenerator, BlockRequest, Op};
 
 use crate::config::{LbaPolicy, TraceConfig};
 
@@ -18,15 +19,30 @@ pub enum Source {
         remaining: u64,
         clock_ns: u64,
     },
-    Trace {
-        reader: TraceReader,
-        lba: LbaPolicy,
-        capacity: u64,
-        trace_extent: u64,
-        remaining: u64,
-        index: u64,
-        name: String,
+    Trace(Box<TraceSource>),
+    Standin {
+        generator: StandinGenerator,
     },
+}
+
+/// A trace replay: one pass after another (`repeat`), each at most `max_requests` requests, every
+/// request fitted onto the device by [`map_lba`]. Arrival times of later passes follow the previous
+/// pass's last arrival.
+pub struct TraceSource {
+    reader: TraceReader,
+    path: PathBuf,
+    format: TraceFormat,
+    lba: LbaPolicy,
+    capacity: u64,
+    extent: u64,
+    max_per_pass: u64,
+    passes_left: u32,
+    in_pass: u64,
+    index: u64,
+    /// Arrival offset of the current pass, and the last arrival seen.
+    pass_base_ns: u64,
+    last_arrival_ns: u64,
+    pub clipped: u64,
 }
 
 impl Source {
@@ -38,39 +54,100 @@ impl Source {
         }
     }
 
+    pub fn standin(generator: StandinGenerator) -> Source {
+        Source::Standin { generator }
+    }
+
     pub fn trace(cfg: &TraceConfig, capacity: u64) -> Result<Source> {
-        let format: TraceFormat = cfg.format.parse().map_err(|e: Error| match e {
-            Error::Config { msg, .. } => Error::config("trace.format", msg),
-            other => other,
-        })?;
         let path = Path::new(&cfg.path);
-        let trace_extent = if cfg.lba == LbaPolicy::Scale {
-            trace::scan(path, format)?.max_end_bytes
+        let extent = if cfg.lba == LbaPolicy::Scale {
+            trace::scan(path, cfg.format)?.max_end_bytes.max(1)
         } else {
             0
         };
-        let reader = trace::open(path, format)?;
-        let remaining = if cfg.max_requests == 0 {
-            u64::MAX
-        } else {
-            cfg.max_requests
-        };
-        Ok(Source::Trace {
+        let reader = trace::open(path, cfg.format)?;
+        Ok(Source::Trace(Box::new(TraceSource {
             reader,
+            path: path.to_path_buf(),
+            format: cfg.format,
             lba: cfg.lba,
             capacity,
-            trace_extent,
-            remaining,
+            extent,
+            max_per_pass: if cfg.max_requests == 0 {
+                u64::MAX
+            } else {
+                cfg.max_requests
+            },
+            passes_left: cfg.repeat.max(1) - 1,
+            in_pass: 0,
             index: 0,
-            name: cfg.path.clone(),
-        })
+            pass_base_ns: 0,
+            last_arrival_ns: 0,
+            clipped: 0,
+        })))
     }
 
     /// Requests left, if known (for progress).
     pub fn len_hint(&self) -> Option<u64> {
         match self {
             Source::Synthetic { remaining, .. } => Some(*remaining),
-            Source::Trace { remaining, .. } => (*remaining != u64::MAX).then_some(*remaining),
+            Source::Trace(t) => {
+                (t.max_per_pass != u64::MAX).then(|| t.max_per_pass * (t.passes_left as u64 + 1))
+            }
+            Source::Standin { .. } => None,
+        }
+    }
+
+    /// Trace requests whose length was clipped to the device's capacity.
+    pub fn clipped(&self) -> u64 {
+        match self {
+            Source::Trace(t) => t.clipped,
+            _ => 0,
+        }
+    }
+}
+
+impl TraceSource {
+    fn next_record(&mut self) -> Option<Result<Timed>> {
+        loop {
+            if self.in_pass < self.max_per_pass {
+                match self.reader.next() {
+                    Some(Ok(rec)) => {
+                        self.in_pass += 1;
+                        self.index += 1;
+                        let mut req = rec.request();
+                        match map_lba(&mut req, self.lba, self.capacity, self.extent) {
+                            Ok(clipped) => self.clipped += u64::from(clipped),
+                            Err(e) => {
+                                return Some(Err(Error::OutOfRange(format!(
+                                    "{}: request #{}: {e}",
+                                    self.path.display(),
+                                    self.index
+                                ))))
+                            }
+                        }
+                        let arrival = rec.arrival_ns.map(|a| {
+                            let t = self.pass_base_ns.saturating_add(a);
+                            self.last_arrival_ns = self.last_arrival_ns.max(t);
+                            t
+                        });
+                        return Some(Ok((req, arrival)));
+                    }
+                    Some(Err(e)) => return Some(Err(e)),
+                    None => {}
+                }
+            }
+            // End of a pass.
+            if self.passes_left == 0 {
+                return None;
+            }
+            self.passes_left -= 1;
+            self.in_pass = 0;
+            self.pass_base_ns = self.last_arrival_ns;
+            match trace::open(&self.path, self.format) {
+                Ok(r) => self.reader = r,
+                Err(e) => return Some(Err(e)),
+            }
         }
     }
 }
@@ -95,48 +172,43 @@ impl Iterator for Source {
                 }
                 Some(Ok((generator.next_request(), arrival)))
             }
-            Source::Trace {
-                reader,
-                lba,
-                capacity,
-                trace_extent,
-                remaining,
-                index,
-                name,
-            } => {
-                if *remaining == 0 {
-                    return None;
-                }
-                *remaining -= 1;
-                let rec = match reader.next()? {
-                    Ok(r) => r,
-                    Err(e) => return Some(Err(e)),
-                };
-                *index += 1;
-                let mut req = rec.request();
-                if let Err(e) = map_lba(&mut req, *lba, *capacity, *trace_extent) {
-                    return Some(Err(Error::OutOfRange(format!(
-                        "{name}: request #{index}: {e}"
-                    ))));
-                }
-                Some(Ok((req, rec.arrival_ns)))
-            }
+            Source::Trace(t) => t.next_record(),
+            Source::Standin { generator } => generator.next().map(|(offset, len)| {
+                Ok((
+                    BlockRequest {
+                        op: Op::Write,
+                        offset,
+                        len,
+                    },
+                    None,
+                ))
+            }),
         }
     }
 }
 
-/// Fit a trace request onto a device of `capacity` bytes.
+/// Fit a trace request onto a device of `capacity` bytes — the one function every device's trace
+/// replay uses. `error`: a request that does not fit is an error; `wrap`: the offset modulo the
+/// capacity (a request crossing the end restarts at 0); `scale`: the trace's extent mapped onto the
+/// capacity, 4 KiB-aligned, and a request that would cross the end moved back to end there. Under
+/// `wrap` and `scale` a request longer than the device is clipped to its capacity. Returns whether the
+/// request was clipped.
 pub fn map_lba(
     req: &mut BlockRequest,
     policy: LbaPolicy,
     capacity: u64,
     extent: u64,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<bool, String> {
+    let mut clipped = false;
     if req.len > capacity {
-        return Err(format!(
-            "{} bytes is larger than the whole device ({capacity} bytes)",
-            req.len
-        ));
+        if policy == LbaPolicy::Error {
+            return Err(format!(
+                "{} bytes is larger than the whole device ({capacity} bytes)",
+                req.len
+            ));
+        }
+        req.len = capacity;
+        clipped = true;
     }
     let end = req.offset.saturating_add(req.len);
     match policy {
@@ -164,7 +236,7 @@ pub fn map_lba(
             }
         }
     }
-    Ok(())
+    Ok(clipped)
 }
 
 /// One streaming pass over a trace, summarised as JSON (`records`, `reads`, `writes`, `trims`, their
@@ -215,7 +287,21 @@ mod tests {
         let mut q = r(512 << 10, 4096);
         map_lba(&mut q, LbaPolicy::Scale, 64 << 10, 1 << 20).unwrap();
         assert_eq!(q.offset, 32 << 10);
+        // Longer than the device: an error, or clipped to the capacity.
         let mut q = r(0, 20_000);
-        assert!(map_lba(&mut q, LbaPolicy::Wrap, 10_000, 0).is_err());
+        assert!(map_lba(&mut q, LbaPolicy::Error, 10_000, 0).is_err());
+        let mut q = r(4096, 20_000);
+        assert_eq!(map_lba(&mut q, LbaPolicy::Wrap, 8192, 0), Ok(true));
+        assert_eq!((q.offset, q.len), (0, 8192));
+        let mut q = r(1 << 20, 20_000);
+        assert_eq!(map_lba(&mut q, LbaPolicy::Scale, 8192, 2 << 20), Ok(true));
+        assert_eq!((q.offset, q.len), (0, 8192));
+        // An offset at the trace's very end scales onto the last unit that fits.
+        let mut q = r(1 << 20, 4096);
+        assert_eq!(
+            map_lba(&mut q, LbaPolicy::Scale, 64 << 10, 1 << 20),
+            Ok(false)
+        );
+        assert_eq!(q.offset, (64 << 10) - 4096);
     }
 }

@@ -8,7 +8,7 @@ const DEV: &str = "[device.geometry]\nchannels = 2\nchips_per_channel = 1\ndies_
     [precondition]\nwarmup_capacity_multiples = 2.0\n";
 
 fn run(placement: &str, workload: &str) -> Report {
-    let cfg = format!("{DEV}[ftl]\nover_provisioning = 0.12\nplacement = {placement}\n[workload]\n{workload}\nrequests = 300000\n");
+    let cfg = format!("{DEV}[device.ftl]\nover_provisioning = 0.12\nplacement = {placement}\n[workload]\n{workload}\nrequests = 300000\n");
     run_toml(&cfg, &RunOptions::default()).unwrap()
 }
 
@@ -20,16 +20,19 @@ const UNIFORM: &str = "pattern = \"uniform\"";
 #[test]
 fn sup_gc_keeps_host_and_gc_data_apart() {
     let r = run("{ policy = \"sup_gc\" }", SKEWED);
-    let c = r.device.streams;
-    assert_eq!(c, 2);
+    let c = r.device_num("streams");
+    assert_eq!(c, 2.0);
     // Every host unit went to stream 0 (hot) blocks and every migrated unit to stream 1 (cold) blocks.
-    let by_stream = &r.units_by_stream;
-    let upp = r.device.units_per_page as f64;
+    let by_stream = &r.blk().units_by_stream;
+    let upp = r.device_num("units_per_page");
     assert_eq!(
         by_stream[0] as f64 / upp,
-        r.flash_program_pages_by_cause.host
+        r.blk().flash_program_pages_by_cause.host
     );
-    assert_eq!(by_stream[1] as f64 / upp, r.flash_program_pages_by_cause.gc);
+    assert_eq!(
+        by_stream[1] as f64 / upp,
+        r.blk().flash_program_pages_by_cause.gc
+    );
     assert_eq!(by_stream[1], r.gc_migrated_pages);
 }
 
@@ -61,25 +64,25 @@ fn mbf_separates_hot_data_on_a_skewed_workload() {
         "skewed: greedy moves {}, MBF moves {}",
         greedy.gc_migrated_pages, mbf.gc_migrated_pages
     );
-    eprintln!("MBF units by stream {:?}", mbf.units_by_stream);
+    eprintln!("MBF units by stream {:?}", mbf.blk().units_by_stream);
     // Both streams are used, and the identification pays off against single-stream greedy.
-    assert!(mbf.units_by_stream[0] > 0 && mbf.units_by_stream[1] > 0);
+    assert!(mbf.blk().units_by_stream[0] > 0 && mbf.blk().units_by_stream[1] > 0);
     assert!(mbf.gc_migrated_pages < greedy.gc_migrated_pages);
     // On uniform traffic over a large space nothing is re-written within a few windows: what lands in the
     // hot stream are Bloom false positives (2 hashes, 1,024 bit-sets per 2,048-bit filter: about 15% per
     // filter, ~28% for "current or previous window"), so the hot share stays well below half.
     let uni = run("{ policy = \"mbf\" }", UNIFORM);
-    let share =
-        uni.units_by_stream[0] as f64 / (uni.units_by_stream[0] + uni.units_by_stream[1]) as f64;
-    assert!(share < 0.35, "{:?}", uni.units_by_stream);
+    let share = uni.blk().units_by_stream[0] as f64
+        / (uni.blk().units_by_stream[0] + uni.blk().units_by_stream[1]) as f64;
+    assert!(share < 0.35, "{:?}", uni.blk().units_by_stream);
 }
 
 /// One die, reads of never-written data: no flash work, so throughput is set by the controller CPU alone.
 fn cpu_bound(placement: &str, firmware: &str) -> Report {
     let cfg = format!(
         "[device.geometry]\nchannels = 1\nchips_per_channel = 1\ndies_per_chip = 1\nplanes_per_die = 1\nblocks_per_plane = 64\n\
-         pages_per_block = 32\npage_size_bytes = 4096\n[ftl]\nover_provisioning = 0.5\nplacement = {placement}\n\
-         [controller.firmware]\n{firmware}\n[host]\nqueue_depth = 8\n[precondition]\nfill_fraction = 0.0\n\
+         pages_per_block = 32\npage_size_bytes = 4096\n[device.ftl]\nover_provisioning = 0.5\nplacement = {placement}\n\
+         [device.controller.firmware]\n{firmware}\n[workload.io]\nqueue_depth = 8\n[precondition]\nfill_fraction = 0.0\n\
          warmup_capacity_multiples = 0.0\n[workload]\npattern = \"uniform\"\nread_fraction = 1.0\nrequests = 20000\n"
     );
     run_toml(&cfg, &RunOptions::default()).unwrap()
@@ -105,8 +108,8 @@ fn mbf_hash_cost_shows_up_in_write_throughput() {
         format!(
             "[device.geometry]\nchannels = 4\nchips_per_channel = 2\ndies_per_chip = 2\nplanes_per_die = 2\nblocks_per_plane = 64\n\
              pages_per_block = 64\npage_size_bytes = 4096\n[device.timing]\nprogram_us = 1.0\nread_us = 1.0\n\
-             [ftl]\nover_provisioning = 0.5\nplacement = {placement}\n\
-             [controller.firmware]\nns_per_request = 5000\n[host]\nqueue_depth = 32\n[precondition]\nfill_fraction = 0.0\n\
+             [device.ftl]\nover_provisioning = 0.5\nplacement = {placement}\n\
+             [device.controller.firmware]\nns_per_request = 5000\n[workload.io]\nqueue_depth = 32\n[precondition]\nfill_fraction = 0.0\n\
              warmup_capacity_multiples = 0.0\n[workload]\npattern = \"uniform\"\nfootprint_fraction = 0.3\nrequests = 20000\n"
         )
     };
@@ -134,8 +137,8 @@ fn gc_aware_buffer_prefers_dies_not_in_gc() {
     let cfg = |eviction: &str| {
         format!(
             "[device.geometry]\nchannels = 2\nchips_per_channel = 1\ndies_per_chip = 2\nplanes_per_die = 1\nblocks_per_plane = 64\n\
-             pages_per_block = 32\npage_size_bytes = 4096\n[ftl]\nover_provisioning = 0.15\n\
-             [controller.write_buffer]\nbytes = 65536\neviction = \"{eviction}\"\ngc_aware_scan = 8\n\
+             pages_per_block = 32\npage_size_bytes = 4096\n[device.ftl]\nover_provisioning = 0.15\n\
+             [device.controller.write_buffer]\nbytes = 65536\neviction = \"{eviction}\"\ngc_aware_scan = 8\n\
              [precondition]\nwarmup_capacity_multiples = 1.0\n[workload]\npattern = \"uniform\"\nrequests = 30000\n"
         )
     };
@@ -155,9 +158,9 @@ fn gc_aware_buffer_prefers_dies_not_in_gc() {
         },
     )
     .unwrap();
-    assert_eq!(lru.caches.write_buffer_gc_aware_skips, 0);
+    assert_eq!(lru.blk().caches.write_buffer_gc_aware_skips, 0);
     assert!(
-        aware.caches.write_buffer_gc_aware_skips > 0,
+        aware.blk().caches.write_buffer_gc_aware_skips > 0,
         "GC-aware replacement never skipped a die in GC"
     );
     eprintln!(
@@ -173,7 +176,7 @@ fn skewed_single_plane(placement: &str, victim: &str) -> f64 {
     let cfg = format!(
         "[device.geometry]\nchannels = 1\nchips_per_channel = 1\ndies_per_chip = 1\nplanes_per_die = 1\n\
          blocks_per_plane = 1024\npages_per_block = 64\npage_size_bytes = 4096\n[device.timing]\nenabled = false\n\
-         [ftl]\nover_provisioning = 0.07\nplacement = {{ policy = \"{placement}\" }}\n[ftl.gc]\nscope = \"device\"\n\
+         [device.ftl]\nover_provisioning = 0.07\nplacement = {{ policy = \"{placement}\" }}\n[device.ftl.gc]\nscope = \"device\"\n\
          victim = {victim}\n[precondition]\nwarmup_capacity_multiples = 8.0\n[workload]\npattern = \"hot_cold\"\n\
          hot_ops_fraction = 0.95\nhot_space_fraction = 0.05\nrequests = 500000\n"
     );

@@ -22,12 +22,15 @@ fn steady_state(op: f64, victim: &str) -> (f64, f64) {
     let toml = format!(
         "seed = 3\n[device.geometry]\nchannels = 1\nchips_per_channel = 1\ndies_per_chip = 1\nplanes_per_die = 1\n\
          blocks_per_plane = 1024\npages_per_block = 64\npage_size_bytes = 4096\n\
-         [ftl]\nover_provisioning = {op}\n[ftl.gc]\nstart_free_blocks = 2\nstop_free_blocks = 2\nvictim = {{ policy = \"{victim}\" }}\n\
+         [device.ftl]\nover_provisioning = {op}\n[device.ftl.gc]\nstart_free_blocks = 2\nstop_free_blocks = 2\nvictim = {{ policy = \"{victim}\" }}\n\
          [precondition]\nwarmup_capacity_multiples = 4.0\n[workload]\npattern = \"uniform\"\nrequests = {}\n",
         (4.0 * 65536.0 / (1.0 + op)) as u64
     );
     let r = run_toml(&toml, &RunOptions::default()).unwrap();
-    (r.waf.unwrap(), 1.0 + r.device.effective_over_provisioning)
+    (
+        r.waf.unwrap(),
+        1.0 + r.device_num("effective_over_provisioning"),
+    )
 }
 
 #[test]
@@ -68,7 +71,7 @@ fn strip_wall(json: &str) -> serde_json::Value {
 
 #[test]
 fn same_config_and_seed_give_identical_reports() {
-    let cfg = format!("{SMALL}[workload]\npattern = \"zipf\"\nzipf_theta = 0.9\nread_fraction = 0.3\ntrim_fraction = 0.05\nrequests = 50000\n[ftl]\nover_provisioning = 0.25\n[ftl.gc]\nvictim = {{ policy = \"d_choices\", d = 4 }}\n");
+    let cfg = format!("{SMALL}[workload]\npattern = \"zipf\"\nzipf_theta = 0.9\nread_fraction = 0.3\ntrim_fraction = 0.05\nrequests = 50000\n[device.ftl]\nover_provisioning = 0.25\n[device.ftl.gc]\nvictim = {{ policy = \"d_choices\", d = 4 }}\n");
     let c: nandstack_sim::SimConfig = nandstack_sim::SimConfig::from_toml(&cfg).unwrap();
     let json = serde_json::to_string(&c).unwrap();
     let run = |seed| {
@@ -102,9 +105,9 @@ fn verify_mode_passes_for_every_policy_scope_and_placement() {
             ("device", "host_gc", "dynamic", "any_plane", true),
         ] {
             let cfg = format!(
-                "{SMALL}[ftl]\nover_provisioning = 0.15\nallocation = \"{alloc}\"\nplacement = {{ policy = \"{placement}\" }}\n\
-                 [ftl.gc]\nscope = \"{scope}\"\nstart_free_blocks = {}\nstop_free_blocks = {}\nmigration = \"{migration}\"\nvictim = {victim}\n\
-                 [ftl.wear_leveling]\nenabled = {wl}\nthreshold = 3\ncheck_every_erases = 4\n\
+                "{SMALL}[device.ftl]\nover_provisioning = 0.15\nallocation = \"{alloc}\"\nplacement = {{ policy = \"{placement}\" }}\n\
+                 [device.ftl.gc]\nscope = \"{scope}\"\nstart_free_blocks = {}\nstop_free_blocks = {}\nmigration = \"{migration}\"\nvictim = {victim}\n\
+                 [device.ftl.wear_leveling]\nenabled = {wl}\nthreshold = 3\ncheck_every_erases = 4\n\
                  [precondition]\nfill_order = \"random\"\nfill_fraction = 0.9\nwarmup_capacity_multiples = 0.5\n\
                  [workload]\npattern = \"hot_cold\"\nread_fraction = 0.2\ntrim_fraction = 0.05\nrequests = 30000\n\
                  request_sizes = [{{ bytes = 4096, weight = 3 }}, {{ bytes = 2048, weight = 1 }}, {{ bytes = 20480, weight = 1 }}]\nalign_bytes = 2048\n",
@@ -123,15 +126,18 @@ fn verify_mode_passes_for_every_policy_scope_and_placement() {
             assert!(r.gc_migrated_pages > 0, "{victim} {scope}: GC never ran");
             assert!(r.waf.unwrap() >= 1.0);
             assert_eq!(
-                r.units.valid + r.units.invalid + r.units.free,
-                r.units.total
+                r.blk().units.valid + r.blk().units.invalid + r.blk().units.free,
+                r.blk().units.total
             );
-            assert!(r.partial_page_writes > 0 && r.flash_read_pages_by_cause.read_modify_write > 0);
+            assert!(
+                r.blk().partial_page_writes > 0
+                    && r.blk().flash_read_pages_by_cause.read_modify_write > 0
+            );
             // Greedy under hot/cold traffic leaves cold blocks unerased: static wear levelling must act.
             // (FIFO cycles through every block and levels wear by itself.)
             if wl && i == 0 {
                 assert!(
-                    r.wear_leveling_invocations > 0,
+                    r.blk().wear_leveling_invocations > 0,
                     "{victim}: wear levelling never triggered"
                 );
             }
@@ -140,7 +146,7 @@ fn verify_mode_passes_for_every_policy_scope_and_placement() {
 }
 
 const ONE_DIE: &str = "[device.geometry]\nchannels = 1\nchips_per_channel = 1\ndies_per_chip = 1\nplanes_per_die = 1\n\
-    blocks_per_plane = 64\npages_per_block = 32\npage_size_bytes = 4096\n[ftl]\nover_provisioning = 0.5\n\
+    blocks_per_plane = 64\npages_per_block = 32\npage_size_bytes = 4096\n[device.ftl]\nover_provisioning = 0.5\n\
     [precondition]\nfill_fraction = 0.0\nwarmup_capacity_multiples = 0.0\n";
 
 #[test]
@@ -148,7 +154,7 @@ fn closed_loop_queue_depth_one_is_back_to_back_service() {
     // One die, no GC (200 writes into an empty device): every 4 KiB write = 5.12 µs transfer + 730 µs
     // program, strictly one after another.
     let cfg = format!(
-        "{ONE_DIE}[host]\nqueue_depth = 1\n[workload]\npattern = \"sequential\"\nrequests = 200\n"
+        "{ONE_DIE}[workload.io]\nqueue_depth = 1\n[workload]\npattern = \"sequential\"\nrequests = 200\n"
     );
     let r = run_toml(&cfg, &RunOptions::default()).unwrap();
     let w = r.write_latency_us.unwrap();
@@ -159,7 +165,7 @@ fn closed_loop_queue_depth_one_is_back_to_back_service() {
     // Queue depth 4 on one die: the die is the bottleneck, so throughput is the same but each request
     // waits for the three ahead of it.
     let cfg = format!(
-        "{ONE_DIE}[host]\nqueue_depth = 4\n[workload]\npattern = \"sequential\"\nrequests = 200\n"
+        "{ONE_DIE}[workload.io]\nqueue_depth = 4\n[workload]\npattern = \"sequential\"\nrequests = 200\n"
     );
     let r4 = run_toml(&cfg, &RunOptions::default()).unwrap();
     assert!((r4.iops.unwrap() - r.iops.unwrap()).abs() / r.iops.unwrap() < 0.01);
@@ -169,7 +175,7 @@ fn closed_loop_queue_depth_one_is_back_to_back_service() {
 #[test]
 fn open_loop_latency_counts_from_arrival() {
     // 100 requests per simulated second on an idle die: no queueing, latency = service time.
-    let cfg = format!("{ONE_DIE}[host]\nmode = \"open_loop\"\n[workload]\npattern = \"uniform\"\nrequests = 300\narrival_iops = 100.0\n");
+    let cfg = format!("{ONE_DIE}[workload.io]\nmode = \"open_loop\"\n[workload]\npattern = \"uniform\"\nrequests = 300\narrival_iops = 100.0\n");
     let r = run_toml(&cfg, &RunOptions::default()).unwrap();
     let w = r.write_latency_us.unwrap();
     assert!(
@@ -183,11 +189,11 @@ fn open_loop_latency_counts_from_arrival() {
         r.sim_seconds
     );
     // Twice the die's capacity: the queue (and latency) grows without bound.
-    let cfg = format!("{ONE_DIE}[host]\nmode = \"open_loop\"\n[workload]\npattern = \"uniform\"\nrequests = 300\narrival_iops = 2720.0\n");
+    let cfg = format!("{ONE_DIE}[workload.io]\nmode = \"open_loop\"\n[workload]\npattern = \"uniform\"\nrequests = 300\narrival_iops = 2720.0\n");
     let r = run_toml(&cfg, &RunOptions::default()).unwrap();
     assert!(r.write_latency_us.unwrap().max > 50_000.0);
     // Open loop without an arrival rate is a config error naming the key.
-    let cfg = format!("{ONE_DIE}[host]\nmode = \"open_loop\"\n");
+    let cfg = format!("{ONE_DIE}[workload.io]\nmode = \"open_loop\"\n");
     assert!(run_toml(&cfg, &RunOptions::default())
         .unwrap_err()
         .to_string()
@@ -197,10 +203,10 @@ fn open_loop_latency_counts_from_arrival() {
 #[test]
 fn verify_mode_with_buffer_mapping_cache_trims_and_background_gc() {
     let cfg = format!(
-        "{SMALL}[ftl]\nover_provisioning = 0.25\n[ftl.mapping_cache]\nentries = 200\n\
-         [controller]\ntrim_command_overhead_us = 5.0\ntrim_entry_lookup_ns = 20\n\
-         [controller.write_buffer]\nbytes = 262144\n[controller.background_gc]\nenabled = true\nidle_threshold_us = 50.0\n\
-         [host]\nmode = \"open_loop\"\n[precondition]\nfill_order = \"random\"\nwarmup_capacity_multiples = 1.0\n\
+        "{SMALL}[device.ftl]\nover_provisioning = 0.25\n[device.ftl.mapping_cache]\nentries = 200\n\
+         [device.controller]\ntrim_command_overhead_us = 5.0\ntrim_entry_lookup_ns = 20\n\
+         [device.controller.write_buffer]\nbytes = 262144\n[device.controller.background_gc]\nenabled = true\nidle_threshold_us = 50.0\n\
+         [workload.io]\nmode = \"open_loop\"\n[precondition]\nfill_order = \"random\"\nwarmup_capacity_multiples = 1.0\n\
          [workload]\npattern = \"zipf\"\nread_fraction = 0.3\ntrim_fraction = 0.05\nrequests = 20000\narrival_iops = 500.0\n\
          request_sizes = [{{ bytes = 4096, weight = 4 }}, {{ bytes = 1024, weight = 1 }}, {{ bytes = 32768, weight = 1 }}]\nalign_bytes = 1024\n\
          [run]\ninterval_sim_seconds = 1.0\n"
@@ -214,7 +220,7 @@ fn verify_mode_with_buffer_mapping_cache_trims_and_background_gc() {
     )
     .unwrap();
     assert!(r.verified);
-    let c = &r.caches;
+    let c = &r.blk().caches;
     assert!(
         c.write_buffer_absorbed_pages > 0
             && c.write_buffer_read_hit_pages > 0
@@ -222,13 +228,13 @@ fn verify_mode_with_buffer_mapping_cache_trims_and_background_gc() {
     );
     assert!(c.mapping_cache_misses > 0 && c.mapping_cache_dirty_evictions > 0);
     assert!(
-        r.flash_read_pages_by_cause.translation > 0
-            && r.flash_program_pages_by_cause.translation > 0.0
+        r.blk().flash_read_pages_by_cause.translation > 0
+            && r.blk().flash_program_pages_by_cause.translation > 0.0
     );
     assert!(r.trim_latency_us.as_ref().unwrap().p50 >= 5.0);
     assert_eq!(
-        r.units.valid + r.units.invalid + r.units.free,
-        r.units.total
+        r.blk().units.valid + r.blk().units.invalid + r.blk().units.free,
+        r.blk().units.total
     );
     // A row per simulated second of issue time (20,000 Poisson arrivals at 500/s span about 40 s), plus the
     // final partial one.
@@ -244,7 +250,7 @@ fn verify_mode_with_buffer_mapping_cache_trims_and_background_gc() {
 
 #[test]
 fn timing_off_gives_the_same_flash_work_and_no_latencies() {
-    let base = format!("{SMALL}[ftl]\nover_provisioning = 0.25\n[workload]\npattern = \"uniform\"\nrequests = 20000\n");
+    let base = format!("{SMALL}[device.ftl]\nover_provisioning = 0.25\n[workload]\npattern = \"uniform\"\nrequests = 20000\n");
     let timed = run_toml(&base, &RunOptions::default()).unwrap();
     let untimed = run_toml(
         &format!("{base}[device.timing]\nenabled = false\n"),
@@ -274,9 +280,9 @@ fn dynamic_allocation_on_small_planes_never_reports_a_false_device_full() {
         let cfg = format!(
             "[device.geometry]\nchannels = 2\nchips_per_channel = 1\ndies_per_chip = 1\nplanes_per_die = 4\n\
              blocks_per_plane = 8\npages_per_block = 1\npage_size_bytes = 8192\n[device.timing]\nenabled = false\n\
-             [ftl]\nover_provisioning = 1.0\nallocation = \"dynamic\"\n\
-             [ftl.gc]\nscope = \"device\"\nstart_free_blocks = 3\nstop_free_blocks = 6\nvictim = {{ policy = \"{victim}\" }}\n\
-             [controller]\nmapping_unit_bytes = 16384\n\
+             [device.ftl]\nover_provisioning = 1.0\nallocation = \"dynamic\"\n\
+             [device.ftl.gc]\nscope = \"device\"\nstart_free_blocks = 3\nstop_free_blocks = 6\nvictim = {{ policy = \"{victim}\" }}\n\
+             [device.controller]\nmapping_unit_bytes = 16384\n\
              [precondition]\nfill_fraction = 0.0\nwarmup_capacity_multiples = 0.5\n\
              [workload]\npattern = \"sequential\"\nrequests = 3000\ntrim_fraction = 0.1\n"
         );
@@ -290,8 +296,8 @@ fn dynamic_allocation_on_small_planes_never_reports_a_false_device_full() {
         .unwrap_or_else(|e| panic!("{victim}: {e}"));
         assert!(r.verified && r.gc_migrated_pages > 0, "{victim}: GC ran");
         assert_eq!(
-            r.units.valid + r.units.invalid + r.units.free,
-            r.units.total
+            r.blk().units.valid + r.blk().units.invalid + r.blk().units.free,
+            r.blk().units.total
         );
     }
 }
@@ -303,8 +309,8 @@ fn dynamic_allocation_on_small_planes_never_reports_a_false_device_full() {
 fn device_scope_gc_checks_room_per_plane() {
     let cfg = "[device.geometry]\nchannels = 3\nchips_per_channel = 2\ndies_per_chip = 1\nplanes_per_die = 2\n\
                blocks_per_plane = 64\npages_per_block = 2\npage_size_bytes = 8192\n\
-               [ftl]\nover_provisioning = 0.05\nplacement = { policy = \"mbf\" }\n\
-               [ftl.gc]\nscope = \"device\"\nstart_free_blocks = 2\nstop_free_blocks = 5\n";
+               [device.ftl]\nover_provisioning = 0.05\nplacement = { policy = \"mbf\" }\n\
+               [device.ftl.gc]\nscope = \"device\"\nstart_free_blocks = 2\nstop_free_blocks = 5\n";
     let e = run_toml(cfg, &RunOptions::default()).unwrap_err();
     let msg = e.to_string();
     assert!(

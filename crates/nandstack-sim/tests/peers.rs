@@ -67,17 +67,17 @@ fn peer_config(name: &str, trace: &Path, fill: Option<f64>) -> (String, Timing) 
         program_us: num(&doc, &["device", "timing"], "program_us"),
         channel_mb_per_s: num(&doc, &["device", "timing"], "channel_mb_per_s"),
     };
-    let committed = doc["trace"]["path"]
+    let committed = doc["workload"]["trace"]["path"]
         .as_str()
-        .expect("trace.path")
+        .expect("workload.trace.path")
         .to_string();
     assert!(
         committed.starts_with("../shared/traces/block/"),
-        "{name}: trace.path should be relative to the repository root, got {committed}"
+        "{name}: workload.trace.path should be relative to the repository root, got {committed}"
     );
-    doc["trace"]
+    doc["workload"]["trace"]
         .as_table_mut()
-        .expect("[trace]")
+        .expect("[workload.trace]")
         .insert("path".into(), trace.display().to_string().into());
     if let Some(f) = fill {
         doc["precondition"]
@@ -110,7 +110,8 @@ fn replay(config: &str, trace: &str, format: TraceFormat) {
     assert_eq!(r.host_write_bytes, stats.write_bytes, "{what}: write bytes");
     // Both peers serve every read from flash; the preconditioning must cover every address read.
     assert_eq!(
-        r.unmapped_read_pages, 0,
+        r.blk().unmapped_read_pages,
+        0,
         "{what}: reads of never-written data"
     );
 
@@ -142,9 +143,9 @@ fn replay(config: &str, trace: &str, format: TraceFormat) {
         // Every 4 KiB unit a host write touches is either programmed (at the end-of-run flush at the
         // latest) or overwritten in the write buffer first; a misaligned write touches more units than its
         // bytes fill.
-        let upp = r.device.units_per_page as f64;
-        let programmed_units = r.flash_program_pages_by_cause.host * upp;
-        let absorbed = r.caches.write_buffer_absorbed_pages as f64;
+        let upp = r.device_num("units_per_page");
+        let programmed_units = r.blk().flash_program_pages_by_cause.host * upp;
+        let absorbed = r.blk().caches.write_buffer_absorbed_pages as f64;
         let min_units = r.host_write_bytes as f64 / UNIT_BYTES as f64;
         assert!(
             programmed_units + absorbed >= min_units - 1e-9,
@@ -161,13 +162,13 @@ fn replay(config: &str, trace: &str, format: TraceFormat) {
     // The traces write far less than the free space above the GC thresholds (MQSim's own published run of
     // tpcc-small reports no GC either).
     assert_eq!(
-        (r.gc_invocations, r.flash_erases, r.gc_migrated_pages),
+        (r.blk().gc_invocations, r.flash_erases, r.gc_migrated_pages),
         (0, 0, 0),
         "{what}: GC ran"
     );
     assert_eq!(
-        r.units.valid + r.units.invalid + r.units.free,
-        r.units.total,
+        r.blk().units.valid + r.blk().units.invalid + r.blk().units.free,
+        r.blk().units.total,
         "{what}: unit census"
     );
 
@@ -186,7 +187,7 @@ fn replay(config: &str, trace: &str, format: TraceFormat) {
         reads.p99,
         r.write_latency_us.as_ref().map_or(f64::NAN, |w| w.mean),
         r.write_latency_us.as_ref().map_or(f64::NAN, |w| w.p99),
-        r.gc_invocations,
+        r.blk().gc_invocations,
         r.flash_erases,
         r.waf.unwrap_or(f64::NAN),
         r.iops.unwrap_or(0.0),

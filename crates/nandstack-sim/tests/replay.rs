@@ -71,9 +71,9 @@ fn every_sized_shared_trace_replays_with_exact_accounting() {
         // 4 GiB TLC device, half filled at random so reads find data; the trace's address space is scaled
         // onto the device.
         let cfg = format!(
-            "[device.geometry]\nblocks_per_plane = 128\n[host]\n{host}\n\
+            "[device.geometry]\nblocks_per_plane = 128\n[workload.io]\n{host}\n\
              [precondition]\nfill_fraction = 0.5\nfill_order = \"random\"\nwarmup_capacity_multiples = 0.0\n\
-             [trace]\npath = \"{}\"\nformat = \"{format}\"\nlba = \"scale\"\n",
+             [workload]\nkind = \"trace\"\n[workload.trace]\npath = \"{}\"\nformat = \"{format}\"\nlba = \"scale\"\n",
             path.display()
         );
         let r = run_toml(&cfg, &RunOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -94,8 +94,8 @@ fn every_sized_shared_trace_replays_with_exact_accounting() {
             assert!(waf >= 1.0, "{name}: WAF {waf} < 1");
         }
         assert_eq!(
-            r.units.valid + r.units.invalid + r.units.free,
-            r.units.total,
+            r.blk().units.valid + r.blk().units.invalid + r.blk().units.free,
+            r.blk().units.total,
             "{name}"
         );
         eprintln!(
@@ -115,7 +115,7 @@ fn out_of_range_trace_requests_name_the_request() {
     // The MSR sample addresses up to 13.6 GB; a 4 GiB device cannot hold it with lba = "error".
     let cfg = format!(
         "[device.geometry]\nblocks_per_plane = 128\n[precondition]\nfill_fraction = 0.0\nwarmup_capacity_multiples = 0.0\n\
-         [trace]\npath = \"{}\"\nformat = \"msr\"\n",
+         [workload]\nkind = \"trace\"\n[workload.trace]\npath = \"{}\"\nformat = \"msr\"\n",
         dir.join("msr_cambridge_hm0_sample.csv").display()
     );
     let e = run_toml(&cfg, &RunOptions::default())

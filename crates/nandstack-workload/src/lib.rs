@@ -12,4 +12,4 @@ pub mod perm;
 pub mod trace;
 pub mod zipf;
 
-pub use block::{BlockGenerator, BlockRequest, Op, Pattern, SyntheticConfig};
+pub use block::{standin, BlockGenerator, BlockRequest, Op, Pattern, SyntheticConfig};

@@ -2,6 +2,7 @@
 //! timing. It answers each host command with its completion time and never reaches back into the host.
 
 mod config;
+mod device;
 mod schedule;
 
 pub use config::{BackgroundGcConfig, ControllerConfig, FirmwareConfig};
@@ -110,6 +111,8 @@ impl BlockSsd {
     pub fn reset_counters(&mut self) {
         self.counters = HostCounters::default();
         self.ftl.reset_counters();
+        // Preconditioning may have switched recording off; the measured phase is timed again.
+        self.ftl.record_ops(self.timelines.is_some());
         if let Some(t) = self.timelines.as_mut() {
             t.array_busy_ns = 0;
             t.channel_busy_ns = 0;

@@ -5,18 +5,16 @@
 //! generated from these types (`schemars::JsonSchema`). Values are checked by [`HostSimConfig::validate`]
 //! with errors naming the key.
 
-mod device;
 mod host;
-mod reference;
 mod workload;
 
-pub use device::{DeviceSection, GeometryOverrides};
 pub use host::{
     CgroupConfig, CostConfig, DiscardConfig, DiscardMode, HostConfig, PageCacheConfig,
     ReadaheadConfig, ReadaheadPolicyKind, ReclaimConfig, ReclaimPolicyKind, SwapAllocatorKind,
     SwapConfig,
 };
-pub use reference::config_reference_markdown;
+pub use nandstack_device::config::GeometryOverrides;
+pub use nandstack_device::spec::DeviceSpec;
 pub use workload::{
     AppProfile, EtcConfig, InlineConfig, KeyDistribution, MemtouchConfig, MemtouchPattern,
     MobileConfig, MobileScenario, PmbenchConfig, RefFormat, TraceRefsConfig, VmScalConfig,
@@ -39,9 +37,9 @@ pub struct HostSimConfig {
     pub host: HostConfig,
     /// The processes, each running one workload (one or more threads). At least one.
     pub processes: Vec<ProcessConfig>,
-    /// The SSD holding the swap partition and the file partition.
+    /// The SSD holding the swap partition and the file partition (any device kind).
     #[serde(default)]
-    pub device: DeviceSection,
+    pub device: DeviceSpec,
     /// Run options: limits, time series, block-trace output, verification.
     #[serde(default)]
     pub run: RunSection,
@@ -156,26 +154,7 @@ impl HostSimConfig {
     /// the workloads' own checks run when the simulation is built.
     pub fn validate(&self) -> Result<()> {
         self.host.validate()?;
-        if self.processes.is_empty() {
-            return Err(Error::config("processes", "at least one process is needed"));
-        }
-        for (i, p) in self.processes.iter().enumerate() {
-            if let Some(cg) = &p.cgroup {
-                if !self.host.cgroups.iter().any(|c| &c.name == cg) {
-                    return Err(Error::config(
-                        format!("processes[{i}].cgroup"),
-                        format!("no cgroup named `{cg}` in host.cgroups"),
-                    ));
-                }
-            }
-            if !(p.start_ms.is_finite() && p.start_ms >= 0.0) {
-                return Err(Error::config(
-                    format!("processes[{i}].start_ms"),
-                    format!("is {}: must be ≥ 0", p.start_ms),
-                ));
-            }
-            p.workload.validate(&format!("processes[{i}].workload"))?;
-        }
+        validate_processes(&self.host, &self.processes, "processes")?;
         let r = &self.run;
         if !(r.series_interval_ms.is_finite() && r.series_interval_ms > 0.0) {
             return Err(Error::config(
@@ -196,6 +175,36 @@ impl HostSimConfig {
         }
         Ok(())
     }
+}
+
+/// Check the processes against the host (at least one; cgroups exist; start times; workloads); errors
+/// name `prefix[i].…`.
+pub fn validate_processes(
+    host: &HostConfig,
+    processes: &[ProcessConfig],
+    prefix: &str,
+) -> Result<()> {
+    if processes.is_empty() {
+        return Err(Error::config(prefix, "at least one process is needed"));
+    }
+    for (i, p) in processes.iter().enumerate() {
+        if let Some(cg) = &p.cgroup {
+            if !host.cgroups.iter().any(|c| &c.name == cg) {
+                return Err(Error::config(
+                    format!("{prefix}[{i}].cgroup"),
+                    format!("no cgroup named `{cg}` in host.cgroups"),
+                ));
+            }
+        }
+        if !(p.start_ms.is_finite() && p.start_ms >= 0.0) {
+            return Err(Error::config(
+                format!("{prefix}[{i}].start_ms"),
+                format!("is {}: must be ≥ 0", p.start_ms),
+            ));
+        }
+        p.workload.validate(&format!("{prefix}[{i}].workload"))?;
+    }
+    Ok(())
 }
 
 /// `MiB` → bytes, checked.

@@ -26,12 +26,9 @@ impl Host {
     /// Build the host for `cfg` running `workloads` (one per process, in order).
     pub fn build(cfg: &HostSimConfig, workloads: &[Workload], verify: bool) -> Result<Host> {
         let h = &cfg.host;
-        let mut ssd = cfg.device.build(cfg.seed)?;
-        if verify {
-            // Read-after-write version checks and FTL invariants in the device too.
-            ssd.ftl.enable_verification();
-        }
-        let capacity = ssd.logical_bytes();
+        // Read-after-write version checks and FTL invariants in the device too, under verify.
+        let dev = nandstack_device::build(&cfg.device, cfg.seed, verify, None)?;
+        let capacity = dev.capacity_bytes();
         // Partitions.
         let swap_off = mib("host.swap.offset_mib", h.swap.offset_mib)?;
         let swap_len = mib("host.swap.size_mib", h.swap.size_mib)?;
@@ -239,7 +236,7 @@ impl Host {
             ));
         }
         let io = BlockLayer::new(
-            ssd,
+            dev,
             h.swap.max_request_kib / 4,
             cfg.run.block_trace.as_ref(),
         )?;

@@ -66,7 +66,12 @@ fn cluster_discard_discards_whole_emptied_clusters() {
     assert!(f > n * 10, "fine {f} vs cluster {n}");
     assert_eq!(fine["swap"]["discard_request_sizes"], json!({"0008": f}));
     // The device saw the TRIMs.
-    assert!(r["device"]["flash"]["trimmed_units"].as_u64().unwrap() > 0);
+    assert!(
+        r["device"]["details"]["ftl"]["trimmed_units"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
 }
 
 #[test]

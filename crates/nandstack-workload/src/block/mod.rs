@@ -1,5 +1,6 @@
 //! Block requests and the synthetic block workload.
 
+pub mod standin;
 mod synthetic;
 
 pub use synthetic::{BlockGenerator, Pattern, SizeWeight, SyntheticConfig};

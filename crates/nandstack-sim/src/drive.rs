@@ -1,17 +1,17 @@
-//! The host interface model: closed loop (queue depth N) or open loop (arrival times), per-request
-//! latency, histograms and the interval time series.
+//! The block-request issuer of the measured phase: closed loop (queue depth N) or open loop (arrival
+//! times), per-request latency, histograms and the interval time series — over any [`Device`].
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use nandstack_core::{Histogram, Result};
+use nandstack_core::{Histogram, Nanos, Result};
+use nandstack_device::{Command, Device};
 use nandstack_workload::Op;
 
-use crate::config::HostMode;
-use crate::run::{Simulation, Ticker};
-use crate::series::Recorder;
-use crate::source::Source;
-use crate::Progress;
+use crate::config::{IoConfig, IoMode};
+use crate::progress::Ticker;
+use crate::series::{Intervals, Recorder, TimeSeries};
+use crate::source::{Source, Timed};
 
 /// What the measured phase produced besides the device's counters.
 pub struct Measured {
@@ -21,37 +21,50 @@ pub struct Measured {
     pub trims: Histogram,
     /// Simulated time from the first issue to the last completion, ns.
     pub sim_ns: u64,
-    pub series: crate::series::TimeSeries,
+    pub series: TimeSeries,
     /// CPU seconds spent in the measured phase (None where the OS does not tell).
     pub cpu_seconds: Option<f64>,
+    /// Flush at the end: its completion time (device-internal, not part of the measured time).
+    pub flush_done_ns: u64,
 }
 
+/// Periodic full checks under `--verify`.
+pub struct Checks {
+    pub enabled: bool,
+    pub every: u64,
+    pub done: u64,
+}
+
+impl Checks {
+    #[inline]
+    pub fn maybe(&mut self, dev: &dyn Device, i: u64) -> Result<()> {
+        if self.enabled && i % self.every == self.every - 1 {
+            dev.check_invariants()?;
+            self.done += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Issue every request of `source` to `dev` and measure.
 pub fn drive(
-    sim: &mut Simulation,
-    mut source: Source,
-    cb: &mut dyn FnMut(&Progress) -> bool,
+    dev: &mut dyn Device,
+    source: &mut Source,
+    io: &IoConfig,
+    intervals: Intervals,
+    checks: &mut Checks,
+    ticker: &mut Ticker,
 ) -> Result<Measured> {
     let cpu0 = crate::bench::cpu_seconds();
-    let host = sim.cfg.host.clone();
-    let total = source.len_hint();
-    let mut ticker = Ticker::new("measure", total.unwrap_or(0), cb)?;
-    let mut rec = Recorder::new(
-        sim.cfg.run.interval_host_bytes,
-        sim.cfg.run.interval_sim_seconds,
-        total,
-    );
-    let every = sim.check_every(total.unwrap_or(1 << 20));
+    let mut rec = Recorder::new(intervals, dev);
     let (mut reads, mut writes, mut trims) = (Histogram::new(), Histogram::new(), Histogram::new());
     let mut outstanding: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
-    let qd = host.queue_depth as usize;
+    let qd = io.queue_depth as usize;
     let mut now = 0u64; // issue time of the latest request (non-decreasing)
     let mut last_done = 0u64;
     let mut n = 0u64;
-    // One request of lookahead: touching the next request's mapping entry early overlaps its cache miss
-    // with the current request's work.
-    // Three requests of lookahead feed the FTL's prefetch pipeline (see `Ftl::prefetch`).
-    let mut queue: std::collections::VecDeque<Result<crate::source::Timed>> =
-        source.by_ref().take(3).collect();
+    // Three requests of lookahead feed the device's prefetch pipeline (`Device::prefetch`).
+    let mut queue: std::collections::VecDeque<Result<Timed>> = source.by_ref().take(3).collect();
     while let Some(item) = queue.pop_front() {
         let (req, arrival) = item?;
         if let Some(next) = source.next() {
@@ -61,28 +74,27 @@ pub fn drive(
             Some(Ok((r, _))) => Some(r.offset),
             _ => None,
         };
-        sim.ssd
-            .ftl
-            .prefetch([offset_at(0), offset_at(1), offset_at(2)]);
-        let (issue, base) = match host.mode {
-            HostMode::ClosedLoop => {
+        dev.prefetch([offset_at(0), offset_at(1), offset_at(2)]);
+        let (issue, base) = match io.mode {
+            IoMode::ClosedLoop => {
                 if outstanding.len() >= qd {
                     let Reverse(t) = outstanding.pop().expect("non-empty");
                     now = now.max(t);
                 }
                 (now, now)
             }
-            HostMode::OpenLoop => {
-                let a = (arrival.unwrap_or(0) as f64 * host.time_scale).round() as u64;
+            IoMode::OpenLoop => {
+                let a = (arrival.unwrap_or(0) as f64 * io.time_scale).round() as u64;
                 now = now.max(a); // out-of-order arrivals are issued no earlier than the previous one
                 (now, a.min(now))
             }
         };
-        let done = match req.op {
-            Op::Write => sim.ssd.write(req.offset, req.len, issue)?,
-            Op::Read => sim.ssd.read(req.offset, req.len, issue)?,
-            Op::Trim => sim.ssd.trim(req.offset, req.len, issue)?,
+        let cmd = match req.op {
+            Op::Write => Command::write(req.offset, req.len),
+            Op::Read => Command::read(req.offset, req.len),
+            Op::Trim => Command::trim(req.offset, req.len),
         };
+        let done = dev.submit(Nanos(issue), cmd)?.done.0;
         let latency = done - base;
         match req.op {
             Op::Write => {
@@ -95,22 +107,18 @@ pub fn drive(
             }
             Op::Trim => trims.record(latency),
         }
-        if host.mode == HostMode::ClosedLoop {
+        if io.mode == IoMode::ClosedLoop {
             outstanding.push(Reverse(done));
         }
         last_done = last_done.max(done);
         n += 1;
-        rec.after(&sim.ssd, issue, n);
+        rec.after(dev, issue, n);
         ticker.tick(n)?;
-        sim.maybe_check(n - 1, every)?;
+        checks.maybe(dev, n - 1)?;
     }
     // Write back the buffer and pad open pages; device-internal, so not part of the measured time.
-    sim.ssd.flush(last_done)?;
-    rec.finish(&sim.ssd, last_done, n);
-    if sim.verify {
-        sim.ssd.ftl.check_invariants()?;
-        sim.ssd.ftl.verify_all_versions()?;
-    }
+    let flush_done_ns = dev.flush(Nanos(last_done))?.0;
+    rec.finish(dev, last_done, n);
     let cpu_seconds = cpu0.zip(crate::bench::cpu_seconds()).map(|(a, b)| b - a);
     Ok(Measured {
         requests: n,
@@ -120,5 +128,6 @@ pub fn drive(
         sim_ns: last_done,
         series: rec.series,
         cpu_seconds,
+        flush_done_ns,
     })
 }

@@ -12,9 +12,9 @@
 //! a seeded permutation; 128–512 KiB requests go to uniformly random 64 KiB-aligned offsets of the rest;
 //! > 512 KiB requests write the rest sequentially, wrapping. MB in Table 4 is taken as MiB.
 
-use nandstack_core::{Rng, MAPPING_UNIT_BYTES as U};
-use nandstack_workload::perm::Permutation;
-use nandstack_workload::zipf::Zipf;
+use crate::perm::Permutation;
+use crate::zipf::Zipf;
+use nandstack_core::{Error, Result, Rng, MAPPING_UNIT_BYTES as U};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +31,65 @@ pub enum StandinName {
     Oltp,
     Linkbench,
     YcsbA,
+}
+
+/// `[workload.standin]`: a Table 4 stand-in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StandinConfig {
+    /// `pc`, `phone`, `tpcc`, `oltp`, `linkbench` or `ycsb_a`. Default `pc`.
+    #[serde(default = "d_name")]
+    pub name: StandinName,
+    /// Multiplies the address space and the total written, in (0, 4]. Default 1 (Table 4's sizes). On
+    /// a quarter-capacity hybrid device (`device.hybrid.page_bytes = 4096`) use 0.25 to keep the
+    /// utilisation.
+    #[serde(default = "d_scale")]
+    pub scale: f64,
+}
+fn d_name() -> StandinName {
+    StandinName::Pc
+}
+fn d_scale() -> f64 {
+    1.0
+}
+impl Default for StandinConfig {
+    fn default() -> Self {
+        StandinConfig {
+            name: d_name(),
+            scale: d_scale(),
+        }
+    }
+}
+
+impl StandinConfig {
+    /// Check the stand-in against a logical capacity; errors name `prefix.…`.
+    pub fn validate(&self, prefix: &str, logical_bytes: u64) -> Result<()> {
+        if !(self.scale.is_finite() && self.scale > 0.0 && self.scale <= 4.0) {
+            return Err(Error::config(
+                format!("{prefix}.scale"),
+                format!("is {}: must be in (0, 4]", self.scale),
+            ));
+        }
+        let g = self.generator(0).ok_or_else(|| {
+            Error::config(format!("{prefix}.name"), "Table 4 numbers cannot be met")
+        })?;
+        if g.address_space_bytes() > logical_bytes {
+            return Err(Error::config(
+                format!("{prefix}.scale"),
+                format!(
+                    "gives an address space of {} bytes, more than the device's logical capacity of {}",
+                    g.address_space_bytes(),
+                    logical_bytes
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The generator (None when the spec cannot be met; `validate` reports that).
+    pub fn generator(&self, seed: u64) -> Option<StandinGenerator> {
+        StandinGenerator::new(&self.name.spec(), self.scale, seed)
+    }
 }
 
 /// Table 4 plus our locality assumptions.

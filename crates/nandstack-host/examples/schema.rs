@@ -1,3 +1,0 @@
-fn main() {
-    println!("{}", nandstack_host::config_schema());
-}

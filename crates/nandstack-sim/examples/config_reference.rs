@@ -1,0 +1,3 @@
+fn main() {
+    print!("{}", nandstack_sim::config_reference_markdown());
+}

@@ -1,0 +1,139 @@
+//! Host programs: the host memory/swap model (`nandstack-host`) runs the processes on the device the
+//! config describes; its block I/O goes through the same `Device` interface as block workloads. The
+//! summary keeps the common device keys at the top level and the host's own figures in `host`.
+
+use std::time::Instant;
+
+use nandstack_core::Result;
+use nandstack_host::config::{HostSimConfig, RunSection};
+use nandstack_host::sim::Sim;
+use serde_json::Value;
+
+use crate::config::SimConfig;
+use crate::drive::Measured;
+use crate::report::{Report, RunFacts, WorkloadInfo};
+use crate::series::TimeSeries;
+use crate::Progress;
+
+/// The host layer's view of the config.
+pub fn host_config(cfg: &SimConfig) -> HostSimConfig {
+    let r = &cfg.run;
+    HostSimConfig {
+        seed: cfg.seed,
+        host: cfg.host.clone().unwrap_or_default(),
+        processes: cfg.workload.processes.clone(),
+        device: cfg.device.clone(),
+        run: RunSection {
+            max_references: r.max_references,
+            max_seconds: r.max_seconds,
+            series_interval_ms: if r.interval_sim_seconds > 0.0 {
+                r.interval_sim_seconds * 1e3
+            } else {
+                100.0
+            },
+            block_trace: r.block_trace.clone(),
+            refs_out: r.refs_out.clone(),
+            verify_every_refs: if r.verify_every > 0 {
+                r.verify_every
+            } else {
+                1_000_000
+            },
+        },
+    }
+}
+
+/// The host's interval series in the one time-series format.
+fn series(sim: &Sim) -> TimeSeries {
+    let s = &sim.series;
+    let mut columns: Vec<String> = [
+        "sim_seconds",
+        "swap_used_pages",
+        "pswpin",
+        "pswpout",
+        "major_faults",
+        "minor_faults",
+        "free_pages",
+    ]
+    .iter()
+    .map(|c| c.to_string())
+    .collect();
+    let names: Vec<&str> = sim.host.vm.memcgs.iter().map(|m| m.name.as_str()).collect();
+    for n in &names {
+        for k in ["usage_pages", "swap_read_mib_per_s", "swap_write_mib_per_s"] {
+            columns.push(format!("cgroup_{n}_{k}"));
+        }
+    }
+    let rows = (0..s.t_ms.len())
+        .map(|i| {
+            let mut row = vec![
+                s.t_ms[i] / 1e3,
+                s.swap_used_pages[i] as f64,
+                s.pswpin[i] as f64,
+                s.pswpout[i] as f64,
+                s.major_faults[i] as f64,
+                s.minor_faults[i] as f64,
+                s.free_pages[i] as f64,
+            ];
+            for c in &s.cgroups {
+                row.push(c.usage_pages[i] as f64);
+                row.push(c.swap_read_mib_per_s[i]);
+                row.push(c.swap_write_mib_per_s[i]);
+            }
+            row
+        })
+        .collect();
+    TimeSeries { columns, rows }
+}
+
+pub fn run(cfg: &SimConfig, verify: bool, cb: &mut dyn FnMut(&Progress) -> bool) -> Result<Report> {
+    let t0 = Instant::now();
+    let hcfg = host_config(cfg);
+    hcfg.validate()?;
+    let cpu0 = crate::bench::cpu_seconds();
+    let mut sim = Sim::build(&hcfg, verify)?;
+    let t1 = Instant::now();
+    sim.run(&mut |_, done, total| {
+        cb(&Progress {
+            phase: "measure",
+            done,
+            total,
+        })
+    })?;
+    if verify {
+        sim.host.io.dev.verify_all()?;
+    }
+    let t2 = Instant::now();
+    let mut host = nandstack_host::report::report(&sim);
+    if let Value::Object(m) = &mut host {
+        // The device has its own section; the series is the summary's time series.
+        for k in ["device", "series", "seed", "model", "wall_seconds"] {
+            m.remove(k);
+        }
+    }
+    let lat = &sim.host.io.latency;
+    let measured = Measured {
+        requests: sim.host.io.counters.requests.iter().flatten().sum(),
+        reads: lat[0].clone(),
+        writes: lat[1].clone(),
+        trims: lat[2].clone(),
+        sim_ns: sim.now,
+        series: series(&sim),
+        cpu_seconds: cpu0.zip(crate::bench::cpu_seconds()).map(|(a, b)| b - a),
+        flush_done_ns: sim.now,
+    };
+    Ok(Report::build(RunFacts {
+        cfg,
+        dev: sim.host.io.dev.as_ref(),
+        measured: &measured,
+        workload: WorkloadInfo {
+            kind: "host",
+            name: String::new(),
+            clipped_requests: 0,
+        },
+        host: Some(host),
+        pretraining: Vec::new(),
+        verified: verify,
+        wall_pre: (t1 - t0).as_secs_f64(),
+        wall: (t2 - t1).as_secs_f64(),
+    }))
+}
