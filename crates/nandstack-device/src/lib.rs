@@ -14,6 +14,7 @@ pub mod ftl;
 pub mod hybrid;
 pub mod nand;
 pub mod ssd;
+pub mod zoned;
 
 pub use device::{Command, Completion, Device, DeviceKind, DeviceStats, ExtCommand, ZoneCommand};
 pub use ftl::{Ftl, FtlConfig};
