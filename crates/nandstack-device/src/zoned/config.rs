@@ -6,10 +6,10 @@
 //! and 1077 MiB (1,129,316,352 B) zone capacity, at most 14 open and 14 active zones — `zbd report` of a
 //! WZS4C8T1TDSP303 in johnramsden/gczns `ZNS.md`; 1077 MiB capacity and 64 B of metadata per LBA also in
 //! ZNSwap §6 (`papers/znswap.md`); 96-layer 3D TLC NAND per Western Digital's announcement (press
-//! coverage, Nov 2020). Scaled: 16 planes (4 channels × 2 chips × 1 die × 2 planes), a zone is one TLC
-//! block on every plane (66 pages of 16 KiB: 16.5 MiB capacity, 32 MiB zone size — capacity/size 0.52,
-//! the ZN540's is 0.53), 64 zones (2 GiB of LBA space, 1056 MiB of flash), 14 open / 14 active zones,
-//! the TLC timings of the cell-mode table (WD publishes no tR/tPROG).
+//! coverage, Nov 2020; one article says QLC). Scaled: 16 planes (4 channels × 2 chips × 1 die ×
+//! 2 planes), a zone is one TLC block on every plane (66 pages of 16 KiB: 16.5 MiB capacity, 32 MiB zone
+//! size — capacity/size 0.52, the ZN540's is 0.53), 64 zones (2 GiB of LBA space, 1056 MiB of flash),
+//! 14 open / 14 active zones, the TLC timings of the cell-mode table (WD publishes no tR/tPROG).
 
 use nandstack_core::{Error, Result, MAPPING_UNIT_BYTES};
 use schemars::JsonSchema;
@@ -158,6 +158,8 @@ pub struct ZonedParams {
 
 /// Largest zone size accepted (1 TiB: 2^28 units of 4 KiB).
 const MAX_ZONE_SIZE_BYTES: u64 = 1 << 40;
+/// Largest LBA space accepted (zones × zone size).
+const MAX_LBA_SPACE_BYTES: u64 = 1 << 62;
 
 impl ZonedConfig {
     /// The `zn540-small` preset with every default.
@@ -213,6 +215,12 @@ impl ZonedConfig {
             return Err(Error::config(
                 "device.zones",
                 format!("is {zones}: must be 1 to {fit} (total blocks ÷ blocks_per_zone)"),
+            ));
+        }
+        if zones as u128 * zone_size_bytes as u128 > MAX_LBA_SPACE_BYTES as u128 {
+            return Err(Error::config(
+                "device.zone_size_bytes",
+                format!("is {zone_size_bytes}: {zones} zones of it exceed the 2^62-byte LBA space supported"),
             ));
         }
         let limit = |v: u32| (v > 0).then_some(v);

@@ -10,8 +10,8 @@ use crate::device::{Completion, ZoneState};
 const UNIT: u64 = MAPPING_UNIT_BYTES;
 
 impl ZonedSsd {
-    /// First 4 KiB unit and unit count of a byte range, checked against alignment and the LBA space.
-    fn units(&self, offset: u64, len: u64) -> Result<(u64, u64)> {
+    /// Units of a length: not zero, whole logical blocks.
+    fn len_units(offset: u64, len: u64) -> Result<u64> {
         if len == 0 {
             return Err(Error::OutOfRange(format!(
                 "zero-length request at byte {offset}"
@@ -22,6 +22,12 @@ impl ZonedSsd {
                 "offset {offset} / length {len} not aligned to the 4096-byte logical block"
             )));
         }
+        Ok(len / UNIT)
+    }
+
+    /// First 4 KiB unit and unit count of a byte range, checked against alignment and the LBA space.
+    fn units(&self, offset: u64, len: u64) -> Result<(u64, u64)> {
+        Self::len_units(offset, len)?;
         let space = self.params.zones as u64 * self.params.zone_size_bytes;
         if offset.checked_add(len).is_none_or(|e| e > space) {
             return Err(Error::OutOfRange(format!(
@@ -81,7 +87,7 @@ impl ZonedSsd {
     pub(super) fn append(&mut self, at: u64, z: u32, len: u64, meta: &[u64]) -> Result<Completion> {
         self.zone_index(z)?;
         let start = z as u64 * self.params.zone_size_bytes;
-        let (_, n) = self.units(start, len)?;
+        let n = Self::len_units(start, len)?;
         Self::check_meta(meta, n)?;
         self.table.check_writable(z)?;
         let wp = self.table.zones[z as usize].written as u64;

@@ -131,6 +131,25 @@ fn impossible_values_name_their_key() {
             "device.zone_size_bytes",
         ),
         (
+            // 8 Mi one-page blocks, one per zone, zones of 1 TiB: 2^63 bytes.
+            ZonedConfig {
+                geometry: GeometryOverrides {
+                    channels: Some(64),
+                    chips_per_channel: Some(64),
+                    dies_per_chip: Some(4),
+                    planes_per_die: Some(4),
+                    blocks_per_plane: Some(128),
+                    pages_per_block: Some(1),
+                    page_size_bytes: Some(4096),
+                    cell_mode: None,
+                },
+                blocks_per_zone: Some(1),
+                zone_size_bytes: Some(1 << 40),
+                ..ZonedConfig::default()
+            },
+            "2^62-byte LBA space",
+        ),
+        (
             ZonedConfig {
                 zones: Some(0),
                 ..small_cfg(0, 0)

@@ -234,6 +234,7 @@ fn write_errors() {
     }); // empty zone, not its start
     rejects(&mut d, "zone boundary crossed", |d| write(d, 0, 0, 2, 15)); // past the capacity
     rejects(&mut d, "zone boundary crossed", |d| append(d, 0, 15));
+    rejects(&mut d, "zone boundary crossed", |d| append(d, 3, 1 << 20)); // even past the device's end
     write(&mut d, 0, 0, 2, 14).unwrap();
     rejects(&mut d, "zone is full", |d| write(d, 0, 0, 15, 1));
     rejects(&mut d, "zone is full", |d| append(d, 0, 1));
@@ -372,4 +373,17 @@ fn report_lists_every_zone() {
         (4, 65536, 65536)
     );
     assert_eq!((m.max_open_zones, m.max_active_zones), (4, 4)); // no limit: the zone count
+}
+
+#[test]
+fn the_device_works_through_the_trait_object() {
+    let mut d: Box<dyn Device> = Box::new(small(0, 0));
+    assert_eq!(d.kind(), crate::device::DeviceKind::Zoned);
+    let done = d.write(Nanos(0), 0, 2 * U).unwrap();
+    assert!(done > Nanos(0));
+    assert!(d.read(done, 0, 2 * U).unwrap() > done);
+    assert_eq!(d.flush(Nanos(1)).unwrap(), Nanos(1)); // nothing buffered
+    assert!(err(d.trim(Nanos(0), 0, U)).contains("unsupported"));
+    assert_eq!(d.stats().host_write_bytes, 2 * U);
+    d.verify_all().unwrap();
 }

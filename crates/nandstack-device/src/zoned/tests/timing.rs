@@ -230,3 +230,17 @@ fn without_timing_everything_completes_at_submission() {
     assert_eq!(d.stats().flash_program_pages, 8);
     assert_eq!(d.stats().erase_count, 2);
 }
+
+#[test]
+fn a_whole_zn540_small_zone_in_one_write() {
+    // 16 planes on 8 dies (2 planes each) on 4 channels (2 dies each); zone page p is on plane p mod 16.
+    // Channel 3 carries planes 12-15 in page order: die 7's first page (plane 14) is in after 3 pages of
+    // 4 units (12 X). Each die then programs its 1056 / 8 = 132 pages back to back (the channels move
+    // a page in 4 X, far faster than tPROG).
+    let mut d = dev(&ZonedConfig::zn540_small());
+    let cap = d.params().zone_capacity_bytes;
+    let done = d.submit(Nanos(0), Command::write(0, cap)).unwrap().done.0;
+    assert_eq!(done, 12 * X + 132 * TP);
+    assert_eq!(state_of(&d, 0), ZoneState::Full);
+    assert_eq!(d.stats().flash_program_pages, 1056);
+}
