@@ -131,6 +131,15 @@ impl ZoneTable {
         c.active_high_water = c.active_high_water.max(self.active);
     }
 
+    /// Move zone `z` to `to` (full, empty, read-only or offline), releasing the open/active resources its
+    /// current state holds.
+    fn release(&mut self, z: u32, to: ZoneState) {
+        let zone = &mut self.zones[z as usize];
+        let (open, active) = (-i32::from(zone.is_open()), -i32::from(zone.is_active()));
+        zone.state = to;
+        self.bump(open, active);
+    }
+
     /// Errors of a write or append to a zone that cannot take data (before any position check).
     pub fn check_writable(&self, z: u32) -> Result<()> {
         match self.zones[z as usize].state {
@@ -206,10 +215,8 @@ impl ZoneTable {
 
     /// The write pointer reached the capacity: the zone becomes full and releases its resources.
     pub fn mark_full(&mut self, z: u32) {
-        let zone = &mut self.zones[z as usize];
-        debug_assert!(zone.is_open());
-        zone.state = ZoneState::Full;
-        self.bump(-1, -1);
+        debug_assert!(self.zones[z as usize].is_open());
+        self.release(z, ZoneState::Full);
         self.counters.filled += 1;
     }
 
@@ -258,16 +265,14 @@ impl ZoneTable {
     /// Zone Finish: empty, open or closed → full. Returns whether the state changed (a full zone is left
     /// as it is).
     pub fn finish(&mut self, z: u32) -> Result<bool> {
-        let zone = &mut self.zones[z as usize];
-        let (open, active) = match zone.state {
+        match self.zones[z as usize].state {
             ZoneState::Full => return Ok(false),
-            ZoneState::Empty => (0, 0),
-            ZoneState::ImplicitlyOpen | ZoneState::ExplicitlyOpen => (-1, -1),
-            ZoneState::Closed => (0, -1),
-            from => return Err(invalid(z, "finish", from)),
-        };
-        zone.state = ZoneState::Full;
-        self.bump(open, active);
+            ZoneState::ReadOnly | ZoneState::Offline => {
+                return Err(invalid(z, "finish", self.zones[z as usize].state))
+            }
+            _ => {}
+        }
+        self.release(z, ZoneState::Full);
         self.counters.finishes += 1;
         Ok(true)
     }
@@ -275,16 +280,14 @@ impl ZoneTable {
     /// Zone Reset: any zone holding data → empty (its data is gone). Returns whether the state changed
     /// (an empty zone is left as it is).
     pub fn reset(&mut self, z: u32) -> Result<bool> {
-        let zone = &mut self.zones[z as usize];
-        let (open, active) = match zone.state {
+        match self.zones[z as usize].state {
             ZoneState::Empty => return Ok(false),
-            ZoneState::Full => (0, 0),
-            ZoneState::ImplicitlyOpen | ZoneState::ExplicitlyOpen => (-1, -1),
-            ZoneState::Closed => (0, -1),
-            from => return Err(invalid(z, "reset", from)),
-        };
-        zone.state = ZoneState::Empty;
-        self.bump(open, active);
+            ZoneState::ReadOnly | ZoneState::Offline => {
+                return Err(invalid(z, "reset", self.zones[z as usize].state))
+            }
+            _ => {}
+        }
+        self.release(z, ZoneState::Empty);
         self.counters.resets += 1;
         Ok(true)
     }
@@ -301,9 +304,7 @@ impl ZoneTable {
         if !ok {
             return Err(invalid(z, "condition change", zone.state));
         }
-        let (open, active) = (-i32::from(zone.is_open()), -i32::from(zone.is_active()));
-        self.zones[z as usize].state = to;
-        self.bump(open, active);
+        self.release(z, to);
         Ok(())
     }
 

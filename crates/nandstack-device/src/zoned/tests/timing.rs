@@ -66,22 +66,16 @@ fn pages_on_one_die_queue_on_it() {
 }
 
 #[test]
-fn pages_on_two_dies_program_in_parallel() {
-    // Two channels, one die each (one plane per die): page 0 on die 0, page 1 on die 1.
-    let mut d = with_geometry(2, 1, 1);
-    assert_eq!(w(&mut d, 0, 0, 0, 4), 2 * X + TP);
-    let t = 10_000_000;
-    assert_eq!(read(&mut d, t, 0, 0, 4), t + TR + 2 * X);
-}
-
-#[test]
-fn two_dies_on_one_channel_share_its_transfers() {
-    // One channel, two chips: the dies program in parallel but their data crosses one bus.
-    let mut d = with_geometry(1, 2, 1);
-    assert_eq!(w(&mut d, 0, 0, 0, 4), 4 * X + TP);
-    // Reads: both dies sense in parallel, the second page's data waits for the bus.
-    let t = 10_000_000;
-    assert_eq!(read(&mut d, t, 0, 0, 4), t + TR + 4 * X);
+fn pages_on_two_dies_program_in_parallel_and_share_a_channel_if_they_must() {
+    // (channels, chips per channel): page 0 on die 0, page 1 on die 1 (one plane per die). On two
+    // channels the dies are independent; on one, the second page's data waits for the bus, both when it
+    // goes in (writes) and when it comes out (reads; both dies sense in parallel).
+    for (channels, chips, xfers) in [(2, 1, 2), (1, 2, 4)] {
+        let mut d = with_geometry(channels, chips, 1);
+        assert_eq!(w(&mut d, 0, 0, 0, 4), xfers * X + TP);
+        let t = 10_000_000;
+        assert_eq!(read(&mut d, t, 0, 0, 4), t + TR + xfers * X);
+    }
 }
 
 #[test]
