@@ -1,6 +1,6 @@
-//! Host data commands: write, zone append, read, flush. Address checks come first, then the zone's state,
-//! the write pointer, the capacity and the metadata; only a command that passed all of them opens a zone
-//! and moves data (a failed command changes nothing).
+//! Host data commands: write, zone append, read, flush. Checks run in the order alignment, range,
+//! metadata length, zone state, write pointer, capacity, open/active resources; only a command that passed
+//! all of them opens a zone and moves data (a failed command changes nothing).
 
 use nandstack_core::{Error, Nanos, Result, MAPPING_UNIT_BYTES};
 

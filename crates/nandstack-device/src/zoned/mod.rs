@@ -16,7 +16,7 @@
 //! | open | implicitly open | explicitly open | — |
 //! | open | explicitly open | unchanged (no error) | — |
 //! | close | implicitly / explicitly open, data written | closed | releases open |
-//! | close | explicitly open, nothing written | empty (null_blk's rule; QEMU keeps it closed) | releases open + active |
+//! | close | explicitly open, nothing written | empty (ZBC's rule, which null_blk follows; QEMU's NVMe keeps it closed) | releases open + active |
 //! | close | closed | unchanged (no error) | — |
 //! | finish | empty | full | — |
 //! | finish | open / closed | full | releases what it held |
