@@ -61,8 +61,14 @@ pub struct GeometryOverrides {
 impl DeviceConfig {
     /// The preset with overrides applied, validated.
     pub fn geometry(&self) -> Result<Geometry> {
-        let mut g = Geometry::preset(&self.preset)?;
-        let o = &self.geometry;
+        self.geometry.apply(Geometry::preset(&self.preset)?)
+    }
+}
+
+impl GeometryOverrides {
+    /// `base` with every field set here replaced, validated.
+    pub fn apply(&self, mut g: Geometry) -> Result<Geometry> {
+        let o = self;
         macro_rules! apply {
             ($($f:ident),*) => { $( if let Some(v) = o.$f { g.$f = v; } )* };
         }

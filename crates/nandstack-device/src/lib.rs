@@ -15,6 +15,7 @@ pub mod hybrid;
 pub mod nand;
 pub mod spec;
 pub mod ssd;
+pub mod zoned;
 
 pub use device::{Command, Completion, Device, DeviceKind, DeviceStats, ExtCommand, ZoneCommand};
 pub use ftl::{Ftl, FtlConfig};
