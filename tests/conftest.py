@@ -30,12 +30,15 @@ TINY = [
     "device.geometry.blocks_per_plane=64",
     "device.geometry.pages_per_block=32",
     "device.geometry.page_size_bytes=4096",
-    "ftl.over_provisioning=0.25",
+    "device.ftl.over_provisioning=0.25",
     "workload.requests=20000",
 ]
 
-#: Every `--set` flag for TINY, ready to splice into a command line.
-TINY_ARGS = [arg for item in TINY for arg in ("--set", item)]
+#: The engine's default config as a file (the CLI runs the default preset when given none).
+ENGINE_DEFAULT = Path(__file__).resolve().parent / "engine-default.toml"
+
+#: The engine default config and every `--set` flag for TINY, ready to splice into a command line.
+TINY_ARGS = [str(ENGINE_DEFAULT), *(arg for item in TINY for arg in ("--set", item))]
 
 #: TINY as a dict of dotted keys to typed values (for sweep specs and `Config.set`).
 TINY_DICT = {

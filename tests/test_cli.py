@@ -247,7 +247,7 @@ def test_trace_replay_from_the_command_line(cli, tmp_path):
     proc = cli("run", *TINY_ARGS, "--trace", str(trace), "-q")
     assert proc.returncode == 2 and "--format" in proc.stderr
     proc = cli("run", *TINY_ARGS, "--trace", str(trace), "--format", "mqsimm", "-q")
-    assert proc.returncode == 2 and "trace.format" in proc.stderr and "ssdsim" in proc.stderr
+    assert proc.returncode == 2 and "workload.trace.format" in proc.stderr and "ssdsim" in proc.stderr
 
 
 def test_run_is_recorded_unless_told_not_to(cli, db_path):
@@ -284,7 +284,7 @@ def test_results_commands(cli, db_path):
     show = cli("results", "show", ids[0][:6], "--timeseries", "ts.parquet", *db)
     assert show.returncode == 0 and ids[0] in show.stdout and "waf" in show.stdout
     assert json.loads(cli("results", "show", ids[0], "--json", *db).stdout)["seed"] in (1, 2)
-    assert "[ftl]" in cli("results", "show", ids[0], "--config", *db).stdout
+    assert "[device.ftl]" in cli("results", "show", ids[0], "--config", *db).stdout
     exported = cli("results", "export", "out/runs.csv", "--where", "seed = 2", *db)
     assert exported.returncode == 0 and "wrote 1 runs" in exported.stderr
     assert "waf" in cli("results", "metrics", *db).stdout.split()
@@ -296,7 +296,7 @@ def test_sweep_command(cli, tmp_path, db_path):
 
     spec = tmp_path / "s.toml"
     lines = ['name = "cli-sweep"', "seeds = [1, 2]", "[set]", *(f'"{k}" = {v}' for k, v in TINY_DICT.items())]
-    spec.write_text("\n".join(lines) + '\n[grid]\n"ftl.over_provisioning" = [0.25, 0.5]\n')
+    spec.write_text("\n".join(lines) + '\n[grid]\n"device.ftl.over_provisioning" = [0.25, 0.5]\n')
     dry = cli("sweep", str(spec), "--db", str(db_path), "--dry-run")
     assert dry.returncode == 0 and dry.stdout.count("to run") == 4
     ran = cli("sweep", str(spec), "--db", str(db_path), "--backend", "serial")
@@ -305,6 +305,6 @@ def test_sweep_command(cli, tmp_path, db_path):
     again = cli("sweep", str(spec), "--db", str(db_path), "--dry-run")
     assert again.stdout.count("recorded") == 4
     bad = tmp_path / "bad.toml"
-    bad.write_text('[grid]\n"ftl.gc.victim.policy" = ["greedy", "bset"]\n')
+    bad.write_text('[grid]\n"device.ftl.gc.victim.policy" = ["greedy", "bset"]\n')
     failed = cli("sweep", str(bad), "--db", str(db_path))
     assert failed.returncode == 2 and "bset" in failed.stderr and "Traceback" not in failed.stderr

@@ -12,7 +12,7 @@ from nandstack import ConfigError, _core, _toml, config
 @pytest.mark.parametrize(
     ("item", "path", "value"),
     [
-        ("ftl.gc.victim=greedy", ["ftl", "gc", "victim"], "greedy"),
+        ("device.ftl.gc.victim=greedy", ["device", "ftl", "gc", "victim"], "greedy"),
         ("workload.read_fraction=0.3", ["workload", "read_fraction"], 0.3),
         ("device.geometry.channels=8", ["device", "geometry", "channels"], 8),
         ("run.verify=true", ["run", "verify"], True),
@@ -45,9 +45,9 @@ def test_missing_equals_error_names_the_key():
 
 
 def test_overrides_create_tables_and_replace_values():
-    cfg = {"seed": 1, "ftl": {"over_provisioning": 0.07}}
-    config.apply_overrides(cfg, ["ftl.gc.victim=greedy", "seed=2", "ftl.over_provisioning=0.2"])
-    assert cfg == {"seed": 2, "ftl": {"over_provisioning": 0.2, "gc": {"victim": "greedy"}}}
+    cfg = {"seed": 1, "device": {"ftl": {"over_provisioning": 0.07}}}
+    config.apply_overrides(cfg, ["device.ftl.gc.victim=greedy", "seed=2", "device.ftl.over_provisioning=0.2"])
+    assert cfg == {"seed": 2, "device": {"ftl": {"over_provisioning": 0.2, "gc": {"victim": "greedy"}}}}
 
 
 def test_later_overrides_win():

@@ -13,21 +13,21 @@ from nandstack import Config, ConfigError, GeometryError
 
 def test_default_config_is_valid_and_navigable():
     cfg = Config.default()
-    assert cfg["ftl.gc.victim.policy"] == "greedy"
-    assert cfg.ftl.gc.victim.policy == "greedy"
-    assert cfg.ftl["over_provisioning"] == pytest.approx(0.07)
+    assert cfg["device.ftl.gc.victim.policy"] == "greedy"
+    assert cfg.device.ftl.gc.victim.policy == "greedy"
+    assert cfg.device.ftl["over_provisioning"] == pytest.approx(0.07)
     assert cfg.seed == 42
-    assert "ftl.over_provisioning" in cfg
-    assert "ftl.no_such_key" not in cfg
+    assert "device.ftl.over_provisioning" in cfg
+    assert "device.ftl.no_such_key" not in cfg
     with pytest.raises(AttributeError, match="no key `nope`"):
-        cfg.ftl.nope  # noqa: B018
+        cfg.device.ftl.nope  # noqa: B018
 
 
 def test_set_returns_a_new_validated_config():
     base = Config.default()
-    changed = base.set("ftl.over_provisioning", 0.28)
-    assert changed["ftl.over_provisioning"] == 0.28
-    assert base["ftl.over_provisioning"] == pytest.approx(0.07)  # unchanged
+    changed = base.set("device.ftl.over_provisioning", 0.28)
+    assert changed["device.ftl.over_provisioning"] == 0.28
+    assert base["device.ftl.over_provisioning"] == pytest.approx(0.07)  # unchanged
     assert base.set(["workload.read_fraction=0.5"])["workload.read_fraction"] == 0.5
     assert base.set({"workload.pattern": "zipf"}).workload.pattern == "zipf"
     assert base.with_seed(7).seed == 7
@@ -35,9 +35,9 @@ def test_set_returns_a_new_validated_config():
 
 def test_views_do_not_leak_mutation():
     cfg = Config.default()
-    order = cfg["ftl.striping_order"]
+    order = cfg["device.ftl.striping_order"]
     order.append("x")
-    assert cfg["ftl.striping_order"] == ["channel", "chip", "die", "plane"]
+    assert cfg["device.ftl.striping_order"] == ["channel", "chip", "die", "plane"]
     data = cfg.to_dict()
     data["seed"] = 1
     assert cfg.seed == 42
@@ -48,8 +48,8 @@ def test_views_do_not_leak_mutation():
     [
         ("device.geometry.chanels=2", "device.geometry.chanels", "unknown field"),
         ("precondition.fill_fraction=2.0", "precondition.fill_fraction", "must be in [0, 1]"),
-        ("ftl.over_provisioning=lots", "ftl.over_provisioning", "invalid type"),
-        ("ftl.gc.victim.policy=best", "ftl.gc.victim", "best"),
+        ("device.ftl.over_provisioning=lots", "device.ftl.over_provisioning", "invalid type"),
+        ("device.ftl.gc.victim.policy=best", "device.ftl.gc.victim", "best"),
         ("workload.requests=0", "workload.requests", "at least 1"),
     ],
 )
@@ -77,8 +77,10 @@ def test_hash_is_stable_and_ignores_spelling():
     a = Config.default(TINY)
     b = Config(
         {
-            "device": {"geometry": {k.split(".")[-1]: v for k, v in TINY_DICT.items() if "geometry" in k}},
-            "ftl": {"over_provisioning": 0.25},
+            "device": {
+                "geometry": {k.split(".")[-1]: v for k, v in TINY_DICT.items() if "geometry" in k},
+                "ftl": {"over_provisioning": 0.25},
+            },
             "workload": {"requests": 20000},
         }
     )
@@ -104,7 +106,7 @@ def test_hash_is_the_same_across_processes():
 
 def test_normalized_fills_every_default():
     normalized = Config.default().normalized()
-    assert normalized["trace"] is None
+    assert normalized["workload"]["kind"] == "synthetic" and "trace" not in normalized["workload"]
     assert normalized["device"]["geometry"]["channels"] is None  # the preset decides
     assert normalized["workload"]["zipf_theta"] is None
 

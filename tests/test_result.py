@@ -87,9 +87,10 @@ def test_workload_names():
     assert workloads.parse("hot_cold:90/10").overrides["workload.hot_ops_fraction"] == 0.9
     assert workloads.parse("hot-cold").name == "hot-cold-80/20"
     assert workloads.trace("/x/y.csv", "msr").overrides == {
-        "trace.path": "/x/y.csv",
-        "trace.format": "msr",
-        "trace.lba": "scale",
+        "workload.kind": "trace",
+        "workload.trace.path": "/x/y.csv",
+        "workload.trace.format": "msr",
+        "workload.trace.lba": "scale",
     }
     for bad in ("zipf:abc", "pareto", "hot_cold:1/2/3"):
         with pytest.raises(nandstack.ConfigError, match="unknown workload"):
@@ -133,5 +134,5 @@ def test_default_database_comes_from_the_environment():
 
 def test_engine_error_records_nothing(db_path):
     with pytest.raises(nandstack.ConfigError):
-        tiny(db=db_path, set=["ftl.over_provisioning=-1"])
+        tiny(db=db_path, set=["device.ftl.over_provisioning=-1"])
     assert not db_path.exists() or ResultsDB(db_path).count() == 0

@@ -59,7 +59,7 @@ def test_schema_and_identity_columns(db):
 
 def test_filters(db):
     a = record(db, 1, experiment="e1", tags=["x"])
-    b = record(db, 2, sweep="s1", label="second", set=["ftl.over_provisioning=0.5"])
+    b = record(db, 2, sweep="s1", label="second", set=["device.ftl.over_provisioning=0.5"])
     assert db.count() == 2
     assert db.runs(experiment="e1")["run_id"].to_list() == [a.run_id]
     assert db.runs(sweep="s1")["run_id"].to_list() == [b.run_id]
@@ -100,12 +100,12 @@ def test_resolve_errors(db, monkeypatch):
 
 def test_compare(db):
     a = record(db, 1)
-    b = record(db, 2, set=["ftl.over_provisioning=0.5"])
+    b = record(db, 2, set=["device.ftl.over_provisioning=0.5"])
     frame = db.compare([a.run_id, b.run_id], ["waf", "iops"])
     assert frame.columns == ["metric", a.run_id, b.run_id]
     metrics = frame["metric"].to_list()
     assert metrics[-2:] == ["waf", "iops"]
-    assert "config.ftl.over_provisioning" in metrics and "config.seed" in metrics
+    assert "config.device.ftl.over_provisioning" in metrics and "config.seed" in metrics
     assert "config.workload.pattern" not in metrics  # equal keys are not shown
     full = db.compare([a.run_id, b.run_id])
     assert "write_latency_us_p99" in full["metric"].to_list()

@@ -40,8 +40,8 @@ name = "demo"
 seeds = 2
 tags = ["t"]
 [grid]
-"ftl.over_provisioning" = [0.25, 0.4]
-[grid.ftl.gc.victim]
+"device.ftl.over_provisioning" = [0.25, 0.4]
+[grid.device.ftl.gc.victim]
 policy = ["greedy", "fifo"]
 [workloads]
 uniform = "uniform"
@@ -52,18 +52,24 @@ skewed = { pattern = "zipf", zipf_theta = 1.2 }
 def test_spec_expansion(tmp_path):
     spec = load_spec(write_spec(tmp_path, GRID))
     assert spec.name == "demo" and spec.seeds == [1, 2] and spec.tags == ["t"]
-    assert spec.grid == {"ftl.over_provisioning": [0.25, 0.4], "ftl.gc.victim.policy": ["greedy", "fifo"]}
+    assert spec.grid == {
+        "device.ftl.over_provisioning": [0.25, 0.4],
+        "device.ftl.gc.victim.policy": ["greedy", "fifo"],
+    }
     tasks = spec.tasks()
     assert len(tasks) == spec.size() == 2 * 2 * 2 * 2
     assert len({t.config_hash for t in tasks}) == len(tasks)
     first = tasks[0]
     assert first.params == {
-        "ftl.over_provisioning": 0.25,
-        "ftl.gc.victim.policy": "greedy",
+        "device.ftl.over_provisioning": 0.25,
+        "device.ftl.gc.victim.policy": "greedy",
         "workload": "uniform",
         "seed": 1,
     }
-    assert first.label == "ftl.over_provisioning=0.25, ftl.gc.victim.policy=greedy, workload=uniform, seed=1"
+    assert (
+        first.label
+        == "device.ftl.over_provisioning=0.25, device.ftl.gc.victim.policy=greedy, workload=uniform, seed=1"
+    )
     skewed = next(t for t in tasks if t.params["workload"] == "skewed")
     assert skewed.config["workload"]["zipf_theta"] == 1.2
     assert all(t.config["device"]["geometry"]["blocks_per_plane"] == 64 for t in tasks)
@@ -75,13 +81,13 @@ def test_points_list_workload_names_and_base_config(tmp_path):
         write_spec(
             tmp_path,
             'config = "base.toml"\nworkloads = ["uniform", "hot_cold:90/10"]\n'
-            '[[points]]\n"ftl.gc.victim" = { policy = "d_choices", d = 4 }\n'
-            '[[points]]\nftl.gc.victim.policy = "fifo"',
+            '[[points]]\n"device.ftl.gc.victim" = { policy = "d_choices", d = 4 }\n'
+            '[[points]]\ndevice.ftl.gc.victim.policy = "fifo"',
         )
     )
     tasks = spec.tasks()
     assert len(tasks) == 2 * 2
-    assert tasks[0].config["ftl"]["gc"]["victim"] == {"policy": "d_choices", "d": 4}
+    assert tasks[0].config["device"]["ftl"]["gc"]["victim"] == {"policy": "d_choices", "d": 4}
     assert tasks[0].config["workload"]["read_fraction"] == 0.3
     assert tasks[-1].params["workload"] == "hot-cold-90/10"
 
@@ -90,11 +96,11 @@ def test_points_list_workload_names_and_base_config(tmp_path):
     ("body", "match"),
     [
         ("nmae = 'x'", "unknown sweep spec key `nmae`"),
-        ('[grid]\n"ftl.over_provisioning" = 0.3', "must be a non-empty list"),
+        ('[grid]\n"device.ftl.over_provisioning" = 0.3', "must be a non-empty list"),
         ("seeds = 0", "at least 1"),
         ("seeds = [1.5]", "array of integers"),
         ('workloads = ["pareto"]', "unknown workload"),
-        ('[grid]\n"ftl.gc.victim.policy" = ["greedy", "best"]', "ftl.gc.victim.policy=best"),
+        ('[grid]\n"device.ftl.gc.victim.policy" = ["greedy", "best"]', "device.ftl.gc.victim.policy=best"),
         ('[grid]\n"device.geometry.chanels" = [1]', "chanels"),
     ],
 )
@@ -133,7 +139,7 @@ def test_failed_points_are_reported_not_fatal(tmp_path, db_path):
     )
     tasks = spec.tasks()
     payloads = [t.payload() for t in tasks]
-    payloads[1]["config"]["ftl"]["over_provisioning"] = -5.0  # slipped past validation on purpose
+    payloads[1]["config"]["device"]["ftl"]["over_provisioning"] = -5.0  # slipped past validation on purpose
     outcomes = dict(SerialBackend().run(payloads))
     assert "summary" in outcomes[0]
     assert outcomes[1]["error"].startswith("ConfigError")
@@ -236,7 +242,7 @@ LONG = """
 name = "long"
 seeds = 8
 [grid]
-"ftl.gc.victim.policy" = ["greedy", "fifo"]
+"device.ftl.gc.victim.policy" = ["greedy", "fifo"]
 """
 
 

@@ -59,7 +59,7 @@ def config_hash(config: Mapping[str, Any], seed: int | None = None) -> str:
 
 
 class Section(Mapping[str, Any]):
-    """A read-only view of one table of a config: `cfg.ftl.gc.victim.policy`, `cfg.ftl["gc"]`."""
+    """A read-only view of one table of a config: `cfg.device.ftl.gc.victim.policy`, `cfg.device["ftl"]`."""
 
     __slots__ = ("_data", "_path")
 
@@ -98,8 +98,8 @@ def _wrap(value: Any, path: str) -> Any:
 class Config(Mapping[str, Any]):
     """A simulation config, validated by the engine when built. Immutable: `set` returns a new `Config`.
 
-    >>> cfg = Config.default().set("ftl.over_provisioning", 0.28)
-    >>> cfg["ftl.over_provisioning"], cfg.ftl.gc.victim.policy
+    >>> cfg = Config.default().set("device.ftl.over_provisioning", 0.28)
+    >>> cfg["device.ftl.over_provisioning"], cfg.device.ftl.gc.victim.policy
     (0.28, 'greedy')
 
     Dotted keys index nested tables; attribute access walks them (`cfg.workload.pattern`). Building one

@@ -55,13 +55,11 @@ def validate_config(config_json: str) -> str:
     """Parse and validate a JSON config without running it (raises `ConfigError`/`GeometryError` naming
     the bad key); returns the effective config as JSON with every default filled in."""
 
-def run_host(
-    config_json: str,
-    seed: int | None = None,
-    verify: bool = False,
-    progress: Callable[[str, int, int], None] | None = None,
-) -> str:
-    """Run one host memory/swap simulation (nandstack-host) from a JSON config; returns the report JSON."""
+def presets_json() -> str:
+    """The presets: name, description and spec sheet of each, as JSON."""
+
+def preset_toml(name: str) -> str:
+    """A preset's config (TOML). Raises `ConfigError` for an unknown name."""
 
 def run_hybrid(
     config_json: str,

@@ -20,6 +20,8 @@ from ._core import ConfigError
 from ._term import flatten, format_table, progress_bar
 
 DEFAULT_OUT = Path("results") / "latest"
+#: What `nandstack run` runs with neither a config file nor --preset (the README's main job).
+DEFAULT_PRESET = "block-tlc-consumer"
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 
@@ -75,14 +77,22 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run",
         help="run one simulation and write its report",
-        description="Run one simulation; print a summary and write summary.json and config.toml to --out.",
+        description="Run one simulation of a whole stack (workload → host → device); print a summary and "
+        "write summary.json, config.toml and timeseries.csv to --out. Without a config file or --preset it "
+        f"runs the preset `{DEFAULT_PRESET}`.",
     )
     run.add_argument(
         "config",
         nargs="?",
         type=Path,
-        help="TOML config file (default: the built-in config); JSON or TOML with --model hybrid",
+        help=f"TOML config file (default: the preset {DEFAULT_PRESET}); JSON or TOML with --model hybrid",
     )
+    run.add_argument(
+        "--preset",
+        metavar="NAME",
+        help="run a named preset (device class + workload, see --list-presets); --set applies on top",
+    )
+    run.add_argument("--list-presets", action="store_true", help="list the presets and exit")
     run.add_argument(
         "--model",
         choices=("block", "hybrid"),
@@ -165,24 +175,52 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def trace_overrides(args: argparse.Namespace, table: str = "trace") -> list[str]:
-    """`--trace/--format/--lba` as `--set <table>.*` overrides (`trace` in the block model's config)."""
+def trace_overrides(args: argparse.Namespace, table: str = "workload.trace", kind: bool = True) -> list[str]:
+    """`--trace/--format/--lba` as `--set workload.trace.*` overrides (and `workload.kind = "trace"`
+    unless `kind` is false)."""
     if args.trace is None:
         if args.trace_format or args.lba:
             raise ConfigError("--format and --lba apply to a trace: give --trace PATH too")
         return []
     if not args.trace_format:
         raise ConfigError("--trace needs --format (one of the formats listed in `nandstack run --help`)")
-    out = [f"{table}.path={json.dumps(str(args.trace))}", f"{table}.format={json.dumps(args.trace_format)}"]
+    out = [
+        *(['workload.kind="trace"'] if kind else []),
+        f"{table}.path={json.dumps(str(args.trace))}",
+        f"{table}.format={json.dumps(args.trace_format)}",
+    ]
     if args.lba:
         out.append(f"{table}.lba={json.dumps(args.lba)}")
     return out
 
 
+def presets() -> list[dict[str, Any]]:
+    """Every preset's name, description and spec sheet (`nandstack run --list-presets`)."""
+    return json.loads(_core.presets_json())
+
+
+def preset_config(name: str) -> dict[str, Any]:
+    """A preset's config as a dict (raises `ConfigError` for an unknown name)."""
+    from . import _toml
+
+    return _toml.loads(_core.preset_toml(name))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.list_presets:
+        print(format_table([(p["name"], p["description"]) for p in presets()]))
+        return 0
     if args.model == "hybrid":
-        return _cli_hybrid.cmd_run_hybrid(args, trace_overrides(args, "workload.trace"))
-    effective = config.load_config(args.config, [*args.overrides, *trace_overrides(args)])
+        return _cli_hybrid.cmd_run_hybrid(args, trace_overrides(args, "workload.trace", kind=False))
+    if args.preset and args.config:
+        raise ConfigError("give a config file or --preset, not both")
+    preset = args.preset or (None if args.config else DEFAULT_PRESET)
+    base = preset_config(preset) if preset else None
+    overrides = [*args.overrides, *trace_overrides(args)]
+    if base is not None:
+        effective = config.apply_overrides(base, overrides)
+    else:
+        effective = config.load_config(args.config, overrides)
     with progress_bar(args.quiet) as bar:
         result = api_run(
             effective,
@@ -206,6 +244,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         written.append("timeseries.csv")
     if not args.quiet:
         print(format_table(summary_rows(result.summary)))
+        spec = next((p.get("spec") for p in presets() if p["name"] == preset), None) if preset else None
+        for line in human_summary(result.summary, spec, preset):
+            print(line)
         print(f"wrote {', '.join(str(out / w) for w in written)}", file=sys.stderr)
         if result.run_id:
             print(
@@ -230,6 +271,52 @@ def summary_rows(report: dict[str, Any]) -> list[tuple[str, Any]]:
         if "latency" in key and key not in SUMMARY_KEYS:
             rows += flatten(value, key + ".").items() if isinstance(value, dict) else [(key, value)]
     return rows
+
+
+def _fmt_count(x: float) -> str:
+    return f"{x / 1e6:.2f}M" if x >= 1e6 else (f"{x / 1e3:.1f}K" if x >= 1e3 else f"{x:.0f}")
+
+
+def human_summary(report: dict[str, Any], spec: dict[str, Any] | None, preset: str | None) -> list[str]:
+    """A few lines a person reads first: IOPS, MB/s, latency percentiles, WAF, and the drive class's
+    spec sheet beside the measured figures."""
+    lines = []
+    device = report.get("device") or {}
+    kind = device.get("kind", "block")
+    what = f"preset {preset}" if preset else f"{kind} device"
+    if report.get("iops") is not None:
+        read_share = report.get("host_read_requests", 0) / max(1, report.get("requests", 1))
+        lines.append(
+            f"{what}: {_fmt_count(report['iops'])} IOPS ({read_share:.0%} reads), "
+            f"{report.get('throughput_mb_per_s', 0.0):.0f} MB/s, WAF "
+            + (f"{report['waf']:.2f}" if report.get("waf") is not None else "n/a")
+        )
+    else:
+        lines.append(f"{what}: timing off; WAF " + (f"{report['waf']:.2f}" if report.get("waf") else "n/a"))
+    for op in ("read", "write"):
+        lat = report.get(f"{op}_latency_us")
+        if lat and lat.get("count"):
+            p50, p99, p999 = lat["p50"], lat["p99"], lat["p999"]
+            lines.append(f"  {op} latency: p50 {p50:.0f} µs, p99 {p99:.0f} µs, p99.9 {p999:.0f} µs")
+    host = report.get("host")
+    if host:
+        swap = host.get("swap", {})
+        lines.append(f"  host: {swap.get('pswpout', 0)} pages swapped out, {swap.get('pswpin', 0)} in")
+    if spec:
+        figures = []
+        if spec.get("random_read_iops"):
+            figures.append(f"4K random read {_fmt_count(spec['random_read_iops'])} IOPS")
+        if spec.get("random_write_iops"):
+            figures.append(f"write {_fmt_count(spec['random_write_iops'])} IOPS")
+        if spec.get("sequential_read_mb_per_s"):
+            seq_r, seq_w = spec["sequential_read_mb_per_s"], spec.get("sequential_write_mb_per_s") or 0
+            figures.append(f"sequential {seq_r:.0f}/{seq_w:.0f} MB/s")
+        measured = _fmt_count(report["iops"]) + " IOPS" if report.get("iops") is not None else "n/a"
+        lines.append(
+            f"  spec sheet ({spec['drive']}, {spec['state']}): {', '.join(figures)} — measured here: "
+            f"{measured} on this preset's workload (scaled device; see `nandstack run --list-presets`)"
+        )
+    return lines
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

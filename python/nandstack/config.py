@@ -23,7 +23,7 @@ __all__ = [
     "set_path",
 ]
 
-#: `["ftl.gc.victim.policy=fifo", ...]`, or a mapping of dotted key to an already-typed value.
+#: `["device.ftl.gc.victim.policy=fifo", ...]`, or a mapping of dotted key to an already-typed value.
 Overrides = Union[Iterable[str], Mapping[str, Any]]
 
 

@@ -98,7 +98,12 @@ def trace(path: str | os.PathLike[str], format: str, lba: str = "scale") -> Work
     name = os.path.basename(os.fspath(path))
     return Workload(
         f"trace:{name}",
-        {"trace.path": os.fspath(path), "trace.format": format, "trace.lba": lba},
+        {
+            "workload.kind": "trace",
+            "workload.trace.path": os.fspath(path),
+            "workload.trace.format": format,
+            "workload.trace.lba": lba,
+        },
     )
 
 
@@ -123,7 +128,8 @@ def parse(spec: WorkloadLike) -> Workload:
         name = str(keys.pop("name", "")) or _name_of(keys)
         if "trace" in keys:
             trace_keys = keys.pop("trace")
-            overrides = {f"trace.{k}": v for k, v in dict(trace_keys).items()}
+            overrides = {"workload.kind": "trace"}
+            overrides.update({f"workload.trace.{k}": v for k, v in dict(trace_keys).items()})
         else:
             overrides = {}
         overrides.update({k if "." in k else f"workload.{k}": v for k, v in keys.items()})

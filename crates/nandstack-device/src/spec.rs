@@ -11,6 +11,7 @@ use crate::device::Device;
 use crate::hybrid::{HybridDeviceConfig, HybridSsd, ManagerConfig, QTable};
 use crate::nand::{Geometry, TimingConfig};
 use crate::ssd::{BlockSsd, ControllerConfig};
+use crate::zoned::{ZonedConfig, ZonedSsd};
 use crate::{Ftl, FtlConfig};
 
 /// The device models.
@@ -22,6 +23,8 @@ pub enum DeviceKindName {
     Block,
     /// The hybrid SLC/QLC SSD of the RL SLC-cache paper: `hybrid` and `manager` (docs/hybrid.md).
     Hybrid,
+    /// A zoned (NVMe ZNS) SSD: `zoned` (docs/model-zoned.md). The host must write zones sequentially.
+    Zoned,
 }
 
 impl DeviceKindName {
@@ -29,6 +32,7 @@ impl DeviceKindName {
         match self {
             DeviceKindName::Block => "block",
             DeviceKindName::Hybrid => "hybrid",
+            DeviceKindName::Zoned => "zoned",
         }
     }
 }
@@ -37,7 +41,7 @@ impl DeviceKindName {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceSpec {
-    /// `block` (default) or `hybrid`.
+    /// `block` (default), `hybrid` or `zoned`.
     #[serde(default)]
     pub kind: DeviceKindName,
     /// Block: geometry preset `default` (16 GiB TLC, 16 KiB pages, 16 planes), `diss` (DISS Table 1,
@@ -62,6 +66,9 @@ pub struct DeviceSpec {
     /// Hybrid: the SLC-cache manager (`qlc_only`, `static`, `dwa`, `ust`, `rl`) and its parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manager: Option<ManagerConfig>,
+    /// Zoned: the zoned device (`zn540-small` preset, its own geometry and timing, zones and limits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zoned: Option<ZonedConfig>,
 }
 fn d_preset() -> String {
     "default".into()
@@ -78,6 +85,7 @@ impl Default for DeviceSpec {
             controller: None,
             hybrid: None,
             manager: None,
+            zoned: None,
         }
     }
 }
@@ -93,15 +101,23 @@ impl DeviceSpec {
                     "does not apply to device.kind = \"{}\"; {}",
                     kind.name(),
                     match key {
-                        "ftl" | "controller" | "geometry" | "timing" | "preset" =>
-                            "it belongs to kind = \"block\"",
+                        "ftl" | "controller" => "it belongs to kind = \"block\"",
+                        "geometry" | "timing" | "preset" =>
+                            "it belongs to kind = \"block\" (a zoned device has its own in device.zoned)",
+                        "zoned" => "it belongs to kind = \"zoned\"",
                         _ => "it belongs to kind = \"hybrid\"",
                     }
                 ),
             )
         };
+        let nand_set = self.geometry != GeometryOverrides::default()
+            || self.timing != TimingConfig::default()
+            || self.preset != d_preset();
         match self.kind {
             DeviceKindName::Block => {
+                if self.zoned.is_some() {
+                    return Err(wrong("zoned", self.kind));
+                }
                 if self.hybrid.is_some() {
                     return Err(wrong("hybrid", self.kind));
                 }
@@ -112,24 +128,38 @@ impl DeviceSpec {
                 self.controller
                     .get_or_insert_with(ControllerConfig::default);
             }
-            DeviceKindName::Hybrid => {
+            DeviceKindName::Hybrid | DeviceKindName::Zoned => {
                 if self.ftl.is_some() {
                     return Err(wrong("ftl", self.kind));
                 }
                 if self.controller.is_some() {
                     return Err(wrong("controller", self.kind));
                 }
-                if self.geometry != GeometryOverrides::default() {
-                    return Err(wrong("geometry", self.kind));
+                if nand_set {
+                    let key = if self.geometry != GeometryOverrides::default() {
+                        "geometry"
+                    } else if self.timing != TimingConfig::default() {
+                        "timing"
+                    } else {
+                        "preset"
+                    };
+                    return Err(wrong(key, self.kind));
                 }
-                if self.timing != TimingConfig::default() {
-                    return Err(wrong("timing", self.kind));
+                if self.kind == DeviceKindName::Hybrid {
+                    if self.zoned.is_some() {
+                        return Err(wrong("zoned", self.kind));
+                    }
+                    self.hybrid.get_or_insert_with(HybridDeviceConfig::default);
+                    self.manager.get_or_insert_with(ManagerConfig::default);
+                } else {
+                    if self.hybrid.is_some() {
+                        return Err(wrong("hybrid", self.kind));
+                    }
+                    if self.manager.is_some() {
+                        return Err(wrong("manager", self.kind));
+                    }
+                    self.zoned.get_or_insert_with(ZonedConfig::default);
                 }
-                if self.preset != d_preset() {
-                    return Err(wrong("preset", self.kind));
-                }
-                self.hybrid.get_or_insert_with(HybridDeviceConfig::default);
-                self.manager.get_or_insert_with(ManagerConfig::default);
             }
         }
         Ok(())
@@ -169,6 +199,11 @@ impl DeviceSpec {
         self.hybrid.clone().unwrap_or_default()
     }
 
+    /// The zoned device section (its default when unset).
+    pub fn zoned(&self) -> ZonedConfig {
+        self.zoned.clone().unwrap_or_default()
+    }
+
     /// The hybrid manager section (its default when unset).
     pub fn manager(&self) -> ManagerConfig {
         self.manager.clone().unwrap_or_default()
@@ -197,6 +232,7 @@ pub fn build(
                 "the hybrid device does not run behind the Device interface yet".into(),
             ));
         }
+        DeviceKindName::Zoned => Box::new(ZonedSsd::new(&spec.zoned())?),
     };
     if verify {
         dev.enable_verification();
@@ -212,5 +248,9 @@ pub fn logical_bytes(spec: &DeviceSpec) -> Result<u64> {
             spec.ftl().logical_units(&geo) * MAPPING_UNIT_BYTES
         }
         DeviceKindName::Hybrid => spec.hybrid().params()?.logical_bytes(),
+        DeviceKindName::Zoned => {
+            let p = spec.zoned().resolve()?;
+            p.zones as u64 * p.zone_size_bytes
+        }
     })
 }

@@ -10,7 +10,8 @@
 //! * [`workloads`]: seeded memory-reference generators, trace readers, the nsref file format;
 //! * [`sim`]: the multi-threaded simulation loop; [`report`]: the JSON report.
 //!
-//! Entry points: [`run_host_json`] and [`bench_host`].
+//! Entry points: [`run_config`] (the host layer of a run; `nandstack-sim` drives whole stacks) and
+//! [`bench_host`].
 
 pub mod bench;
 pub mod block;
@@ -31,25 +32,6 @@ pub use config::HostSimConfig;
 pub use sim::Sim;
 
 use nandstack_core::Result;
-
-/// Run one host simulation described by a JSON config. `seed` overrides the config's seed; `verify`
-/// checks every invariant periodically and at the end. `progress(phase, done, total)` is called about
-/// every 0.5% of the references; returning false stops the run with `Error::Interrupted`. Returns the
-/// report as JSON (keys in docs/model-host.md); same config and seed give the same bytes apart from
-/// keys starting with `wall_`.
-pub fn run_host_json(
-    config_json: &str,
-    seed: Option<u64>,
-    verify: bool,
-    progress: &mut dyn FnMut(&str, u64, u64) -> bool,
-) -> Result<String> {
-    let mut cfg = HostSimConfig::from_json(config_json)?;
-    if let Some(s) = seed {
-        cfg.seed = s;
-    }
-    let sim = run_config(&cfg, verify, progress)?;
-    Ok(serde_json::to_string_pretty(&report::report(&sim)).expect("report serialises"))
-}
 
 /// Run a parsed config and return the finished simulation (for callers that want the raw counters).
 pub fn run_config(

@@ -25,12 +25,21 @@ fn config_reference_markdown() -> String {
 /// key has), so equal configs written differently normalize to the same text.
 #[pyfunction]
 fn validate_config(config_json: &str) -> PyResult<String> {
-    let cfg = nandstack_sim::SimConfig::from_json(config_json).map_err(errors::to_py_err)?;
-    cfg.validate().map_err(errors::to_py_err)?;
-    cfg.device.geometry().map_err(errors::to_py_err)?;
-    serde_json::to_string(&cfg).map_err(|e| {
-        pyo3::exceptions::PyValueError::new_err(format!("config does not serialize: {e}"))
-    })
+    nandstack_sim::validate_config_json(config_json).map_err(errors::to_py_err)
+}
+
+/// The presets: name, description and spec sheet of each, as JSON.
+#[pyfunction]
+fn presets_json() -> String {
+    nandstack_sim::presets::presets_json()
+}
+
+/// A preset's config (TOML). Raises `ConfigError` for an unknown name.
+#[pyfunction]
+fn preset_toml(name: &str) -> PyResult<String> {
+    nandstack_sim::presets::preset(name)
+        .map(|p| p.toml.to_string())
+        .map_err(errors::to_py_err)
 }
 
 /// Run a built-in benchmark (GIL released); returns its report as JSON.
@@ -79,7 +88,6 @@ fn bench_host(py: Python<'_>, quick: bool) -> PyResult<String> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(run::run, m)?)?;
-    m.add_function(wrap_pyfunction!(run::run_host, m)?)?;
     m.add_function(wrap_pyfunction!(run::run_hybrid, m)?)?;
     m.add_function(wrap_pyfunction!(hybrid_default_config_json, m)?)?;
     m.add_function(wrap_pyfunction!(validate_hybrid_config, m)?)?;
@@ -90,5 +98,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(config_reference_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(bench_py, m)?)?;
     m.add_function(wrap_pyfunction!(validate_config, m)?)?;
+    m.add_function(wrap_pyfunction!(presets_json, m)?)?;
+    m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     errors::register(m)
 }

@@ -99,6 +99,8 @@ pub fn run(cfg: &SimConfig, verify: bool, cb: &mut dyn FnMut(&Progress) -> bool)
             total,
         })
     })?;
+    // The drive writes its buffer back and pads open pages, as after a block run (device-internal).
+    let flush_done_ns = sim.host.io.dev.flush(nandstack_core::Nanos(sim.now))?.0;
     if verify {
         sim.host.io.dev.verify_all()?;
     }
@@ -119,7 +121,7 @@ pub fn run(cfg: &SimConfig, verify: bool, cb: &mut dyn FnMut(&Progress) -> bool)
         sim_ns: sim.now,
         series: series(&sim),
         cpu_seconds: cpu0.zip(crate::bench::cpu_seconds()).map(|(a, b)| b - a),
-        flush_done_ns: sim.now,
+        flush_done_ns,
     };
     Ok(Report::build(RunFacts {
         cfg,

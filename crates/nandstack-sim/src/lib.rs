@@ -11,6 +11,7 @@ pub mod config;
 pub mod drive;
 pub mod hostrun;
 pub mod hybrid_run;
+pub mod presets;
 pub mod progress;
 pub mod reference;
 pub mod report;
@@ -61,3 +62,18 @@ pub fn run_toml(config_toml: &str, opts: &RunOptions) -> Result<Report> {
 }
 
 pub use bench::bench_json;
+
+/// Parse and check a JSON config without running it (keys, values, the device it describes and the
+/// workload against the device's capacity). Returns the effective config as compact JSON — every default
+/// filled in, the form the report's `config` key has — so equal configs written differently give the
+/// same text. Cheap: no device is allocated.
+pub fn validate_config_json(config_json: &str) -> Result<String> {
+    let cfg = SimConfig::from_json(config_json)?;
+    cfg.validate()?;
+    let capacity = nandstack_device::spec::logical_bytes(&cfg.device)?;
+    cfg.workload.validate("workload", capacity)?;
+    for (i, w) in cfg.pretrain.iter().enumerate() {
+        w.validate(&format!("pretrain[{i}]"), capacity)?;
+    }
+    Ok(cfg.to_json())
+}

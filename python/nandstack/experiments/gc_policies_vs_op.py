@@ -54,8 +54,8 @@ def tasks(quick: bool) -> list[Task]:
             for seed in plan["seeds"]:
                 overrides = {
                     **plane_device(plan["blocks"], PAGES_PER_BLOCK),
-                    "ftl.over_provisioning": op,
-                    "ftl.gc.victim.policy": policy,
+                    "device.ftl.over_provisioning": op,
+                    "device.ftl.gc.victim.policy": policy,
                     "workload.pattern": "uniform",
                     "workload.request_size_bytes": 4096,
                     "workload.requests": int(MEASURE * logical_units),

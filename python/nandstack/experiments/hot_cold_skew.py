@@ -58,9 +58,9 @@ def tasks(quick: bool) -> list[Task]:
                 overrides = {
                     **plane_device(plan["blocks"], PAGES_PER_BLOCK),
                     **workload.overrides,
-                    "ftl.over_provisioning": OVER_PROVISIONING,
-                    "ftl.placement.policy": placement,
-                    "ftl.gc.victim.policy": "greedy",
+                    "device.ftl.over_provisioning": OVER_PROVISIONING,
+                    "device.ftl.placement.policy": placement,
+                    "device.ftl.gc.victim.policy": "greedy",
                     "workload.requests": int(MEASURE * logical_units),
                     "precondition.warmup_capacity_multiples": WARMUP,
                 }

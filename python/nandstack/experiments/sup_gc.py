@@ -13,8 +13,8 @@ blocks; the I/O volume is 70% of the logical capacity, as 700 GB is of 1 TB. One
 4× larger device to show the scaled figures hold.
 
 Mapping: the Cosmos+ firmware maps 16 KiB logical slices (the paper's "LSA"), so every 4 KiB random write
-rewrites a whole slice (read-modify-write): `controller.mapping_unit_bytes = 16384`. That is why GC starts
-well before 700 GB of fio I/O on a 1 TB drive in the paper, and here.
+rewrites a whole slice (read-modify-write): `device.controller.mapping_unit_bytes = 16384`. That is why GC
+starts well before 700 GB of fio I/O on a 1 TB drive in the paper, and here.
 
 Firmware costs (inputs, not results): every command costs 5 µs of controller CPU (a Cosmos+-class ARM
 firmware's order of magnitude); each Bloom-filter hash costs 25 ns, which makes BF-Optimized's
@@ -36,15 +36,15 @@ if TYPE_CHECKING:
 WRITE_RATIOS = (0.01, 0.25, 0.5, 0.75, 0.99)
 
 SCHEMES: dict[str, dict[str, Any]] = {
-    "Cosmos+": {"ftl.placement.policy": "single"},
-    "SUP-GC": {"ftl.placement.policy": "sup_gc"},
-    "BF-Optimized": {"ftl.placement": {"policy": "mbf", "ns_per_hash": 25}},
+    "Cosmos+": {"device.ftl.placement.policy": "single"},
+    "SUP-GC": {"device.ftl.placement.policy": "sup_gc"},
+    "BF-Optimized": {"device.ftl.placement": {"policy": "mbf", "ns_per_hash": 25}},
     "GCaR-like": {
-        "ftl.placement.policy": "single",
-        "controller.write_buffer.eviction": "gc_aware",
-        "controller.write_buffer.ns_per_scanned_entry": 500,
+        "device.ftl.placement.policy": "single",
+        "device.controller.write_buffer.eviction": "gc_aware",
+        "device.controller.write_buffer.ns_per_scanned_entry": 500,
     },
-    "cost-benefit": {"ftl.placement.policy": "single", "ftl.gc.victim.policy": "cost_benefit"},
+    "cost-benefit": {"device.ftl.placement.policy": "single", "device.ftl.gc.victim.policy": "cost_benefit"},
 }
 
 #: SUP-GC vs Cosmos+ at 700 GB, from the paper's text (Sections 5.2.2–5.2.5), in percent.
@@ -86,13 +86,13 @@ def device(quick: bool, blocks_per_plane: int) -> dict[str, Any]:
             "page_size_bytes": 16384,
             "cell_mode": "mlc",
         },
-        "ftl.over_provisioning": 0.07,
-        "ftl.gc.start_free_blocks": 3,
-        "ftl.gc.stop_free_blocks": 4,
-        "controller.firmware.ns_per_request": 5000,
-        "controller.mapping_unit_bytes": 16384,  # Cosmos+ maps 16 KiB slices (the paper's LSA)
-        "controller.write_buffer.bytes": 16 << 20,
-        "host.queue_depth": 10,  # fio: 10 jobs, iodepth 1
+        "device.ftl.over_provisioning": 0.07,
+        "device.ftl.gc.start_free_blocks": 3,
+        "device.ftl.gc.stop_free_blocks": 4,
+        "device.controller.firmware.ns_per_request": 5000,
+        "device.controller.mapping_unit_bytes": 16384,  # Cosmos+ maps 16 KiB slices (the paper's LSA)
+        "device.controller.write_buffer.bytes": 16 << 20,
+        "workload.io.queue_depth": 10,  # fio: 10 jobs, iodepth 1
     }
 
 
@@ -102,8 +102,8 @@ def logical_bytes(quick: bool, blocks_per_plane: int) -> int:
     return int(raw / 1.07) // 4096 * 4096
 
 
-#: GC schedules (`ftl.gc.trigger`, `ftl.gc.burst`) of the sensitivity table; the main runs use the
-#: engine's default, the textbook single write frontier (every_write, to_start).
+#: GC schedules (`device.ftl.gc.trigger`, `device.ftl.gc.burst`) of the sensitivity table; the main runs use
+#: the engine's default, the textbook single write frontier (every_write, to_start).
 SCHEDULES = {
     "every_write/to_start": ("every_write", "to_start"),
     "block_open/to_start": ("block_open", "to_start"),
@@ -126,8 +126,8 @@ def fill_and_measure(
     overrides = {
         **device(quick, blocks),
         **SCHEMES[scheme],
-        "ftl.gc.trigger": trigger,
-        "ftl.gc.burst": burst,
+        "device.ftl.gc.trigger": trigger,
+        "device.ftl.gc.burst": burst,
         "precondition": {"fill_fraction": 0.0, "warmup_capacity_multiples": 0.0},
         "workload": {**workload, "read_fraction": round(1.0 - write_ratio, 4), "requests": volume // 4096},
         "run.interval_host_bytes": volume // 10,
@@ -148,9 +148,10 @@ def trace_task(name: str, fmt: str, scheme: str, blocks: int) -> Task:
     overrides = {
         **device(False, blocks),
         **SCHEMES[scheme],
-        "host.mode": "open_loop",
+        "workload.io.mode": "open_loop",
         "precondition": {"fill_fraction": 0.5, "fill_order": "random", "warmup_capacity_multiples": 0.0},
-        "trace": {"path": str((SHARED / name).resolve()), "format": fmt, "lba": "scale"},
+        "workload.kind": "trace",
+        "workload.trace": {"path": str((SHARED / name).resolve()), "format": fmt, "lba": "scale"},
     }
     return make_task(overrides, {"scheme": scheme, "trace": name, "blocks": blocks, "seed": 1})
 

@@ -69,9 +69,11 @@ def tasks(quick: bool) -> list[Task]:
     for path, fmt in traces(quick):
         modes = ["closed"] if fmt in UNTIMED else (["open"] if quick else ["open", "closed"])
         for mode in modes:
-            host = {"host.mode": "open_loop"} if mode == "open" else {"host.mode": "closed_loop"}
+            host = (
+                {"workload.io.mode": "open_loop"} if mode == "open" else {"workload.io.mode": "closed_loop"}
+            )
             if mode == "closed":
-                host["host.queue_depth"] = QUEUE_DEPTH
+                host["workload.io.queue_depth"] = QUEUE_DEPTH
             overrides = {
                 "device.geometry.blocks_per_plane": 128,  # the default device at 4 GiB
                 "precondition.fill_fraction": 0.5,
@@ -91,8 +93,8 @@ def setup(quick: bool) -> dict[str, str]:
         "device": "the default TLC device (16 KiB pages, 16 planes) at 128 blocks per plane (4 GiB), "
         "half filled in random order so reads find data; timing on",
         "traces": f"{len(found)} trace(s) from {trace_dir()}" + (" (the slowest left out)" if quick else ""),
-        "replay": "addresses scaled onto the device (trace.lba = scale); open loop = the trace's own arrival "
-        f"times; closed loop = queue depth {QUEUE_DEPTH}, as fast as the device allows"
+        "replay": "addresses scaled onto the device (workload.trace.lba = scale); open loop = the trace's "
+        f"own arrival times; closed loop = queue depth {QUEUE_DEPTH}, as fast as the device allows"
         + ("" if not quick else " (quick: open loop only, closed loop for untimed formats)"),
     }
 

@@ -237,7 +237,7 @@ class ResultsDB:
         """The analysis table of a sweep or experiment: one row per run with its parameters as columns
         (the sweep's dotted keys, `workload`, `seed`) followed by `metrics`. `filters` as for `runs`.
 
-        >>> db.table(["waf", "iops"], sweep="op-vs-policy").group_by("ftl.gc.victim.policy").mean()
+        >>> db.table(["waf", "iops"], sweep="op-vs-policy").group_by("device.ftl.gc.victim.policy").mean()
         """
         import polars as pl
 

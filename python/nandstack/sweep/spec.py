@@ -10,18 +10,18 @@ points, workloads and seeds. `load_spec` reads one; `SweepSpec.tasks()` expands 
     "workload.requests" = 100000
 
     [grid]                             # the cartesian product of these values
-    "ftl.over_provisioning" = [0.07, 0.14, 0.28]
-    "ftl.gc.victim.policy" = ["greedy", "fifo"]
+    "device.ftl.over_provisioning" = [0.07, 0.14, 0.28]
+    "device.ftl.gc.victim.policy" = ["greedy", "fifo"]
 
     [[points]]                         # extra points, each a table of overrides
-    "ftl.gc.victim" = { policy = "d_choices", d = 4 }
+    "device.ftl.gc.victim" = { policy = "d_choices", d = 4 }
 
     [workloads]                        # named workloads: a name (uniform, zipf:0.99, hot_cold:90/10)
     uniform = "uniform"                # or a table of [workload] keys
     zipf = { pattern = "zipf", zipf_theta = 0.99 }
 
 Runs = (grid product + points) × workloads × seeds, in that nesting order. Keys may be quoted dotted
-paths (`"ftl.over_provisioning"`) or nested tables (`[grid.ftl] over_provisioning = [...]`).
+paths (`"device.ftl.over_provisioning"`) or nested tables (`[grid.ftl] over_provisioning = [...]`).
 """
 
 from __future__ import annotations

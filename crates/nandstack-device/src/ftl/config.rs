@@ -305,7 +305,7 @@ impl FtlConfig {
         let op = self.over_provisioning;
         if !(op.is_finite() && op > 0.0 && op <= 10.0) {
             return Err(Error::config(
-                "ftl.over_provisioning",
+                "device.ftl.over_provisioning",
                 format!("is {op}: must be in (0, 10]"),
             ));
         }
@@ -314,14 +314,14 @@ impl FtlConfig {
         order.dedup();
         if order.len() != 4 || self.striping_order.len() != 4 {
             return Err(Error::config(
-                "ftl.striping_order",
+                "device.ftl.striping_order",
                 "must name each of channel, chip, die, plane exactly once",
             ));
         }
         let gc = &self.gc;
         if gc.stop_free_blocks < gc.start_free_blocks {
             return Err(Error::config(
-                "ftl.gc.stop_free_blocks",
+                "device.ftl.gc.stop_free_blocks",
                 format!(
                     "is {} but must be ≥ start_free_blocks ({})",
                     gc.stop_free_blocks, gc.start_free_blocks
@@ -336,7 +336,7 @@ impl FtlConfig {
         if let VictimConfig::DChoices { d } = gc.victim {
             if d == 0 || d > scope_blocks {
                 return Err(Error::config(
-                    "ftl.gc.victim.d",
+                    "device.ftl.gc.victim.d",
                     format!(
                         "is {d}: must be in [1, {scope_blocks}] (the blocks {scope_name}, where GC samples)"
                     ),
@@ -345,7 +345,7 @@ impl FtlConfig {
         }
         if gc.scope == GcScope::Plane && gc.start_free_blocks <= streams {
             return Err(Error::config(
-                "ftl.gc.start_free_blocks",
+                "device.ftl.gc.start_free_blocks",
                 format!(
                     "is {} but per-plane GC needs more than one free block per placement stream ({streams}) so \
                      that migration always finds room",
@@ -355,7 +355,7 @@ impl FtlConfig {
         }
         if gc.start_free_blocks == 0 {
             return Err(Error::config(
-                "ftl.gc.start_free_blocks",
+                "device.ftl.gc.start_free_blocks",
                 "must be at least 1",
             ));
         }
@@ -372,11 +372,11 @@ impl FtlConfig {
         let needed = logical_in_scope + gc.stop_free_blocks as u64 + open as u64 + 1;
         if needed > scope_blocks as u64 {
             return Err(Error::config(
-                "ftl.gc.stop_free_blocks",
+                "device.ftl.gc.stop_free_blocks",
                 format!(
                     "leaves no room for GC: {scope_name} the logical data needs {logical_in_scope} blocks, the free \
                      target {} and the open blocks {open}, but there are only {scope_blocks} blocks; raise \
-                     ftl.over_provisioning or lower the thresholds",
+                     device.ftl.over_provisioning or lower the thresholds",
                     gc.stop_free_blocks
                 ),
             ));
@@ -389,11 +389,11 @@ impl FtlConfig {
             let needed = per_plane + 2 * streams as u64 + 2;
             if needed > bpp as u64 {
                 return Err(Error::config(
-                    "ftl.over_provisioning",
+                    "device.ftl.over_provisioning",
                     format!(
                         "leaves no room for GC per plane: each plane holds about {per_plane} blocks of logical data, \
                          {streams} open block(s) and keeps more than {streams} free (one per placement stream), \
-                         {needed} blocks, but has {bpp}; raise ftl.over_provisioning or use fewer placement streams"
+                         {needed} blocks, but has {bpp}; raise device.ftl.over_provisioning or use fewer placement streams"
                     ),
                 ));
             }
@@ -403,7 +403,7 @@ impl FtlConfig {
         }
         if self.wear_leveling.enabled && self.wear_leveling.check_every_erases == 0 {
             return Err(Error::config(
-                "ftl.wear_leveling.check_every_erases",
+                "device.ftl.wear_leveling.check_every_erases",
                 "must be at least 1",
             ));
         }

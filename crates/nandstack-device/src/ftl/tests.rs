@@ -381,7 +381,7 @@ fn config_errors_name_the_key() {
         .err()
         .unwrap()
         .to_string()
-        .contains("ftl.over_provisioning"));
+        .contains("device.ftl.over_provisioning"));
     let mut bad = FtlConfig::default();
     bad.gc.start_free_blocks = 5;
     bad.gc.stop_free_blocks = 4;

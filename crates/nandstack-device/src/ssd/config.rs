@@ -94,21 +94,21 @@ impl ControllerConfig {
         let mu = self.mapping_unit_bytes;
         if mu == 0 || !mu.is_multiple_of(4096) || mu > 1 << 20 {
             return Err(nandstack_core::Error::config(
-                "controller.mapping_unit_bytes",
+                "device.controller.mapping_unit_bytes",
                 format!("is {mu}: must be a multiple of 4096 up to 1 MiB"),
             ));
         }
         let t = self.trim_command_overhead_us;
         if !(t.is_finite() && (0.0..1e7).contains(&t)) {
             return Err(nandstack_core::Error::config(
-                "controller.trim_command_overhead_us",
+                "device.controller.trim_command_overhead_us",
                 format!("is {t}: must be in [0, 1e7)"),
             ));
         }
         let i = self.background_gc.idle_threshold_us;
         if !(i.is_finite() && i >= 0.0) {
             return Err(nandstack_core::Error::config(
-                "controller.background_gc.idle_threshold_us",
+                "device.controller.background_gc.idle_threshold_us",
                 format!("is {i}: must be ≥ 0"),
             ));
         }

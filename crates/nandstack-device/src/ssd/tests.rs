@@ -264,5 +264,5 @@ fn a_larger_mapping_unit_widens_small_writes() {
         .err()
         .unwrap()
         .to_string();
-    assert!(e.contains("controller.mapping_unit_bytes"), "{e}");
+    assert!(e.contains("device.controller.mapping_unit_bytes"), "{e}");
 }

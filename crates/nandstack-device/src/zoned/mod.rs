@@ -270,6 +270,12 @@ impl ZonedSsd {
 }
 
 impl Device for ZonedSsd {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
     fn kind(&self) -> DeviceKind {
         DeviceKind::Zoned
     }

@@ -56,7 +56,7 @@ pub enum FillOrder {
 #[serde(deny_unknown_fields)]
 pub struct PreconditionConfig {
     /// Fraction of the logical space written before the run (the "aged ratio"), in [0, 1] (hybrid:
-    /// [0, 0.95], written sequentially to QLC). Default 1 for a block device, 0 for a hybrid one.
+    /// [0, 0.95], written sequentially to QLC). Default 1 for a block device, 0 for a hybrid or zoned one.
     #[serde(default)]
     pub fill_fraction: Option<f64>,
     /// `sequential` (default) or `random`.
@@ -64,7 +64,7 @@ pub struct PreconditionConfig {
     pub fill_order: FillOrder,
     /// Steady-state warm-up: run the synthetic workload until it has written this many times the
     /// logical capacity, then reset counters and measure. Default 1.0 for a block device, 0 for a hybrid
-    /// one; 0 disables.
+    /// or zoned one; 0 disables.
     #[serde(default)]
     pub warmup_capacity_multiples: Option<f64>,
 }
@@ -86,14 +86,14 @@ impl PreconditionConfig {
     pub fn fill(&self, kind: DeviceKindName) -> f64 {
         self.fill_fraction.unwrap_or(match kind {
             DeviceKindName::Block => 1.0,
-            DeviceKindName::Hybrid => 0.0,
+            DeviceKindName::Hybrid | DeviceKindName::Zoned => 0.0,
         })
     }
     /// The warm-up in effect for a device kind.
     pub fn warmup(&self, kind: DeviceKindName) -> f64 {
         self.warmup_capacity_multiples.unwrap_or(match kind {
             DeviceKindName::Block => 1.0,
-            DeviceKindName::Hybrid => 0.0,
+            DeviceKindName::Hybrid | DeviceKindName::Zoned => 0.0,
         })
     }
 }
@@ -330,6 +330,13 @@ impl SimConfig {
             return Err(Error::config(
                 "precondition.warmup_capacity_multiples",
                 "the workload never writes, so a write-volume warm-up cannot end; set it to 0",
+            ));
+        }
+        if kind == DeviceKindName::Zoned && w.kind.is_block() {
+            return Err(Error::config(
+                "workload.kind",
+                "a zoned device accepts only sequential writes within zones: run host programs on it (a \
+                 zone-aware swap backend) — block workloads need a zone-aware writer, not available yet",
             ));
         }
         match (w.kind, &self.host) {

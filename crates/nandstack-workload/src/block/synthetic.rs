@@ -331,7 +331,7 @@ impl BlockGenerator {
             arrival_rng: Rng::derive(seed, 0x6172_7276),
             map: cfg.random_map.then(|| {
                 let span = cfg.request_size_bytes.div_ceil(align);
-                RandomMap::new(slots / span, seed ^ 0x6d61_70)
+                RandomMap::new(slots / span, seed ^ 0x006d_6170)
             }),
         })
     }

@@ -71,7 +71,7 @@ impl MbfConfig {
     pub fn validate(&self) -> nandstack_core::Result<()> {
         let bad = |k: &str, m: &str| {
             Err(nandstack_core::Error::config(
-                format!("ftl.placement.{k}"),
+                format!("device.ftl.placement.{k}"),
                 m.to_string(),
             ))
         };
