@@ -295,3 +295,29 @@ def test_example_specs_are_valid():
         spec = load_spec(path)
         tasks = spec.tasks()  # every config validated by the engine
         assert len(tasks) == spec.size() and len({t.config_hash for t in tasks}) == len(tasks)
+
+
+def test_a_sweep_varies_a_host_key_and_a_device_key_in_one_spec(tmp_path, db_path):
+    path = tmp_path / "host-and-device.toml"
+    path.write_text(
+        'name = "host-and-device"\npreset = "host-swap-block"\n'
+        '[set]\n"workload.processes" = [{ name = "m", cgroup = "limited", workload = { type = "memtouch", '
+        'pages = 6000, ops = 4000, pattern = "uniform", write_pct = 50, seed = 1 } }]\n'
+        '"host.cgroups" = [{ name = "limited", limit_pages = 2000 }]\n'
+        '"device.geometry.blocks_per_plane" = 128\n'
+        '[grid]\n"host.swappiness" = [10, 100]\n"device.ftl.over_provisioning" = [0.07, 0.28]\n'
+    )
+    spec = load_spec(path)
+    tasks = spec.tasks()
+    assert len(tasks) == 4
+    assert {(t.params["host.swappiness"], t.params["device.ftl.over_provisioning"]) for t in tasks} == {
+        (10, 0.07),
+        (10, 0.28),
+        (100, 0.07),
+        (100, 0.28),
+    }
+    outcome = run_sweep(spec, backend=SerialBackend(), db=ResultsDB(db_path))
+    assert outcome.ok, outcome.errors
+    frame = ResultsDB(db_path).sql("SELECT host_pswpout, device_over_provisioning FROM results")
+    assert frame.height == 4 and frame["host_pswpout"].min() > 0
+    assert sorted(set(frame["device_over_provisioning"].to_list())) == [0.07, 0.28]

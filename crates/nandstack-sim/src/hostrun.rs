@@ -111,6 +111,13 @@ pub fn run(cfg: &SimConfig, verify: bool, cb: &mut dyn FnMut(&Progress) -> bool)
         for k in ["device", "series", "seed", "model", "wall_seconds"] {
             m.remove(k);
         }
+        // The swap volumes first, as /proc/vmstat names them (4 KiB pages).
+        let swap = m.get("swap").cloned().unwrap_or(Value::Null);
+        let mut head = serde_json::Map::new();
+        head.insert("pswpin".into(), swap["pswpin"].clone());
+        head.insert("pswpout".into(), swap["pswpout"].clone());
+        head.extend(std::mem::take(m));
+        *m = head;
     }
     let lat = &sim.host.io.latency;
     let measured = Measured {

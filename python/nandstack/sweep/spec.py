@@ -3,6 +3,7 @@ points, workloads and seeds. `load_spec` reads one; `SweepSpec.tasks()` expands 
 
     name = "op-vs-policy"              # recorded as the runs' `sweep`
     config = "base.toml"               # optional, relative to the spec; default: the built-in config
+    preset = "host-swap-block"         # or a preset (`nandstack run --list-presets`) as the base
     seeds = [1, 2]                     # or a count: seeds = 3 means 1, 2, 3
     tags = ["example"]
 
@@ -43,7 +44,7 @@ from ..workloads import parse as parse_workload
 __all__ = ["SweepSpec", "Task", "load_spec"]
 
 SPEC_KEYS = frozenset(
-    {"name", "description", "config", "seeds", "tags", "set", "grid", "points", "workloads"}
+    {"name", "description", "config", "preset", "seeds", "tags", "set", "grid", "points", "workloads"}
 )
 MAX_TASKS = 100_000
 
@@ -126,9 +127,16 @@ def spec_from_dict(data: Mapping[str, Any], name: str = "sweep", root: Path | No
             f"unknown sweep spec key `{unknown[0]}` (expected one of {sorted(SPEC_KEYS)})", unknown[0]
         )
     base_path = data.get("config")
-    if base_path is not None:
-        base_path = Path(base_path) if root is None else root / base_path
-    base = load_config(base_path)
+    if base_path is not None and data.get("preset") is not None:
+        raise _error("give `config` or `preset`, not both", "preset")
+    if data.get("preset") is not None:
+        from .. import _core
+
+        base = _toml.loads(_core.preset_toml(str(data["preset"])))
+    else:
+        if base_path is not None:
+            base_path = Path(base_path) if root is None else root / base_path
+        base = load_config(base_path)
     grid = _dotted(_table(data, "grid"), "grid")
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
