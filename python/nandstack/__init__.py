@@ -10,7 +10,7 @@
 """
 
 from . import workloads
-from ._api import ProgressCallback, Result, run
+from ._api import Interrupted, ProgressCallback, Result, run
 from ._config_obj import Config, config_hash
 from ._core import (
     ConfigError,
@@ -35,6 +35,7 @@ __all__ = [
     "DeviceCommandError",
     "DeviceFullError",
     "GeometryError",
+    "Interrupted",
     "InvariantError",
     "Latency",
     "NandstackError",

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from .results import ResultsDB
 
-__all__ = ["ProgressCallback", "Result", "run"]
+__all__ = ["Interrupted", "ProgressCallback", "Result", "run"]
 
 #: Called as `progress(phase, done, total)`; raise to stop the run (the exception propagates).
 ProgressCallback = Callable[[str, int, int], None]
@@ -128,10 +128,24 @@ class Result:
 
     @property
     def timeseries(self) -> pl.DataFrame:
-        """The interval time series (one row per interval; columns in docs/model-timing.md)."""
+        """The interval time series (one row per interval; columns in docs/model-timing.md). A series the
+        engine streamed to a CSV file is read from there."""
         if self._timeseries is None:
-            self._timeseries = timeseries_frame(self.summary.get("timeseries"))
+            series = self.summary.get("timeseries") or {}
+            if not series.get("rows") and series.get("path") and os.path.exists(series["path"]):
+                import polars as pl
+
+                self._timeseries = pl.read_csv(
+                    series["path"], schema={c: pl.Float64 for c in series["columns"]}
+                )
+            else:
+                self._timeseries = timeseries_frame(series)
         return self._timeseries
+
+    @property
+    def interrupted(self) -> bool:
+        """The run was stopped (Ctrl-C) during its measured phase: the figures cover what ran."""
+        return bool(self.summary.get("interrupted", False))
 
     @property
     def config_hash(self) -> str:
@@ -147,6 +161,16 @@ class Result:
         return f"Result(waf={self.summary.get('waf')!r}, keys={len(self.summary)}{run})"
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or a `KeyboardInterrupt` from a progress callback) during a run's measured phase. A
+    `KeyboardInterrupt`, so it stops programs as Ctrl-C does; `result` is the partial run (its summary
+    says `"interrupted": true`), or `None` when the run was stopped before measuring."""
+
+    def __init__(self, result: Result | None = None) -> None:
+        super().__init__("interrupted")
+        self.result = result
+
+
 def run(
     config: ConfigLike = None,
     *,
@@ -160,6 +184,7 @@ def run(
     tags: Iterable[str] = (),
     label: str | None = None,
     experiment: str | None = None,
+    series_csv: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Run one simulation.
 
@@ -170,13 +195,22 @@ def run(
     read-after-write versions and FTL invariants during the run.
 
     The run is recorded in the results database (`db`, else `$NANDSTACK_DB`, else the user data dir)
-    with its `tags`, `label` and `experiment` unless `record=False`. The GIL is released while the
-    engine runs; Ctrl-C raises `KeyboardInterrupt` (and nothing is recorded).
+    with its `tags`, `label` and `experiment` unless `record=False`. `series_csv` streams the time
+    series to that CSV file as it is produced (memory stays bounded) instead of keeping it in the result.
+    The GIL is released while the engine runs; Ctrl-C raises `Interrupted` (a `KeyboardInterrupt`) whose
+    `result` is the partial run when the measured phase had begun; nothing is recorded then.
     """
     effective = resolve_config(config, set, workload)
     if seed is not None:
         effective["seed"] = seed  # the effective config, and the report's copy of it, name the seed used
-    report = _core.run(canonical_json(effective), seed, verify, progress)
+    series_path = None if series_csv is None else os.fspath(series_csv)
+    try:
+        report = _core.run(canonical_json(effective), seed, verify, progress, series_path)
+    except KeyboardInterrupt as e:
+        partial = getattr(e, "partial_report", None)
+        if partial is None:
+            raise Interrupted(None) from None
+        raise Interrupted(Result(json.loads(partial), effective)) from None
     summary = json.loads(report)
     if "seed" in summary:
         effective["seed"] = summary["seed"]  # so that `config` alone reproduces the run

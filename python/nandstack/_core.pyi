@@ -39,8 +39,11 @@ def run(
     seed: int | None = None,
     verify: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
+    series_csv: str | None = None,
 ) -> str:
-    """Run one simulation from a JSON config; returns the report JSON. Releases the GIL while running."""
+    """Run one simulation from a JSON config; returns the report JSON. Releases the GIL while running.
+    With `series_csv`, the time series is streamed to that CSV file instead of the report. An interrupt
+    in the measured phase re-raises the exception with the partial report as its `partial_report`."""
 
 def default_config_toml() -> str:
     """The default config as commented TOML."""

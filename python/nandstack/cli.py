@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from . import _cli_experiments, _cli_hybrid, _cli_results, _core, config
+from . import _output as output
+from ._api import Interrupted, Result
 from ._api import run as api_run
 from ._core import ConfigError
 from ._term import flatten, format_table, progress_bar
@@ -110,7 +112,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--set workload.read_fraction=0.3 (repeatable; VALUE is read as TOML, else as a string)",
     )
     run.add_argument(
-        "--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default: {DEFAULT_OUT})"
+        "--out",
+        type=Path,
+        default=None,
+        help=f"output directory (default: {DEFAULT_OUT}, replaced by each run); written atomically with "
+        "a manifest.json listing every file's SHA-256",
+    )
+    run.add_argument(
+        "--overwrite", action="store_true", help="replace an existing --out directory (refused otherwise)"
     )
     run.add_argument("--seed", type=int, help="override the config's seed")
     run.add_argument(
@@ -221,27 +230,41 @@ def cmd_run(args: argparse.Namespace) -> int:
         effective = config.apply_overrides(base, overrides)
     else:
         effective = config.load_config(args.config, overrides)
-    with progress_bar(args.quiet) as bar:
-        result = api_run(
-            effective,
-            seed=args.seed,
-            verify=args.verify,
-            progress=bar,
-            record=False,  # recorded below, once the run has finished, with source "cli"
-        )
-    if not args.no_record:
-        from .results import ResultsDB
+    out: Path = args.out if args.out is not None else DEFAULT_OUT
+    overwrite = args.overwrite or args.out is None
+    from ._config_obj import config_hash
 
-        ResultsDB(args.db).record(result, source="cli", tags=args.tags, label=args.label, verify=args.verify)
-    out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    series = result.summary.pop("timeseries", None)
-    (out / "summary.json").write_text(result.to_json() + "\n", encoding="utf-8")
-    (out / "config.toml").write_text(config.dumps(result.config), encoding="utf-8")
-    written = ["summary.json", "config.toml"]
-    if series:
-        (out / "timeseries.csv").write_text(timeseries_csv(series), encoding="utf-8")
-        written.append("timeseries.csv")
+    info = {
+        "nandstack_version": _core.__version__,
+        "config_hash": config_hash(effective, args.seed),
+        "command": "run",
+    }
+    interrupted = None
+    with output.atomic_output_dir(out, overwrite=overwrite, info=info) as (tmp, meta):
+        try:
+            with progress_bar(args.quiet) as bar:
+                result = api_run(
+                    effective,
+                    seed=args.seed,
+                    verify=args.verify,
+                    progress=bar,
+                    record=False,  # recorded below, once the run has finished, with source "cli"
+                    series_csv=tmp / "timeseries.csv",
+                )
+        except Interrupted as e:
+            if e.result is None:
+                raise
+            result, interrupted = e.result, e
+        if not args.no_record and interrupted is None:
+            from .results import ResultsDB
+
+            ResultsDB(args.db).record(
+                result, source="cli", tags=args.tags, label=args.label, verify=args.verify
+            )
+        meta["run_id"] = result.run_id
+        meta["interrupted"] = interrupted is not None
+        _write_run(tmp, result)
+    written = sorted(p.name for p in out.iterdir())
     if not args.quiet:
         print(format_table(summary_rows(result.summary)))
         spec = next((p.get("spec") for p in presets() if p["name"] == preset), None) if preset else None
@@ -252,7 +275,24 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(
                 f"recorded as run {result.run_id} (nandstack results show {result.run_id})", file=sys.stderr
             )
+    if interrupted is not None:
+        print(
+            f'interrupted: the partial run is in {out} (summary.json says "interrupted": true)',
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     return 0
+
+
+def _write_run(folder: Path, result: Result) -> None:
+    """summary.json (without the time series), config.toml and, when the engine kept the series in
+    memory, timeseries.csv (a streamed series is already there)."""
+    summary = dict(result.summary)
+    series = summary.pop("timeseries", None) or {}
+    if series.get("rows"):
+        (folder / "timeseries.csv").write_text(timeseries_csv(series), encoding="utf-8")
+    (folder / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    (folder / "config.toml").write_text(config.dumps(result.config), encoding="utf-8")
 
 
 def timeseries_csv(series: dict[str, Any]) -> str:

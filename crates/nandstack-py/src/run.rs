@@ -11,15 +11,20 @@ use crate::errors::to_py_err;
 /// `progress(phase, done, total)` (if given) and to check for signals; an exception from either (e.g.
 /// `KeyboardInterrupt` on Ctrl-C) stops the engine and is re-raised here.
 #[pyfunction]
-#[pyo3(signature = (config_json, seed=None, verify=false, progress=None))]
+#[pyo3(signature = (config_json, seed=None, verify=false, progress=None, series_csv=None))]
 pub fn run(
     py: Python<'_>,
     config_json: String,
     seed: Option<u64>,
     verify: bool,
     progress: Option<PyObject>,
+    series_csv: Option<String>,
 ) -> PyResult<String> {
-    let opts = RunOptions { seed, verify };
+    let opts = RunOptions {
+        seed,
+        verify,
+        series_csv,
+    };
     with_progress(py, progress, |tick| {
         nandstack_sim::run_json(&config_json, &opts, &mut |p: &Progress| {
             tick(p.phase, p.done, p.total)
@@ -53,8 +58,17 @@ fn with_progress(
         };
         engine(&mut tick)
     });
-    // A Python exception raised during the run wins over the engine's `Interrupted` that it caused.
+    // A Python exception raised during the run wins over the engine's `Interrupted` that it caused. If the
+    // engine still produced a (partial) report — an interrupt in the measured phase — it rides along on the
+    // exception as `partial_report`, so that the caller can save what ran.
     if let Some(err) = pending {
+        if let Ok(report) = &result {
+            Python::with_gil(|py| {
+                let _ = err
+                    .value_bound(py)
+                    .setattr("partial_report", report.as_str());
+            });
+        }
         return Err(err);
     }
     result.map_err(to_py_err)

@@ -11,7 +11,14 @@ fn main() {
         }),
         None => String::new(),
     };
-    match nandstack_sim::run_toml(&text, &nandstack_sim::RunOptions { seed: None, verify }) {
+    match nandstack_sim::run_toml(
+        &text,
+        &nandstack_sim::RunOptions {
+            seed: None,
+            verify,
+            ..Default::default()
+        },
+    ) {
         Ok(r) => println!("{}", r.to_json()),
         Err(e) => {
             eprintln!("error: {e}");

@@ -10,7 +10,7 @@ use nandstack_workload::Op;
 
 use crate::config::{IoConfig, IoMode};
 use crate::progress::Ticker;
-use crate::series::{Intervals, Recorder, TimeSeries};
+use crate::series::{Intervals, Recorder, SeriesSink, TimeSeries};
 use crate::source::{Source, Timed};
 
 /// What the measured phase produced besides the device's counters.
@@ -26,6 +26,8 @@ pub struct Measured {
     pub cpu_seconds: Option<f64>,
     /// Flush at the end: its completion time (device-internal, not part of the measured time).
     pub flush_done_ns: u64,
+    /// The caller stopped the run (Ctrl-C) before the workload ended: the figures cover what ran.
+    pub interrupted: bool,
 }
 
 /// Periodic full checks under `--verify`.
@@ -46,7 +48,8 @@ impl Checks {
     }
 }
 
-/// Issue every request of `source` to `dev` and measure.
+/// Issue every request of `source` to `dev` and measure. An interrupt from the progress callback ends
+/// the phase early (`Measured::interrupted`); every other error ends the run.
 pub fn drive(
     dev: &mut dyn Device,
     source: &mut Source,
@@ -54,15 +57,17 @@ pub fn drive(
     intervals: Intervals,
     checks: &mut Checks,
     ticker: &mut Ticker,
+    sink: Option<SeriesSink>,
 ) -> Result<Measured> {
     let cpu0 = crate::bench::cpu_seconds();
-    let mut rec = Recorder::new(intervals, dev);
+    let mut rec = Recorder::new(intervals, dev, sink)?;
     let (mut reads, mut writes, mut trims) = (Histogram::new(), Histogram::new(), Histogram::new());
     let mut outstanding: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
     let qd = io.queue_depth as usize;
     let mut now = 0u64; // issue time of the latest request (non-decreasing)
     let mut last_done = 0u64;
     let mut n = 0u64;
+    let mut interrupted = false;
     // Three requests of lookahead feed the device's prefetch pipeline (`Device::prefetch`).
     let mut queue: std::collections::VecDeque<Result<Timed>> = source.by_ref().take(3).collect();
     while let Some(item) = queue.pop_front() {
@@ -112,13 +117,19 @@ pub fn drive(
         }
         last_done = last_done.max(done);
         n += 1;
-        rec.after(dev, issue, n);
-        ticker.tick(n)?;
+        rec.after(dev, issue, n)?;
+        match ticker.tick(n) {
+            Err(nandstack_core::Error::Interrupted) => {
+                interrupted = true;
+                break;
+            }
+            other => other?,
+        }
         checks.maybe(dev, n - 1)?;
     }
     // Write back the buffer and pad open pages; device-internal, so not part of the measured time.
     let flush_done_ns = dev.flush(Nanos(last_done))?.0;
-    rec.finish(dev, last_done, n);
+    rec.finish(dev, last_done, n)?;
     let cpu_seconds = cpu0.zip(crate::bench::cpu_seconds()).map(|(a, b)| b - a);
     Ok(Measured {
         requests: n,
@@ -126,8 +137,9 @@ pub fn drive(
         writes,
         trims,
         sim_ns: last_done,
-        series: rec.series,
+        series: rec.into_series()?,
         cpu_seconds,
         flush_done_ns,
+        interrupted,
     })
 }

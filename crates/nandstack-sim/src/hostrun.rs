@@ -82,26 +82,39 @@ fn series(sim: &Sim) -> TimeSeries {
             row
         })
         .collect();
-    TimeSeries { columns, rows }
+    TimeSeries {
+        columns,
+        rows,
+        path: None,
+    }
 }
 
-pub fn run(cfg: &SimConfig, verify: bool, cb: &mut dyn FnMut(&Progress) -> bool) -> Result<Report> {
+pub fn run(
+    cfg: &SimConfig,
+    opts: &crate::RunOptions,
+    cb: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<Report> {
+    let verify = opts.verify;
     let t0 = Instant::now();
     let hcfg = host_config(cfg);
     hcfg.validate()?;
     let cpu0 = crate::bench::cpu_seconds();
     let mut sim = Sim::build(&hcfg, verify)?;
     let t1 = Instant::now();
-    sim.run(&mut |_, done, total| {
+    let interrupted = match sim.run(&mut |_, done, total| {
         cb(&Progress {
             phase: "measure",
             done,
             total,
         })
-    })?;
+    }) {
+        Ok(()) => false,
+        Err(nandstack_core::Error::Interrupted) => true,
+        Err(e) => return Err(e),
+    };
     // The drive writes its buffer back and pads open pages, as after a block run (device-internal).
     let flush_done_ns = sim.host.io.dev.flush(nandstack_core::Nanos(sim.now))?.0;
-    if verify {
+    if verify && !interrupted {
         sim.host.io.dev.verify_all()?;
     }
     let t2 = Instant::now();
@@ -120,15 +133,20 @@ pub fn run(cfg: &SimConfig, verify: bool, cb: &mut dyn FnMut(&Progress) -> bool)
         *m = head;
     }
     let lat = &sim.host.io.latency;
+    let mut series = series(&sim);
+    if let Some(path) = &opts.series_csv {
+        series.stream_to(path)?;
+    }
     let measured = Measured {
         requests: sim.host.io.counters.requests.iter().flatten().sum(),
         reads: lat[0].clone(),
         writes: lat[1].clone(),
         trims: lat[2].clone(),
         sim_ns: sim.now,
-        series: series(&sim),
+        series,
         cpu_seconds: cpu0.zip(crate::bench::cpu_seconds()).map(|(a, b)| b - a),
         flush_done_ns,
+        interrupted,
     };
     Ok(Report::build(RunFacts {
         cfg,

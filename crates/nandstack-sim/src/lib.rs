@@ -32,6 +32,9 @@ pub struct RunOptions {
     pub seed: Option<u64>,
     /// Check read-after-write versions and FTL invariants during the run.
     pub verify: bool,
+    /// Stream the time series to this CSV file as it is produced (bounded memory) instead of keeping it
+    /// in the report.
+    pub series_csv: Option<String>,
 }
 
 /// Progress of a run, reported periodically to the caller.

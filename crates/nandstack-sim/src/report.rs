@@ -158,6 +158,8 @@ pub struct Report {
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub block: Option<BlockKeys>,
     pub verified: bool,
+    /// The run was stopped (Ctrl-C) during the measured phase: every figure covers what ran until then.
+    pub interrupted: bool,
     /// Latency objects and rates exist only when the device is timed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_latency_us: Option<Percentiles>,
@@ -360,6 +362,7 @@ impl Report {
             erase_count: block.map(|b| b.ftl.erase_summary()),
             block: block.map(|b| block_keys(b, m.sim_ns, cfg.device.timing().plane_parallelism)),
             verified: f.verified,
+            interrupted: m.interrupted,
             read_latency_us: lat(&m.reads),
             write_latency_us: lat(&m.writes),
             trim_latency_us: lat(&m.trims),

@@ -20,7 +20,7 @@ use crate::config::{DeviceKindName, FillOrder, SimConfig, WorkloadKind, Workload
 use crate::drive::{self, Checks};
 use crate::progress::Ticker;
 use crate::report::{Report, RunFacts, WorkloadInfo};
-use crate::series::Intervals;
+use crate::series::{Intervals, SeriesSink};
 use crate::source::Source;
 use crate::{Progress, RunOptions};
 
@@ -50,7 +50,7 @@ pub fn run(
         w.validate(&format!("pretrain[{i}]"), capacity)?;
     }
     if cfg.workload.kind == WorkloadKind::Host {
-        return crate::hostrun::run(&cfg, opts.verify, cb);
+        return crate::hostrun::run(&cfg, opts, cb);
     }
     let t0 = Instant::now();
     let mut ticker = Ticker::new("precondition", 0, cb)?;
@@ -66,6 +66,7 @@ pub fn run(
             dev.as_mut(),
             gen,
             seed,
+            None,
             opts.verify,
             &mut ticker,
             "pretrain",
@@ -90,6 +91,7 @@ pub fn run(
         dev.as_mut(),
         gen,
         cfg.seed,
+        opts.series_csv.as_deref(),
         opts.verify,
         &mut ticker,
         "measure",
@@ -190,6 +192,7 @@ fn measure(
     dev: &mut dyn Device,
     gen: BlockGenerator,
     seed: u64,
+    series_csv: Option<&str>,
     verify: bool,
     ticker: &mut Ticker,
     phase: &'static str,
@@ -221,8 +224,17 @@ fn measure(
         total,
     );
     let mut source = source;
-    let measured = drive::drive(dev, &mut source, &w.io, intervals, &mut checks, ticker)?;
-    if verify {
+    let sink = series_csv.map(SeriesSink::create).transpose()?;
+    let measured = drive::drive(
+        dev,
+        &mut source,
+        &w.io,
+        intervals,
+        &mut checks,
+        ticker,
+        sink,
+    )?;
+    if verify && !measured.interrupted {
         dev.verify_all()?;
     }
     Ok((

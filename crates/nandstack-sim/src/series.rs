@@ -3,7 +3,10 @@
 //! cumulative figures from the device's common counters, then the device's own gauges (block: free
 //! blocks and buffered bytes; hybrid: SLC blocks, θ, utilisation) and, for host programs, the host's.
 
-use nandstack_core::Histogram;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+
+use nandstack_core::{Error, Histogram, Result};
 use nandstack_device::{Device, DeviceStats};
 use serde::Serialize;
 
@@ -29,10 +32,58 @@ pub const COMMON_COLUMNS: [&str; 15] = [
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct TimeSeries {
     pub columns: Vec<String>,
+    /// The rows, unless they were streamed to `path` as they were produced (bounded memory).
     pub rows: Vec<Vec<f64>>,
+    /// Where the rows were written (CSV with a header), when streamed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// Streams rows to a CSV file as they come (the run's memory stays bounded however long the series).
+pub struct SeriesSink {
+    out: BufWriter<File>,
+    path: String,
+}
+
+impl SeriesSink {
+    pub fn create(path: &str) -> Result<SeriesSink> {
+        let f = File::create(path).map_err(|e| Error::Io {
+            path: path.into(),
+            source: e,
+        })?;
+        Ok(SeriesSink {
+            out: BufWriter::with_capacity(1 << 16, f),
+            path: path.into(),
+        })
+    }
+    fn line(&mut self, text: &str) -> Result<()> {
+        writeln!(self.out, "{text}").map_err(|e| Error::Io {
+            path: self.path.clone(),
+            source: e,
+        })
+    }
+    fn finish(mut self) -> Result<String> {
+        self.out.flush().map_err(|e| Error::Io {
+            path: self.path.clone(),
+            source: e,
+        })?;
+        Ok(self.path)
+    }
 }
 
 impl TimeSeries {
+    /// Write the series as CSV to `path` (for series built whole, e.g. the host's) and drop the rows.
+    pub fn stream_to(&mut self, path: &str) -> Result<()> {
+        let mut sink = SeriesSink::create(path)?;
+        sink.line(&self.columns.join(","))?;
+        for r in &self.rows {
+            sink.line(&csv_row(r))?;
+        }
+        self.path = Some(sink.finish()?);
+        self.rows.clear();
+        Ok(())
+    }
+
     /// CSV with a header; non-finite values are empty cells.
     pub fn to_csv(&self) -> String {
         let mut s = self.columns.join(",");
@@ -93,6 +144,7 @@ impl Intervals {
 }
 
 pub struct Recorder {
+    sink: Option<SeriesSink>,
     every: Intervals,
     next: Intervals,
     last: Snapshot,
@@ -124,12 +176,18 @@ fn snapshot(s: &DeviceStats, t_ns: u64, requests: u64) -> Snapshot {
 }
 
 impl Recorder {
-    /// A recorder for `dev`: its gauge names become the last columns.
-    pub fn new(every: Intervals, dev: &dyn Device) -> Recorder {
+    /// A recorder for `dev`: its gauge names become the last columns. With `sink`, rows go to the file
+    /// as they are produced instead of memory.
+    pub fn new(every: Intervals, dev: &dyn Device, sink: Option<SeriesSink>) -> Result<Recorder> {
         let gauges = dev.gauges();
         let mut columns: Vec<String> = COMMON_COLUMNS.iter().map(|c| c.to_string()).collect();
         columns.extend(gauges.iter().map(|(n, _)| n.to_string()));
-        Recorder {
+        let mut sink = sink;
+        if let Some(s) = sink.as_mut() {
+            s.line(&columns.join(","))?;
+        }
+        Ok(Recorder {
+            sink,
             every,
             next: every,
             last: Snapshot::default(),
@@ -138,14 +196,23 @@ impl Recorder {
             series: TimeSeries {
                 columns,
                 rows: Vec::new(),
+                path: None,
             },
             gauges: gauges.len(),
+        })
+    }
+
+    /// The series (its rows, or the file they went to).
+    pub fn into_series(mut self) -> Result<TimeSeries> {
+        if let Some(sink) = self.sink.take() {
+            self.series.path = Some(sink.finish()?);
         }
+        Ok(self.series)
     }
 
     /// Called after each request (cheap unless a row is due).
     #[inline]
-    pub fn after(&mut self, dev: &dyn Device, t_ns: u64, requests: u64) {
+    pub fn after(&mut self, dev: &dyn Device, t_ns: u64, requests: u64) -> Result<()> {
         let e = self.every;
         let due_req = e.requests > 0 && requests >= self.next.requests;
         let due_ns = e.ns > 0 && t_ns >= self.next.ns;
@@ -159,18 +226,20 @@ impl Recorder {
             (false, false)
         };
         if due_req || due_ns || due_bytes || due_written {
-            self.emit(dev, t_ns, requests);
+            self.emit(dev, t_ns, requests)?;
         }
+        Ok(())
     }
 
     /// Emit the final (partial) interval if anything happened since the last row.
-    pub fn finish(&mut self, dev: &dyn Device, t_ns: u64, requests: u64) {
+    pub fn finish(&mut self, dev: &dyn Device, t_ns: u64, requests: u64) -> Result<()> {
         if requests > self.last.requests {
-            self.emit(dev, t_ns, requests);
+            self.emit(dev, t_ns, requests)?;
         }
+        Ok(())
     }
 
-    fn emit(&mut self, dev: &dyn Device, t_ns: u64, requests: u64) {
+    fn emit(&mut self, dev: &dyn Device, t_ns: u64, requests: u64) -> Result<()> {
         let s = dev.stats();
         let e = self.every;
         let advance = |next: &mut u64, every: u64, at: u64| {
@@ -237,9 +306,13 @@ impl Recorder {
         let gauges = dev.gauges();
         debug_assert_eq!(gauges.len(), self.gauges, "a device's gauges never change");
         row.extend(gauges.iter().map(|(_, v)| *v));
-        self.series.rows.push(row);
+        match self.sink.as_mut() {
+            Some(s) => s.line(&csv_row(&row))?,
+            None => self.series.rows.push(row),
+        }
         self.reads.reset();
         self.writes.reset();
         self.last = now;
+        Ok(())
     }
 }

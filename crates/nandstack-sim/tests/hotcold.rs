@@ -147,6 +147,7 @@ fn gc_aware_buffer_prefers_dies_not_in_gc() {
         &RunOptions {
             seed: None,
             verify: true,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -155,6 +156,7 @@ fn gc_aware_buffer_prefers_dies_not_in_gc() {
         &RunOptions {
             seed: None,
             verify: true,
+            ..Default::default()
         },
     )
     .unwrap();

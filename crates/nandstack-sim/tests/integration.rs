@@ -80,6 +80,7 @@ fn same_config_and_seed_give_identical_reports() {
             &RunOptions {
                 seed: Some(seed),
                 verify: false,
+                ..Default::default()
             },
             &mut |_| true,
         )
@@ -119,6 +120,7 @@ fn verify_mode_passes_for_every_policy_scope_and_placement() {
                 &RunOptions {
                     seed: Some(i as u64),
                     verify: true,
+                    ..Default::default()
                 },
             )
             .unwrap_or_else(|e| panic!("{victim} {scope}: {e}"));
@@ -216,6 +218,7 @@ fn verify_mode_with_buffer_mapping_cache_trims_and_background_gc() {
         &RunOptions {
             seed: Some(5),
             verify: true,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -291,6 +294,7 @@ fn dynamic_allocation_on_small_planes_never_reports_a_false_device_full() {
             &RunOptions {
                 seed: Some(1),
                 verify: true,
+                ..Default::default()
             },
         )
         .unwrap_or_else(|e| panic!("{victim}: {e}"));

@@ -159,6 +159,8 @@ impl Sim {
             .collect();
         let step = (self.total_hint / 200).max(100_000);
         let mut next_progress = step;
+        // The callback also runs at least every 10 ms of wall time (Ctrl-C is honoured promptly).
+        let (mut last_call, mut iterations) = (Instant::now(), 0u32);
         while let Some(Reverse((_, i))) = heap.pop() {
             let horizon = heap.peek().map_or(u64::MAX, |r| r.0 .0);
             let alive = self.run_task(i, horizon)?;
@@ -166,8 +168,14 @@ impl Sim {
             self.now = self.now.max(now);
             self.background(now)?;
             let refs = self.host.stats.references;
-            if refs >= next_progress {
-                next_progress = refs + step;
+            iterations = iterations.wrapping_add(1);
+            let wall_due = iterations.is_multiple_of(64)
+                && last_call.elapsed() >= std::time::Duration::from_millis(10);
+            if refs >= next_progress || wall_due {
+                if refs >= next_progress {
+                    next_progress = refs + step;
+                }
+                last_call = Instant::now();
                 if !progress("run", refs, self.total_hint) {
                     return Err(Error::Interrupted);
                 }

@@ -1,0 +1,151 @@
+"""Atomic output directories: a run writes into a temporary sibling of `--out`, writes `manifest.json`
+last (the run id, the nandstack version, the config hash and every file's SHA-256), then renames the
+directory into place. A reader therefore sees either the previous complete directory or the new complete
+one; a directory without a manifest (a crash before the rename leaves only a hidden `.NAME.tmp-*`
+sibling) is an incomplete run, and `verify_manifest` says so.
+
+An existing `--out` is replaced whole when `overwrite` is true, else the run is refused before it starts.
+Concurrent runs into one `--out` each publish a complete directory; the last rename wins.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ._core import NandstackError
+
+__all__ = ["OutputError", "atomic_output_dir", "verify_manifest", "write_manifest"]
+
+MANIFEST = "manifest.json"
+
+
+class OutputError(NandstackError):
+    """An output directory cannot be written (it exists and may not be replaced, or the file system
+    refused)."""
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def write_manifest(folder: Path, info: Mapping[str, Any]) -> None:
+    """Hash every file under `folder` (recursively, sorted) and write `manifest.json` with `info`."""
+    files = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() and p.name != MANIFEST:
+            files[p.relative_to(folder).as_posix()] = {"sha256": _sha256(p), "bytes": p.stat().st_size}
+    manifest = {**dict(info), "files": files}
+    tmp = folder / (MANIFEST + ".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=2, sort_keys=True)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, folder / MANIFEST)
+
+
+def verify_manifest(folder: str | os.PathLike[str]) -> list[str]:
+    """Problems of an output directory (empty list: complete and intact): a missing manifest, files
+    missing, extra or changed."""
+    folder = Path(folder)
+    man = folder / MANIFEST
+    if not man.is_file():
+        return [f"{folder}: no {MANIFEST}: an incomplete run"]
+    try:
+        listed = json.loads(man.read_text(encoding="utf-8"))["files"]
+    except (ValueError, KeyError) as e:
+        return [f"{man}: unreadable manifest ({e})"]
+    problems = []
+    present = {
+        p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.name != MANIFEST
+    }
+    for name in sorted(set(listed) - present):
+        problems.append(f"{folder}: {name} is listed in the manifest but missing")
+    for name in sorted(present - set(listed)):
+        problems.append(f"{folder}: {name} is not in the manifest")
+    for name in sorted(present & set(listed)):
+        if _sha256(folder / name) != listed[name]["sha256"]:
+            problems.append(f"{folder}: {name} does not match its SHA-256 in the manifest")
+    return problems
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_stale_temps(out: Path) -> None:
+    """Temporary siblings left by runs that died (their process is gone)."""
+    for p in out.parent.glob(f".{out.name}.tmp-*"):
+        try:
+            pid = int(p.name.rsplit("-", 2)[-2])
+        except (ValueError, IndexError):
+            continue
+        if not _alive(pid):
+            shutil.rmtree(p, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def atomic_output_dir(
+    out: str | os.PathLike[str], *, overwrite: bool, info: Mapping[str, Any] | None = None
+) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Yield `(tmp, info)`: write the run's files into `tmp`; on a normal exit the manifest (with `info`,
+    which the block may complete) is written and `tmp` replaces `out`. On an exception `tmp` is removed
+    and nothing is published — except an interrupt whose block asked to publish (`info["publish"]`)."""
+    out = Path(out)
+    if out.exists() and not overwrite:
+        raise OutputError(f"{out} exists: pass --overwrite to replace it (a run replaces the folder whole)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_temps(out)
+    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    meta: dict[str, Any] = dict(info or {})
+    try:
+        yield tmp, meta
+    except BaseException:
+        if not meta.pop("publish", False):
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        _publish(tmp, out, meta)
+        raise
+    meta.pop("publish", None)
+    _publish(tmp, out, meta)
+
+
+def _publish(tmp: Path, out: Path, meta: Mapping[str, Any]) -> None:
+    write_manifest(tmp, meta)
+    for _ in range(100):
+        try:
+            os.rename(tmp, out)  # atomic when `out` does not exist (or is an empty directory)
+            return
+        except OSError:
+            if not out.exists():
+                continue
+            old = out.parent / f".{out.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+            try:
+                os.rename(out, old)
+            except OSError:
+                continue  # another run moved it first
+            with contextlib.suppress(OSError):
+                os.rename(tmp, out)
+                shutil.rmtree(old, ignore_errors=True)
+                return
+            shutil.rmtree(old, ignore_errors=True)
+    raise OutputError(f"could not move the finished run into {out} (other runs kept replacing it)")
