@@ -61,12 +61,10 @@ fmt: deps ## format Rust and Python sources, apply ruff's safe fixes
 	$(PYTHON) -m ruff format python tests
 	$(PYTHON) -m ruff check --fix python tests
 
-docs: build ## regenerate docs/config-reference.md and docs/hybrid-config-reference.md from the config types
+docs: build ## regenerate docs/config-reference.md from the config types
 	@mkdir -p docs
 	$(PYTHON) -m nandstack config --reference > docs/config-reference.md.tmp
 	mv docs/config-reference.md.tmp docs/config-reference.md
-	$(PYTHON) -m nandstack config --reference --model hybrid > docs/hybrid-config-reference.md.tmp
-	mv docs/hybrid-config-reference.md.tmp docs/hybrid-config-reference.md
 
 clean: ## remove the built extension and Python caches (not target/: use cargo clean)
 	rm -f python/nandstack/_core*.so

@@ -9,7 +9,8 @@ import random
 import pytest
 
 import nandstack
-from nandstack import ConfigError, models
+from nandstack import ConfigError
+from nandstack.experiments.base import make_hybrid_task
 
 RUNS = 150
 
@@ -53,19 +54,19 @@ def block_config(rng: random.Random) -> dict:
 def hybrid_overrides(rng: random.Random) -> dict:
     q = rng.choice([4, 12, 16, 64])
     return {
-        "device.total_blocks": rng.choice([64, 200, 400]),
-        "device.page_bytes": rng.choice([4096, 8192, 16384]),
-        "device.qlc_pages_per_block": q,
-        "device.slc_pages_per_block": max(1, q // rng.choice([1, 2, 4])),
-        "device.over_provisioning": rng.choice([0.25, 0.5, 1.0]),
-        "device.write_buffer_bytes": rng.choice([0, 4096, 147456]),
-        "device.slc_free_threshold_blocks": rng.choice([1, 2, 5]),
-        "device.qlc_free_threshold_blocks": rng.choice([1, 2, 5]),
-        "manager.kind": rng.choice(["qlc_only", "static", "dwa", "ust", "rl"]),
+        "device.hybrid.total_blocks": rng.choice([64, 200, 400]),
+        "device.hybrid.page_bytes": rng.choice([4096, 8192, 16384]),
+        "device.hybrid.qlc_pages_per_block": q,
+        "device.hybrid.slc_pages_per_block": max(1, q // rng.choice([1, 2, 4])),
+        "device.hybrid.over_provisioning": rng.choice([0.25, 0.5, 1.0]),
+        "device.hybrid.write_buffer_bytes": rng.choice([0, 4096, 147456]),
+        "device.hybrid.slc_free_threshold_blocks": rng.choice([1, 2, 5]),
+        "device.hybrid.qlc_free_threshold_blocks": rng.choice([1, 2, 5]),
+        "device.manager.kind": rng.choice(["qlc_only", "static", "dwa", "ust", "rl"]),
         "workload.standin.name": rng.choice(["pc", "phone", "tpcc", "oltp", "linkbench", "ycsb_a"]),
         "workload.standin.scale": rng.choice([0.0002, 0.0005]),
         "precondition.fill_fraction": rng.choice([0.0, 0.5, 0.9]),
-        "report.sample_every_bytes": 1 << 20,
+        "run.interval_written_bytes": 1 << 20,
     }
 
 
@@ -79,7 +80,8 @@ def test_random_configs_validate_or_run(model):
             if model == "block":
                 nandstack.run(set=overrides, seed=i, verify=i % 3 == 0, record=False)
             else:
-                models.run_hybrid(models.hybrid_config(overrides), seed=i, verify=i % 3 == 0)
+                config = make_hybrid_task(overrides, {}).config
+                nandstack.run(config, seed=i, verify=i % 3 == 0, record=False)
             ran += 1
         except ConfigError:
             rejected += 1

@@ -13,9 +13,3 @@ def test_config_reference_is_up_to_date():
     committed = (ROOT / "docs" / "config-reference.md").read_text(encoding="utf-8")
     generated = _core.config_reference_markdown()
     assert committed.strip() == generated.strip(), "docs/config-reference.md is stale: run `make docs`"
-
-
-def test_hybrid_config_reference_is_up_to_date():
-    committed = (ROOT / "docs" / "hybrid-config-reference.md").read_text(encoding="utf-8")
-    generated = _core.hybrid_config_reference_markdown()
-    assert committed.strip() == generated.strip(), "docs/hybrid-config-reference.md is stale: run `make docs`"

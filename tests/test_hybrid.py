@@ -1,6 +1,6 @@
 """The hybrid SLC/QLC model beyond its API: config normalisation and hashing, runs through the sweep
-runner and the results database, `nandstack run --model hybrid`, trace statistics, and the rl-slc-cache
-experiment (run small, in process)."""
+runner and the results database, `nandstack run --preset hybrid-qlc-slc`, trace statistics, and the
+rl-slc-cache experiment (run small, in process)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import nandstack
-from nandstack import ResultsDB, models
+from nandstack import ResultsDB
+from nandstack._config_obj import normalize_config
 from nandstack.experiments import rl_slc_cache
 from nandstack.experiments.base import make_hybrid_task
 from nandstack.sweep import SerialBackend, run_tasks
@@ -18,7 +19,11 @@ from nandstack.workloads import trace_stats
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "block"
 #: A small run: the quarter-capacity device and a PC stand-in at 2% of Table 4's volume.
-SMALL = {"device.page_bytes": 4096, "workload.standin.scale": 0.02, "report.sample_every_bytes": 8 << 20}
+SMALL = {
+    "device.hybrid.page_bytes": 4096,
+    "workload.standin.scale": 0.02,
+    "run.interval_written_bytes": 8 << 20,
+}
 
 
 def write_msr_trace(path: Path, requests: int = 1500) -> None:
@@ -30,41 +35,46 @@ def write_msr_trace(path: Path, requests: int = 1500) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def test_hybrid_config_normalises_and_hashes_stably():
-    a = models.hybrid_config({"manager.kind": "dwa"})
-    assert a["model"] == "hybrid" and a["manager"]["kind"] == "dwa"
-    # Written with fewer keys, the same config normalises to the same text and hash.
-    b = {"model": "hybrid", "manager": {"kind": "dwa"}}
-    assert models.normalize_hybrid_config(b) == models.normalize_hybrid_config(a)
-    assert nandstack.config_hash(a) == nandstack.config_hash(b)
-    assert nandstack.config_hash(a) != nandstack.config_hash(models.hybrid_config({"manager.kind": "ust"}))
+def test_hybrid_configs_normalise_and_hash_stably():
+    a = make_hybrid_task({"device.manager.kind": "dwa"}, {}).config
+    assert a["device"]["kind"] == "hybrid" and a["device"]["manager"]["kind"] == "dwa"
+    # Written with every default, the same config normalises to the same text and hash.
+    full = normalize_config(a)
+    assert full["device"]["hybrid"]["preset"] == "paper" and "ftl" not in full["device"]
+    assert nandstack.config_hash(a) == nandstack.config_hash(full)
+    other = make_hybrid_task({"device.manager.kind": "ust"}, {}).config
+    assert nandstack.config_hash(a) != nandstack.config_hash(other)
     assert nandstack.config_hash(a, seed=3) != nandstack.config_hash(a)
-    with pytest.raises(nandstack.ConfigError, match=r"manager\.bogus"):
-        models.normalize_hybrid_config({"manager": {"bogus": 1}})
-    with pytest.raises(nandstack.ConfigError, match="not a model"):
-        nandstack.config_hash({"model": "nope"})
-    with pytest.raises(nandstack.ConfigError, match="block"):
-        models.run_hybrid({"model": "block"})
-    # A `None` override deletes the key: the default stand-in gives way to a trace.
-    c = models.hybrid_config({"workload.standin": None, "workload.trace": {"path": "t", "format": "msr"}})
-    assert "standin" not in c["workload"] and c["workload"]["trace"]["path"] == "t"
+    with pytest.raises(nandstack.ConfigError, match=r"device\.manager.*bogus"):
+        normalize_config({"device": {"kind": "hybrid", "manager": {"bogus": 1}}})
+    # The old hybrid schema's keys are errors that say where they went.
+    with pytest.raises(nandstack.ConfigError, match=r"device\.manager"):
+        normalize_config({"manager": {"kind": "rl"}})
+    with pytest.raises(nandstack.ConfigError, match=r"device\.kind"):
+        normalize_config({"model": "hybrid"})
+    # Block sections on a hybrid device are errors naming the key.
+    with pytest.raises(nandstack.ConfigError, match=r"device\.ftl"):
+        normalize_config({"device": {"kind": "hybrid", "ftl": {"over_provisioning": 0.1}}})
 
 
 def test_hybrid_tasks_run_record_and_resume(db_path):
     tasks = [
-        make_hybrid_task({**SMALL, "manager.kind": kind}, {"manager": kind, "seed": 1})
+        make_hybrid_task({**SMALL, "device.manager.kind": kind}, {"manager": kind, "seed": 1})
         for kind in ("qlc_only", "rl")
     ]
     db = ResultsDB(db_path)
     first = run_tasks(tasks, backend=SerialBackend(), db=db, resume=False)
     assert first.ok and first.ran == 2, first.errors
     rl = first.results[1]
-    assert rl.summary["model"] == "hybrid" and rl.summary["manager"] == "rl"
+    assert rl.summary["device"]["kind"] == "hybrid" and rl.summary["device"]["manager"] == "rl"
     assert rl.config_hash == tasks[1].config_hash
-    # The series becomes the time series (one row per 8 MiB of host writes).
+    # The one time-series format, with the hybrid's gauges (a row per 8 MiB written, and the last).
     series = rl.timeseries
-    assert series.height == len(rl.summary["series"]) > 10
-    assert series["host_write_bytes"].to_list() == [s["host_write_bytes"] for s in rl.summary["series"]]
+    written = rl.summary["host_write_bytes"]
+    assert series.height >= written // (8 << 20) > 10
+    for column in ("host_write_bytes", "waf_cumulative", "slc_blocks", "theta_bytes", "utilization"):
+        assert column in series.columns
+    assert series["host_write_bytes"].is_sorted()
     # Recorded with its metrics; a second pass resumes instead of running.
     frame = db.runs(columns=["config_hash"])
     assert sorted(frame["config_hash"].to_list()) == sorted(t.config_hash for t in tasks)
@@ -73,54 +83,41 @@ def test_hybrid_tasks_run_record_and_resume(db_path):
     assert again.results[1].summary["waf"] == rl.summary["waf"]
 
 
-def test_cli_runs_the_hybrid_model(cli, tmp_path):
+def test_cli_runs_the_hybrid_preset(cli, tmp_path):
     out = tmp_path / "h"
-    args = ["--model", "hybrid", "--set", "device.page_bytes=4096", "--set", "workload.standin.scale=0.02"]
-    proc = cli("run", *args, "--set", "manager.kind=dwa", "--out", str(out), "--no-record")
+    args = ["--preset", "hybrid-qlc-slc", "--set", "workload.standin.scale=0.02"]
+    proc = cli("run", *args, "--set", "device.manager.kind=dwa", "--out", str(out), "--no-record")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["manager"] == "dwa" and summary["waf"] > 0.9
-    assert "write_throughput_mib_per_s" in proc.stdout
-    config = json.loads((out / "config.json").read_text())
-    assert config["model"] == "hybrid" and config["manager"]["kind"] == "dwa"
-    rows = (out / "series.csv").read_text().splitlines()
-    assert rows[0].startswith("host_write_bytes,slc_blocks") and len(rows) == len(summary["series"]) + 1
+    assert summary["device"]["kind"] == "hybrid" and summary["device"]["manager"] == "dwa"
+    assert summary["waf"] > 0.9 and summary["device"]["write_throughput_mib_per_s"] > 0
+    rows = (out / "timeseries.csv").read_text().splitlines()
+    assert "slc_blocks" in rows[0].split(",") and len(rows) > 2
     # The written config reproduces the run.
-    again = cli(
-        "run",
-        str(out / "config.json"),
-        "--model",
-        "hybrid",
-        "--out",
-        str(tmp_path / "h2"),
-        "-q",
-        "--no-record",
-    )
+    again = cli("run", str(out / "config.toml"), "--out", str(tmp_path / "h2"), "-q", "--no-record")
     assert again.returncode == 0, again.stderr
     summary2 = json.loads((tmp_path / "h2" / "summary.json").read_text())
-    assert summary2["write_cost_ns"] == summary["write_cost_ns"]
-    # Bad keys are errors naming the key; the reference and the default config print.
-    bad = cli("run", *args, "--set", "manager.kindx=rl", "--no-record")
-    assert bad.returncode == 2 and "manager.kindx" in bad.stderr
-    ref = cli("config", "--model", "hybrid", "--reference")
-    assert ref.returncode == 0 and "[manager.rl]" in ref.stdout and "`pretrain`" in ref.stdout
-    default = cli("config", "--model", "hybrid")
-    assert default.returncode == 0 and json.loads(default.stdout)["manager"]["kind"]
+    assert summary2["device"]["write_cost_ns"] == summary["device"]["write_cost_ns"]
+    # Bad keys are errors naming the key; the one reference documents the hybrid sections.
+    bad = cli("run", *args, "--set", "device.manager.kindx=rl", "--no-record")
+    assert bad.returncode == 2 and "device.manager" in bad.stderr and "kindx" in bad.stderr
+    ref = cli("config", "--reference")
+    assert ref.returncode == 0 and "[device.manager.rl]" in ref.stdout and "[device.hybrid]" in ref.stdout
 
 
-def test_cli_replays_a_trace_on_the_hybrid_model(cli, tmp_path):
+def test_cli_replays_a_trace_on_the_hybrid_device(cli, tmp_path):
     trace = tmp_path / "t.csv"
     write_msr_trace(trace)
     out = tmp_path / "o"
     proc = cli(
-        "run", "--model", "hybrid", "--set", "device.page_bytes=4096", "--trace", str(trace),
-        "--format", "msr", "--out", str(out), "--no-record", "--verify", "-q",
+        "run", "--preset", "hybrid-qlc-slc", "--trace", str(trace), "--format", "msr", "--lba", "wrap",
+        "--out", str(out), "--no-record", "--verify", "-q",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["workload"]["kind"] == "trace"
-    assert summary["workload"]["write_requests"] == 1350 and summary["workload"]["read_requests"] == 150
-    assert summary["verify"]["enabled"] and summary["verify"]["reads_checked"] > 0
+    assert summary["host_write_requests"] == 1350 and summary["host_read_requests"] == 150
+    assert summary["verified"] and summary["device"]["reads_checked"] > 0
 
 
 def test_trace_stats(tmp_path):
@@ -179,7 +176,7 @@ def test_rl_slc_cache_small(monkeypatch, tmp_path):
     parts = [t.params["part"] for t in tasks]
     assert parts.count("standin") == 10 and parts.count("pretrained") == 1 and parts.count("trace") == 5
     assert parts.count("aged") == 10
-    assert all(t.config["model"] == "hybrid" for t in tasks)
+    assert all(t.config["device"]["kind"] == "hybrid" for t in tasks)
     trace_task = next(t for t in tasks if t.params["part"] == "trace")
     # 1,350 writes of 16 KiB per pass; 64 MiB needs 4 passes.
     assert trace_task.config["workload"]["trace"]["repeat"] == 4

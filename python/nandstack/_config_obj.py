@@ -42,19 +42,11 @@ def normalize_config(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def config_hash(config: Mapping[str, Any], seed: int | None = None) -> str:
-    """Stable 16-hex-digit hash of the normalized config (with `seed` replacing the config's seed). A config
-    marked `"model": "hybrid"` is normalized by the hybrid model (`nandstack.models`)."""
+    """Stable 16-hex-digit hash of the normalized config (with `seed` replacing the config's seed)."""
     data = dict(config)
     if seed is not None:
         data["seed"] = seed
-    if data.get("model", "block") != "block":
-        from .models import model_of, normalize_hybrid_config
-
-        model_of(data)  # an unknown model is a ConfigError
-        text = canonical_json(normalize_hybrid_config(data))
-    else:
-        data.pop("model", None)
-        text = canonical_json(normalize_config(data))
+    text = canonical_json(normalize_config(data))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -64,26 +64,8 @@ def presets_json() -> str:
 def preset_toml(name: str) -> str:
     """A preset's config (TOML). Raises `ConfigError` for an unknown name."""
 
-def run_hybrid(
-    config_json: str,
-    seed: int | None = None,
-    verify: bool = False,
-    progress: Callable[[str, int, int], None] | None = None,
-) -> str:
-    """Run one hybrid SLC/QLC simulation from a JSON config; returns the report JSON."""
-
-def hybrid_default_config_json() -> str:
-    """The hybrid SLC/QLC simulation's default config, every key filled in, as JSON."""
-
-def validate_hybrid_config(config_json: str) -> str:
-    """Check a hybrid-model JSON config without running it; returns the effective config JSON (defaults filled
-    in). Raises `ConfigError` naming the bad key."""
-
 def trace_stats(path: str, format: str) -> str:
     """One pass over a block trace: counts, bytes, extent and time span, as JSON."""
-
-def hybrid_config_reference_markdown() -> str:
-    """Markdown reference of every hybrid-model config key."""
 
 def bench_host(quick: bool = False) -> str:
     """The host memory/swap model's benchmark (GIL released); returns its report JSON."""

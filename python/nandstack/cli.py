@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import _cli_experiments, _cli_hybrid, _cli_results, _core, config
+from . import _cli_experiments, _cli_results, _core, config
 from . import _output as output
 from ._api import Interrupted, Result
 from ._api import run as api_run
@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
         "config",
         nargs="?",
         type=Path,
-        help=f"TOML config file (default: the preset {DEFAULT_PRESET}); JSON or TOML with --model hybrid",
+        help=f"TOML config file (default: the preset {DEFAULT_PRESET})",
     )
     run.add_argument(
         "--preset",
@@ -95,13 +95,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a named preset (device class + workload, see --list-presets); --set applies on top",
     )
     run.add_argument("--list-presets", action="store_true", help="list the presets and exit")
-    run.add_argument(
-        "--model",
-        choices=("block", "hybrid"),
-        default="block",
-        help="block: the SSD engine (default); hybrid: the SLC/QLC SSD with an SLC-cache manager "
-        "(docs/hybrid.md, keys in docs/hybrid-config-reference.md)",
-    )
     run.add_argument(
         "--set",
         dest="overrides",
@@ -174,12 +167,6 @@ def build_parser() -> argparse.ArgumentParser:
     which = cfg.add_mutually_exclusive_group()
     which.add_argument("--default", action="store_true", help="print the default config TOML (the default)")
     which.add_argument("--reference", action="store_true", help="print the config reference (Markdown)")
-    cfg.add_argument(
-        "--model",
-        choices=("block", "hybrid"),
-        default="block",
-        help="which model's config: block (default) or hybrid (printed as JSON)",
-    )
     cfg.set_defaults(func=cmd_config)
     return parser
 
@@ -219,8 +206,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.list_presets:
         print(format_table([(p["name"], p["description"]) for p in presets()]))
         return 0
-    if args.model == "hybrid":
-        return _cli_hybrid.cmd_run_hybrid(args, trace_overrides(args, "workload.trace", kind=False))
     if args.preset and args.config:
         raise ConfigError("give a config file or --preset, not both")
     preset = args.preset or (None if args.config else DEFAULT_PRESET)
@@ -230,6 +215,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         effective = config.apply_overrides(base, overrides)
     else:
         effective = config.load_config(args.config, overrides)
+    if args.trace is not None:  # --trace replaces the workload: other kinds' sections go
+        for section in ("standin", "processes"):
+            effective.get("workload", {}).pop(section, None)
     out: Path = args.out if args.out is not None else DEFAULT_OUT
     overwrite = args.overwrite or args.out is None
     from ._config_obj import config_hash
@@ -371,12 +359,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    if args.model == "hybrid":
-        text = (
-            _core.hybrid_config_reference_markdown() if args.reference else _core.hybrid_default_config_json()
-        )
-    else:
-        text = _core.config_reference_markdown() if args.reference else _core.default_config_toml()
+    text = _core.config_reference_markdown() if args.reference else _core.default_config_toml()
     sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
     return 0
 

@@ -1,12 +1,12 @@
 //! The one interface between whatever issues I/O (a trace replayer, a synthetic generator, the host's
 //! block layer, a swap backend) and any simulated SSD: block, hybrid SLC/QLC or zoned.
 //!
-//! # Contract (every [`Device`] obeys it; `tests/device_conformance.rs` checks each implementation)
+//! # Contract (every [`Device`] obeys it; `tests/device/conformance.rs` checks each implementation)
 //! * A command is submitted at a simulated time `at` and answered with its completion time
 //!   (`Completion::done ≥ at`) or a named [`Error`]: out-of-range addresses are
 //!   [`Error::OutOfRange`], commands the device does not implement are [`Error::Unsupported`], commands
 //!   that break the device's protocol (a zoned write not at the write pointer, too many open zones) are
-//!   [`Error::Protocol`]. A failed command changes no data.
+//!   [`Error::Protocol`]. A failed command changes no data and no counter.
 //! * Submission times need not be monotone across commands (several queues submit interleaved), but a
 //!   device may assume that time never runs backwards by more than it has already simulated per resource;
 //!   completions of commands contending for one resource (a die, a channel) are monotone in submission order.
@@ -58,7 +58,8 @@ pub enum Command<'a> {
         offset: u64,
         len: u64,
     },
-    /// Make everything written so far durable (write buffer drained, open pages programmed).
+    /// Make the writes completed before it was submitted durable (NVMe Flush: write buffer drained, open
+    /// pages programmed); writes still in flight are not covered.
     Flush,
     /// Zone management (zoned devices only; others answer [`Error::Unsupported`]).
     Zone(ZoneCommand<'a>),

@@ -226,11 +226,7 @@ pub fn build(
         DeviceKindName::Hybrid => {
             let params = spec.hybrid().params()?;
             let manager = spec.manager().build(&params, seed, q_table)?;
-            let _ = HybridSsd::new(params, manager, verify)?;
-            // WIP (branch `hybrid`): HybridSsd's Device implementation lands with the shared FTL parts.
-            return Err(Error::Unsupported(
-                "the hybrid device does not run behind the Device interface yet".into(),
-            ));
+            Box::new(HybridSsd::deferred(params, manager, verify))
         }
         DeviceKindName::Zoned => Box::new(ZonedSsd::new(&spec.zoned())?),
     };

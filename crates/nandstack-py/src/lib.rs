@@ -50,30 +50,11 @@ fn bench_py(py: Python<'_>, name: String, quick: bool) -> PyResult<String> {
         .map_err(errors::to_py_err)
 }
 
-/// The hybrid SLC/QLC simulation's default config, every key filled in, as JSON.
-#[pyfunction]
-fn hybrid_default_config_json() -> String {
-    nandstack_sim::hybrid_run::hybrid_default_config_json()
-}
-
-/// Check a hybrid-model JSON config without running it; returns the effective config JSON (defaults filled
-/// in). Raises `ConfigError` naming the bad key.
-#[pyfunction]
-fn validate_hybrid_config(config_json: &str) -> PyResult<String> {
-    nandstack_sim::hybrid_run::hybrid_validate_config_json(config_json).map_err(errors::to_py_err)
-}
-
 /// One pass over a block trace: counts, bytes, extent and time span, as JSON.
 #[pyfunction]
 fn trace_stats(py: Python<'_>, path: String, format: String) -> PyResult<String> {
     py.allow_threads(|| nandstack_sim::source::trace_stats_json(&path, &format))
         .map_err(errors::to_py_err)
-}
-
-/// Markdown reference of every hybrid-model config key.
-#[pyfunction]
-fn hybrid_config_reference_markdown() -> String {
-    nandstack_sim::hybrid_run::hybrid_config_reference_markdown()
 }
 
 /// The host memory/swap model's benchmark (GIL released); returns its report as JSON.
@@ -88,11 +69,7 @@ fn bench_host(py: Python<'_>, quick: bool) -> PyResult<String> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(run::run, m)?)?;
-    m.add_function(wrap_pyfunction!(run::run_hybrid, m)?)?;
-    m.add_function(wrap_pyfunction!(hybrid_default_config_json, m)?)?;
-    m.add_function(wrap_pyfunction!(validate_hybrid_config, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
-    m.add_function(wrap_pyfunction!(hybrid_config_reference_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(bench_host, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_toml, m)?)?;
     m.add_function(wrap_pyfunction!(config_reference_markdown, m)?)?;

@@ -73,18 +73,3 @@ fn with_progress(
     }
     result.map_err(to_py_err)
 }
-
-/// Run one hybrid SLC/QLC simulation from a JSON config; returns the report JSON.
-#[pyfunction]
-#[pyo3(signature = (config_json, seed=None, verify=false, progress=None))]
-pub fn run_hybrid(
-    py: Python<'_>,
-    config_json: String,
-    seed: Option<u64>,
-    verify: bool,
-    progress: Option<PyObject>,
-) -> PyResult<String> {
-    with_progress(py, progress, |tick| {
-        nandstack_sim::hybrid_run::run_hybrid_json(&config_json, seed, verify, tick)
-    })
-}

@@ -147,9 +147,9 @@ struct HybridBenchResult {
 /// Table 4 scale (about 86 GB of host writes per manager); quick: the quarter device at scale 0.05.
 fn hybrid_bench(quick: bool) -> Result<HybridBenchResult> {
     let (device, scale) = if quick {
-        (r#"{"page_bytes": 4096}"#, 0.05)
+        ("page_bytes = 4096", 0.05)
     } else {
-        ("{}", 1.0)
+        ("", 1.0)
     };
     let managers = vec!["rl", "ust"];
     let (mut requests, mut bytes, mut programs) = (0u64, 0u64, 0u64);
@@ -157,15 +157,15 @@ fn hybrid_bench(quick: bool) -> Result<HybridBenchResult> {
     let t0 = std::time::Instant::now();
     for kind in &managers {
         for name in ["pc", "tpcc"] {
-            let json = format!(
-                r#"{{"seed": 1, "device": {device}, "manager": {{"kind": "{kind}"}},
-                    "workload": {{"standin": {{"name": "{name}", "scale": {scale}}}}}}}"#
+            let toml = format!(
+                "seed = 1\n[workload]\nkind = \"standin\"\n[workload.standin]\nname = \"{name}\"\n\
+                 scale = {scale}\n[workload.io]\nqueue_depth = 1\n[device]\nkind = \"hybrid\"\n\
+                 [device.hybrid]\n{device}\n[device.manager]\nkind = \"{kind}\"\n"
             );
-            let cfg = crate::hybrid_run::HybridRunConfig::from_json(&json)?;
-            let r = crate::hybrid_run::run_hybrid(&cfg, false, &mut |_, _, _| true)?;
-            requests += r.host.host_write_requests;
-            bytes += r.host.host_write_bytes;
-            programs += r.flash.slc_page_programs + r.flash.qlc_page_programs;
+            let r = crate::run_toml(&toml, &crate::RunOptions::default())?;
+            requests += r.host_write_requests;
+            bytes += r.host_write_bytes;
+            programs += r.flash_program_pages;
         }
     }
     let wall = t0.elapsed().as_secs_f64();

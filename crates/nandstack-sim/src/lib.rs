@@ -10,7 +10,6 @@ pub mod build;
 pub mod config;
 pub mod drive;
 pub mod hostrun;
-pub mod hybrid_run;
 pub mod presets;
 pub mod progress;
 pub mod reference;

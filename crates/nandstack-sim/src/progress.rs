@@ -71,20 +71,24 @@ impl<'a> Ticker<'a> {
     pub fn tick(&mut self, done: u64) -> Result<()> {
         if done >= self.next {
             self.next = done + self.step;
-            return self.report(done.min(self.total));
+            return self.report(self.shown(done));
         }
         self.calls += 1;
         if self.calls >= CLOCK_EVERY {
             self.calls = 0;
             if self.last.elapsed() >= WALL_PERIOD {
-                let shown = if self.total > 0 {
-                    done.min(self.total)
-                } else {
-                    done
-                };
-                return self.report(shown);
+                return self.report(self.shown(done));
             }
         }
         Ok(())
+    }
+
+    /// Work done as shown: capped at the total when the total is known (0 = unknown).
+    fn shown(&self, done: u64) -> u64 {
+        if self.total > 0 {
+            done.min(self.total)
+        } else {
+            done
+        }
     }
 }

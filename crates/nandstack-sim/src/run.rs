@@ -56,9 +56,16 @@ pub fn run(
     let mut ticker = Ticker::new("precondition", 0, cb)?;
     let mut q_table = load_q_table(&cfg)?;
     let mut pretraining = Vec::new();
+    // Pre-training always learns, whatever `device.manager.rl.learn` says of the measured run.
+    let mut learning = cfg.device.clone();
+    if !cfg.pretrain.is_empty() {
+        let mut m = learning.manager();
+        m.rl.learn = true;
+        learning.manager = Some(m);
+    }
     for (i, w) in cfg.pretrain.iter().enumerate() {
         let seed = pretrain_seed(cfg.seed, i);
-        let mut dev = build_device(&cfg.device, seed, opts.verify, q_table.take())?;
+        let mut dev = build_device(&learning, seed, opts.verify, q_table.take())?;
         let gen = prepare(&cfg, dev.as_mut(), seed, opts.verify, &mut ticker)?;
         let (info, m) = measure(
             &cfg,
@@ -73,13 +80,18 @@ pub fn run(
         )?;
         let h = as_hybrid(dev.as_ref())?;
         q_table = h.manager().q_table().cloned();
+        let rl = h.manager().report().rl;
+        let d = dev.details();
         pretraining.push(serde_json::json!({
             "workload": info.name,
             "seed": seed,
             "requests": m.requests,
             "host_write_bytes": dev.stats().host_write_bytes,
+            "write_throughput_mib_per_s": d["write_throughput_mib_per_s"],
             "waf": dev.stats().waf(),
             "sim_seconds": m.sim_ns as f64 / 1e9,
+            "rl_steps": rl.as_ref().map_or(0, |r| r.steps),
+            "rl_states_visited": rl.as_ref().map_or(0, |r| r.states_visited),
         }));
     }
     let mut dev = build_device(&cfg.device, cfg.seed, opts.verify, q_table)?;
@@ -98,7 +110,7 @@ pub fn run(
     )?;
     let t2 = Instant::now();
     save_q_table(&cfg, dev.as_ref())?;
-    Ok(Report::build(RunFacts {
+    let mut report = Report::build(RunFacts {
         cfg: &cfg,
         dev: dev.as_ref(),
         measured: &measured,
@@ -108,7 +120,15 @@ pub fn run(
         verified: opts.verify,
         wall_pre: (t1 - t0).as_secs_f64(),
         wall: (t2 - t1).as_secs_f64(),
-    }))
+    });
+    if cfg.run.include_q_table {
+        if let (Ok(h), serde_json::Value::Object(d)) = (as_hybrid(dev.as_ref()), &mut report.device)
+        {
+            let t = serde_json::to_value(h.manager().q_table()).expect("Q-table serializes");
+            d.insert("q_table".into(), t);
+        }
+    }
+    Ok(report)
 }
 
 /// Fill and warm up, then leave the device idle with zeroed counters. Returns the warm-up's synthetic

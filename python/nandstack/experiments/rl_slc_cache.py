@@ -85,8 +85,8 @@ def _device(quick: bool) -> tuple[dict[str, Any], float]:
     quarter-capacity device at a quarter of Table 4 (utilisation and RL steps per run unchanged)."""
     scale = float(plan(quick)["scale"])
     if quick:
-        return {"device.page_bytes": 4096, "report.sample_every_bytes": 32 * MIB}, scale
-    return {"report.sample_every_bytes": 128 * MIB}, scale
+        return {"device.hybrid.page_bytes": 4096, "run.interval_written_bytes": 32 * MIB}, scale
+    return {"run.interval_written_bytes": 128 * MIB}, scale
 
 
 def seeds(quick: bool) -> tuple[int, ...]:
@@ -94,7 +94,7 @@ def seeds(quick: bool) -> tuple[int, ...]:
 
 
 def _standin(name: str, scale: float) -> dict[str, Any]:
-    return {"standin": {"name": name, "scale": scale}, "trace": None}
+    return {"kind": "standin", "standin": {"name": name, "scale": scale}, "io": {"queue_depth": 1}}
 
 
 @functools.cache
@@ -127,13 +127,13 @@ def tasks(quick: bool) -> list[Task]:
     for seed in seeds(quick):
         for name in p["standins"]:
             for manager in MANAGERS:
-                overrides = {**device, "manager.kind": manager, "workload": _standin(name, scale)}
+                overrides = {**device, "device.manager.kind": manager, "workload": _standin(name, scale)}
                 params = {"part": "standin", "workload": name, "manager": manager, "seed": seed}
                 out.append(make_hybrid_task(overrides, params))
         for name in p["unseen"]:
             overrides = {
                 **device,
-                "manager.kind": "rl",
+                "device.manager.kind": "rl",
                 "workload": _standin(name, scale),
                 "pretrain": [_standin(w, scale) for w in p["pretrain_on"]],
             }
@@ -145,20 +145,21 @@ def tasks(quick: bool) -> list[Task]:
                 for manager in MANAGERS:
                     overrides = {
                         **device,
-                        "manager.kind": manager,
+                        "device.manager.kind": manager,
                         "workload": _standin(name, scale),
                         "precondition.fill_fraction": 0.5,
                     }
                     params = {"part": "aged", "workload": name, "manager": manager, "seed": seed}
                     out.append(make_hybrid_task(overrides, params))
-    quarter = {"device.page_bytes": 4096, "report.sample_every_bytes": 32 * MIB}
+    quarter = {"device.hybrid.page_bytes": 4096, "run.interval_written_bytes": 32 * MIB}
     for path, fmt, _writes, written in traces():
         workload = {
-            "standin": None,
+            "kind": "trace",
             "trace": {"path": path, "format": fmt, "lba": "wrap", "repeat": _repeat(written, quick)},
+            "io": {"queue_depth": 1},
         }
         for manager in MANAGERS:
-            overrides = {**quarter, "manager.kind": manager, "workload": workload}
+            overrides = {**quarter, "device.manager.kind": manager, "workload": workload}
             name = path.rsplit("/", 1)[-1].split(".")[0]
             params = {"part": "trace", "workload": name, "manager": manager, "seed": 1}
             out.append(make_hybrid_task(overrides, params))
@@ -203,15 +204,16 @@ def _frame(task_list: Sequence[Task], results: Sequence[Result | None]) -> pl.Da
         if result is None:
             continue
         r = result.summary
+        d = r["device"]
         row = {**task.params}
-        row["throughput"] = float(r["write_throughput_mib_per_s"])
+        row["throughput"] = float(d["write_throughput_mib_per_s"])
         row["waf"] = float(r["waf"])
-        row["write_cost_s"] = r["write_cost_ns"] / 1e9
+        row["write_cost_s"] = d["write_cost_ns"] / 1e9
         for c in COSTS:
-            row[f"cost_{c}_s"] = r["cost_breakdown"][c]["ns"] / 1e9
-        row["slc_mean_blocks"] = float(r["slc"]["mean_blocks"])
-        row["max_wear"] = float(r["erases"]["max_wear_fraction"])
-        row["host_gib"] = r["host"]["host_write_bytes"] / GIB
+            row[f"cost_{c}_s"] = d["cost_breakdown"][c]["ns"] / 1e9
+        row["slc_mean_blocks"] = float(d["slc"]["mean_blocks"])
+        row["max_wear"] = float(d["erases"]["max_wear_fraction"])
+        row["host_gib"] = r["host_write_bytes"] / GIB
         rows.append(row)
     if not rows:
         return pl.DataFrame()
@@ -323,7 +325,7 @@ def _series_of(
     for task, result in zip(task_list, results):
         p = task.params
         if result is not None and p["part"] == part and p["workload"] == workload and p["seed"] == seed:
-            out[p["manager"]] = result.summary.get("series") or []
+            out[p["manager"]] = result.timeseries.to_dicts()
     return out
 
 

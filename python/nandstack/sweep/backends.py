@@ -33,19 +33,14 @@ Outcome = dict[str, Any]
 
 def execute_task(payload: dict[str, Any]) -> Outcome:
     """Run one task (`{"config": ..., "verify": ...}`) without recording it; engine errors are returned,
-    not raised, so one bad point does not stop a sweep. `KeyboardInterrupt` propagates. The config's
-    `model` key picks the model (`nandstack.models.model_of`: the block SSD, or `hybrid`)."""
+    not raised, so one bad point does not stop a sweep. `KeyboardInterrupt` propagates."""
     from .._api import run
     from .._core import NandstackError
-    from ..models import hybrid_result, model_of, run_hybrid
 
     config = payload["config"]
     verify = bool(payload.get("verify", False))
     try:
-        if model_of(config) == "hybrid":
-            result = hybrid_result(run_hybrid(config, verify=verify), config)
-        else:
-            result = run(config, verify=verify, record=False)
+        result = run(config, verify=verify, record=False)
     except NandstackError as e:
         return {"error": f"{type(e).__name__}: {e}"}
     return {"summary": result.summary, "config": result.config}

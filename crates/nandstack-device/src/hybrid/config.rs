@@ -175,7 +175,7 @@ fn us(v: Option<f64>, default: Nanos, key: &str) -> Result<Nanos> {
         None => Ok(default),
         Some(x) if x.is_finite() && x > 0.0 && x <= 1e7 => Ok(Nanos((x * 1000.0).round() as u64)),
         Some(x) => Err(Error::config(
-            format!("device.timing.{key}"),
+            format!("device.hybrid.timing.{key}"),
             format!("is {x}: must be in (0, 1e7] µs"),
         )),
     }
@@ -195,43 +195,43 @@ impl HybridDeviceConfig {
         let qlc_thr = self.qlc_free_threshold_blocks.unwrap_or(5);
         if page_bytes == 0 || !page_bytes.is_multiple_of(4096) || page_bytes > 65536 {
             return Err(Error::config(
-                "device.page_bytes",
+                "device.hybrid.page_bytes",
                 format!("is {page_bytes}: must be a multiple of 4096 in [4096, 65536]"),
             ));
         }
         if slc_ppb == 0 || slc_ppb > qlc_ppb {
             return Err(Error::config(
-                "device.slc_pages_per_block",
+                "device.hybrid.slc_pages_per_block",
                 format!("is {slc_ppb}: must be in [1, qlc_pages_per_block = {qlc_ppb}]"),
             ));
         }
         if qlc_ppb > 65536 {
             return Err(Error::config(
-                "device.qlc_pages_per_block",
+                "device.hybrid.qlc_pages_per_block",
                 format!("is {qlc_ppb}: must be at most 65536"),
             ));
         }
         if !(op.is_finite() && (0.0..=1.0).contains(&op)) {
             return Err(Error::config(
-                "device.over_provisioning",
+                "device.hybrid.over_provisioning",
                 format!("is {op}: must be in [0, 1]"),
             ));
         }
         if !buf.is_multiple_of(MAPPING_UNIT_BYTES) || buf > 256 * 1024 * 1024 {
             return Err(Error::config(
-                "device.write_buffer_bytes",
+                "device.hybrid.write_buffer_bytes",
                 format!("is {buf}: must be a multiple of 4096, at most 256 MiB"),
             ));
         }
         if slc_thr == 0 || slc_thr > 1000 {
             return Err(Error::config(
-                "device.slc_free_threshold_blocks",
+                "device.hybrid.slc_free_threshold_blocks",
                 format!("is {slc_thr}: must be in [1, 1000]"),
             ));
         }
         if !(2..=1000).contains(&qlc_thr) {
             return Err(Error::config(
-                "device.qlc_free_threshold_blocks",
+                "device.hybrid.qlc_free_threshold_blocks",
                 format!(
                     "is {qlc_thr}: must be in [2, 1000] (QLC GC starts when fewer blocks are free, and \
                      needs one erased block for the data it moves)"
@@ -243,7 +243,7 @@ impl HybridDeviceConfig {
         let physical = total_blocks as u64 * qlc_upb as u64;
         if total_blocks < 16 || physical >= (1u64 << 31) {
             return Err(Error::config(
-                "device.total_blocks",
+                "device.hybrid.total_blocks",
                 format!(
                     "is {total_blocks}: need at least 16 blocks and fewer than 2^31 4 KiB units in all \
                      (this geometry has {physical})"
@@ -283,7 +283,7 @@ impl HybridDeviceConfig {
             (logical_units as u64).div_ceil(qlc_upb as u64) + p.qlc_reserve_blocks() as u64 + 1;
         if need > total_blocks as u64 {
             return Err(Error::config(
-                "device.over_provisioning",
+                "device.hybrid.over_provisioning",
                 format!(
                     "is {op}: a full logical space needs {need} of the {total_blocks} blocks (data in QLC \
                      mode + QLC GC threshold {qlc_thr} + {QLC_OPEN_STREAMS} open blocks + 2 spare); raise \
@@ -338,7 +338,7 @@ mod tests {
             .params()
             .unwrap_err()
             .to_string()
-            .contains("device.over_provisioning"));
+            .contains("device.hybrid.over_provisioning"));
         let c = HybridDeviceConfig {
             page_bytes: Some(5000),
             ..Default::default()
@@ -347,7 +347,7 @@ mod tests {
             .params()
             .unwrap_err()
             .to_string()
-            .contains("device.page_bytes"));
+            .contains("device.hybrid.page_bytes"));
         let c = HybridDeviceConfig {
             timing: HybridTimingOverrides {
                 qlc_program_us: Some(-1.0),
@@ -359,6 +359,6 @@ mod tests {
             .params()
             .unwrap_err()
             .to_string()
-            .contains("device.timing.qlc_program_us"));
+            .contains("device.hybrid.timing.qlc_program_us"));
     }
 }

@@ -2,7 +2,7 @@
 //! SLC, larger ones to QLC; after every host write request the device shrinks the SLC region if the
 //! data no longer leaves room for it, then asks the manager for a decision and applies it.
 
-use nandstack_core::{Error, Result, MAPPING_UNIT_BYTES};
+use nandstack_core::{Error, Histogram, Result, MAPPING_UNIT_BYTES};
 use serde::Serialize;
 
 use super::config::HybridParams;
@@ -37,10 +37,21 @@ pub struct DeviceStats {
 
 /// The hybrid SSD.
 pub struct HybridSsd {
-    ftl: HybridFtl,
+    pub(crate) ftl: HybridFtl,
     manager: Box<dyn SlcManager>,
     theta: u64,
     stats: DeviceStats,
+    /// The manager's initial decision has been applied (deferred past preconditioning when the device
+    /// is built behind the `Device` interface, so that it sees the preconditioned device).
+    started: bool,
+    /// Behind `Device`: the time the chip finishes its last operation (ns).
+    pub(crate) chip_free: u64,
+    /// Write cost charged to each host write request, ns.
+    pub(crate) cost_hist: Histogram,
+    /// Σ SLC region size (blocks) × request bytes, over host writes (the byte-weighted mean size).
+    pub(crate) slc_byte_weighted: f64,
+    /// Smallest and largest SLC region size seen after a host write since the counters were reset.
+    pub(crate) slc_range: (u32, u32),
 }
 
 impl HybridSsd {
@@ -62,25 +73,47 @@ impl HybridSsd {
         verify: bool,
         fill: Option<(u64, u64)>,
     ) -> Result<HybridSsd> {
-        let ftl = HybridFtl::new(params, manager.layout(), verify);
-        let mut d = HybridSsd {
-            ftl,
-            manager,
-            theta: 0,
-            stats: DeviceStats::default(),
-        };
+        let mut d = Self::deferred(params, manager, verify);
         if let Some((offset, len)) = fill {
             let (first, count) = d.units(offset, len)?;
             d.ftl.write(first, count, Region::Qlc)?;
             d.ftl.flush()?;
             d.ftl.reset_counters();
         }
-        let obs = d.observation();
-        let dec = d.manager.initial(&obs);
-        d.apply(dec)?;
-        d.ftl.take_request_ns();
-        d.stats = DeviceStats::default();
+        d.start()?;
         Ok(d)
+    }
+
+    /// The device with the manager's initial decision deferred to the first host command (after
+    /// preconditioning through `Device::precondition`, which writes straight to QLC).
+    pub fn deferred(params: HybridParams, manager: Box<dyn SlcManager>, verify: bool) -> HybridSsd {
+        let ftl = HybridFtl::new(params, manager.layout(), verify);
+        HybridSsd {
+            ftl,
+            manager,
+            theta: 0,
+            stats: DeviceStats::default(),
+            started: false,
+            chip_free: 0,
+            cost_hist: Histogram::new(),
+            slc_byte_weighted: 0.0,
+            slc_range: (u32::MAX, 0),
+        }
+    }
+
+    /// Apply the manager's initial decision (once). Its flash work is not charged to any request, and
+    /// the resize counters start from zero after it.
+    pub(crate) fn start(&mut self) -> Result<()> {
+        if self.started {
+            return Ok(());
+        }
+        self.started = true;
+        let obs = self.observation();
+        let dec = self.manager.initial(&obs);
+        self.apply(dec)?;
+        self.ftl.take_request_ns();
+        self.stats = DeviceStats::default();
+        Ok(())
     }
 
     fn units(&self, offset: u64, len: u64) -> Result<(u64, u64)> {
@@ -100,6 +133,8 @@ impl HybridSsd {
     /// (buffer evictions, migrations, GC, the manager's resizes after it).
     pub fn write(&mut self, offset: u64, len: u64) -> Result<u64> {
         let (first, count) = self.units(offset, len)?;
+        self.start()?;
+        let slc_blocks = self.ftl.slc_target();
         let dest = if len <= self.theta {
             Region::Slc
         } else {
@@ -123,12 +158,18 @@ impl HybridSsd {
         if let Some(d) = self.manager.after_write(&obs) {
             self.apply(d)?;
         }
-        Ok(self.ftl.take_request_ns())
+        let ns = self.ftl.take_request_ns();
+        self.cost_hist.record(ns);
+        self.slc_byte_weighted += slc_blocks as f64 * len as f64;
+        let now = self.ftl.slc_target();
+        self.slc_range = (self.slc_range.0.min(now), self.slc_range.1.max(now));
+        Ok(ns)
     }
 
     /// A host read request; returns its flash read time in ns (not part of the write cost).
     pub fn read(&mut self, offset: u64, len: u64) -> Result<u64> {
         let (first, count) = self.units(offset, len)?;
+        self.start()?;
         let before = self.ftl.counters().read_ns;
         self.ftl.read(first, count)?;
         self.stats.host_read_requests += 1;
@@ -139,6 +180,7 @@ impl HybridSsd {
     /// TRIM the whole 4 KiB units inside the range (partial units at the edges keep their data).
     pub fn trim(&mut self, offset: u64, len: u64) -> Result<()> {
         self.units(offset, len)?;
+        self.start()?;
         let first = offset.div_ceil(MAPPING_UNIT_BYTES);
         let end = (offset + len) / MAPPING_UNIT_BYTES;
         if end > first {
@@ -151,6 +193,7 @@ impl HybridSsd {
 
     /// Write the buffer back and pad open pages (end of run). Returns the write cost it caused.
     pub fn flush(&mut self) -> Result<u64> {
+        self.start()?;
         self.ftl.flush()?;
         Ok(self.ftl.take_request_ns())
     }
@@ -215,6 +258,13 @@ impl HybridSsd {
     }
     pub fn stats(&self) -> &DeviceStats {
         &self.stats
+    }
+    /// Zero the host-side counters and the per-request figures (the FTL's are zeroed separately).
+    pub(crate) fn reset_host_counters(&mut self) {
+        self.stats = DeviceStats::default();
+        self.cost_hist = Histogram::new();
+        self.slc_byte_weighted = 0.0;
+        self.slc_range = (u32::MAX, 0);
     }
     /// Full invariant check plus, in verify mode, the version sweep.
     pub fn check(&self) -> Result<()> {

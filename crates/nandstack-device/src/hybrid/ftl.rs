@@ -216,6 +216,20 @@ impl HybridFtl {
     pub fn slc_blocks_per_logical_block(&self) -> impl Iterator<Item = u32> + '_ {
         self.lb_blocks.iter().map(|v| v.len() as u32)
     }
+    /// Turn on read-after-write versions from now on: every unit's current copy counts as version 0.
+    pub fn enable_verification(&mut self) {
+        if self.versions.is_some() {
+            return;
+        }
+        self.versions = Some(Versions {
+            lver: vec![0; self.l2p.len()],
+            pver: vec![0; self.p2l.len()],
+            reads_checked: 0,
+        });
+        for s in &mut self.buf.slots {
+            s.version = 0;
+        }
+    }
     /// Zero the costs and event counters (after preconditioning); the data and versions stay.
     pub fn reset_counters(&mut self) {
         self.costs = CostBreakdown::default();

@@ -13,6 +13,7 @@
 //!
 //! Model notes, open choices and results: `docs/hybrid.md`.
 
+mod as_device;
 mod blocks;
 pub mod config;
 pub mod cost;
@@ -20,6 +21,7 @@ mod device;
 mod ftl;
 pub mod managers;
 mod reclaim;
+pub mod report;
 mod verify;
 
 #[cfg(test)]
@@ -34,6 +36,7 @@ pub use ftl::{FtlCounters, HybridFtl, SlcLayout};
 pub use managers::{
     Decision, ManagerConfig, ManagerKind, ManagerReport, Observation, QTable, SlcManager,
 };
+pub use report::HybridDetails;
 
 /// Which region a host write is destined for.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]

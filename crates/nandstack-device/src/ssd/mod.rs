@@ -7,7 +7,7 @@ mod schedule;
 
 pub use config::{BackgroundGcConfig, ControllerConfig, FirmwareConfig};
 
-use nandstack_core::{Result, MAPPING_UNIT_BYTES};
+use nandstack_core::{Error, Result, MAPPING_UNIT_BYTES};
 use serde::Serialize;
 
 use crate::cache::{Eviction, WriteBuffer};
@@ -129,8 +129,20 @@ impl BlockSsd {
         }
     }
 
+    /// A command beyond the logical space fails before it changes anything (counters included).
+    fn check_range(&self, what: &str, offset: u64, len: u64) -> Result<()> {
+        let cap = self.logical_bytes();
+        match offset.checked_add(len) {
+            Some(end) if end <= cap => Ok(()),
+            _ => Err(Error::OutOfRange(format!(
+                "{what} of {len} bytes at byte {offset} is beyond the logical capacity of {cap} bytes"
+            ))),
+        }
+    }
+
     /// Host write of `len` bytes at `offset`, arriving at `now` (ns). Returns the completion time.
     pub fn write(&mut self, offset: u64, len: u64, now: u64) -> Result<u64> {
+        self.check_range("write", offset, len)?;
         self.idle_work(now)?;
         self.counters.write_requests += 1;
         self.counters.write_bytes += len;
@@ -278,6 +290,7 @@ impl BlockSsd {
 
     /// Host read. Buffered units come from DRAM; contiguous runs of the rest from flash.
     pub fn read(&mut self, offset: u64, len: u64, now: u64) -> Result<u64> {
+        self.check_range("read", offset, len)?;
         self.idle_work(now)?;
         self.counters.read_requests += 1;
         self.counters.read_bytes += len;
@@ -325,6 +338,7 @@ impl BlockSsd {
     /// Host TRIM: drops covered units from the buffer, unmaps them in the FTL; costs the per-command
     /// overhead, a lookup per entry, and translation reads on mapping-cache misses.
     pub fn trim(&mut self, offset: u64, len: u64, now: u64) -> Result<u64> {
+        self.check_range("trim", offset, len)?;
         self.idle_work(now)?;
         self.counters.trim_requests += 1;
         self.counters.trim_bytes += len;

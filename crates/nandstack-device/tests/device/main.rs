@@ -2,6 +2,7 @@
 //! reference FTL and the differential tests against it, and closed-form checks.
 
 mod closed_form;
+mod conformance;
 mod differential;
 mod properties;
 mod reference;

@@ -372,6 +372,10 @@ impl SimConfig {
                 ));
             }
         }
+        if kind == DeviceKindName::Hybrid {
+            self.device.hybrid().params()?;
+            self.device.manager().validate()?;
+        }
         if !self.pretrain.is_empty() {
             let rl = kind == DeviceKindName::Hybrid
                 && self.device.manager().kind == nandstack_device::hybrid::ManagerKind::Rl;

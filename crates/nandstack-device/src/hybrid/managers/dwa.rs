@@ -49,11 +49,11 @@ impl DwaConfig {
     pub fn validate(&self) -> Result<()> {
         if !(1..=2).contains(&self.setting) {
             return Err(Error::config(
-                "manager.dwa.setting",
+                "device.manager.dwa.setting",
                 format!("is {}: must be 1 or 2", self.setting),
             ));
         }
-        check_theta("manager.dwa.theta_bytes", self.theta_bytes)
+        check_theta("device.manager.dwa.theta_bytes", self.theta_bytes)
     }
 }
 

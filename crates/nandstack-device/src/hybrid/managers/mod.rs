@@ -87,7 +87,7 @@ pub struct ManagerReport {
 }
 
 /// An SLC-cache manager (see the module docs for the contract).
-pub trait SlcManager {
+pub trait SlcManager: Send {
     fn name(&self) -> &'static str;
     /// How the SLC region is organised.
     fn layout(&self) -> SlcLayout {
@@ -180,7 +180,7 @@ impl ManagerConfig {
         self.validate()?;
         if q_table.is_some() && self.kind != ManagerKind::Rl {
             return Err(Error::config(
-                "manager.rl.load_q_table",
+                "device.manager.rl.load_q_table",
                 "a Q-table is only used by the rl manager",
             ));
         }

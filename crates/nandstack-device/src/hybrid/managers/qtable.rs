@@ -224,8 +224,11 @@ mod tests {
         assert_eq!(t.q.len(), 11_664);
         t.validate(&[9, 4, 9, 2, 2], 9, "k").unwrap();
         let e = t
-            .validate(&[9, 4, 9, 2, 3], 9, "manager.rl.load_q_table")
+            .validate(&[9, 4, 9, 2, 3], 9, "device.manager.rl.load_q_table")
             .unwrap_err();
-        assert!(e.to_string().contains("manager.rl.load_q_table"), "{e}");
+        assert!(
+            e.to_string().contains("device.manager.rl.load_q_table"),
+            "{e}"
+        );
     }
 }

@@ -200,42 +200,45 @@ fn in_range(key: &str, v: f64, lo: f64, hi: f64, hi_open: bool) -> Result<()> {
 
 impl RlConfig {
     pub fn validate(&self) -> Result<()> {
-        in_range("manager.rl.alpha", self.alpha, 0.0, 1.0, false)?;
+        in_range("device.manager.rl.alpha", self.alpha, 0.0, 1.0, false)?;
         if self.alpha == 0.0 {
-            return Err(Error::config("manager.rl.alpha", "is 0: must be in (0, 1]"));
+            return Err(Error::config(
+                "device.manager.rl.alpha",
+                "is 0: must be in (0, 1]",
+            ));
         }
-        in_range("manager.rl.gamma", self.gamma, 0.0, 1.0, true)?;
-        in_range("manager.rl.epsilon", self.epsilon, 0.0, 1.0, false)?;
+        in_range("device.manager.rl.gamma", self.gamma, 0.0, 1.0, true)?;
+        in_range("device.manager.rl.epsilon", self.epsilon, 0.0, 1.0, false)?;
         in_range(
-            "manager.rl.demand_high_fraction",
+            "device.manager.rl.demand_high_fraction",
             self.demand_high_fraction,
             0.0,
             1.0,
             false,
         )?;
         in_range(
-            "manager.rl.update_high_fraction",
+            "device.manager.rl.update_high_fraction",
             self.update_high_fraction,
             0.0,
             1.0,
             false,
         )?;
         in_range(
-            "manager.rl.cost_average_weight",
+            "device.manager.rl.cost_average_weight",
             self.cost_average_weight,
             0.0,
             1.0,
             false,
         )?;
         in_range(
-            "manager.rl.reward_positive",
+            "device.manager.rl.reward_positive",
             self.reward_positive,
             -1e6,
             1e6,
             false,
         )?;
         in_range(
-            "manager.rl.reward_negative",
+            "device.manager.rl.reward_negative",
             self.reward_negative,
             -1e6,
             1e6,
@@ -243,7 +246,7 @@ impl RlConfig {
         )?;
         if !(1..=1_000_000).contains(&self.step_slc_blocks) {
             return Err(Error::config(
-                "manager.rl.step_slc_blocks",
+                "device.manager.rl.step_slc_blocks",
                 format!("is {}: must be in [1, 1000000]", self.step_slc_blocks),
             ));
         }
@@ -254,29 +257,29 @@ impl RlConfig {
             && l.iter().all(|x| x.is_finite() && (0.0..=1.0).contains(x));
         if !ok {
             return Err(Error::config(
-                "manager.rl.size_levels",
+                "device.manager.rl.size_levels",
                 format!("is {l:?}: must be nine increasing fractions in [0, 1] starting at 0"),
             ));
         }
         if self.initial_size_level >= 9 {
             return Err(Error::config(
-                "manager.rl.initial_size_level",
+                "device.manager.rl.initial_size_level",
                 "must be in [0, 8]",
             ));
         }
         let t = &self.theta_levels_bytes;
         if t.len() < 2 || t.len() > 64 || !t.windows(2).all(|w| w[0] < w[1]) {
             return Err(Error::config(
-                "manager.rl.theta_levels_bytes",
+                "device.manager.rl.theta_levels_bytes",
                 format!("is {t:?}: must be 2 to 64 increasing byte counts"),
             ));
         }
         for &x in t {
-            check_theta("manager.rl.theta_levels_bytes", x)?;
+            check_theta("device.manager.rl.theta_levels_bytes", x)?;
         }
         if self.initial_theta_level >= t.len() {
             return Err(Error::config(
-                "manager.rl.initial_theta_level",
+                "device.manager.rl.initial_theta_level",
                 format!(
                     "is {}: must index theta_levels_bytes (< {})",
                     self.initial_theta_level,
@@ -290,7 +293,7 @@ impl RlConfig {
             || !u.iter().all(|x| *x > 0.0 && *x < 1.0)
         {
             return Err(Error::config(
-                "manager.rl.utilization_edges",
+                "device.manager.rl.utilization_edges",
                 format!("is {u:?}: must be three increasing values in (0, 1)"),
             ));
         }
@@ -349,7 +352,7 @@ impl RlManager {
         let loaded = table.is_some();
         let table = match table {
             Some(t) => {
-                t.validate(&STATE_BINS, ACTIONS, "manager.rl.load_q_table")?;
+                t.validate(&STATE_BINS, ACTIONS, "device.manager.rl.load_q_table")?;
                 t
             }
             None => QTable::new(&STATE_BINS, ACTIONS),

@@ -40,11 +40,11 @@ impl StaticConfig {
         let f = self.slc_fraction;
         if !(f.is_finite() && (0.0..=1.0).contains(&f)) {
             return Err(Error::config(
-                "manager.static.slc_fraction",
+                "device.manager.static.slc_fraction",
                 format!("is {f}: must be in [0, 1]"),
             ));
         }
-        check_theta("manager.static.theta_bytes", self.theta_bytes)
+        check_theta("device.manager.static.theta_bytes", self.theta_bytes)
     }
 }
 

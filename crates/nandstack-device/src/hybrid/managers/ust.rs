@@ -47,7 +47,7 @@ impl UstConfig {
     pub fn validate(&self) -> Result<()> {
         if !(1..=1024).contains(&self.max_slc_per_logical_block) {
             return Err(Error::config(
-                "manager.ust.max_slc_per_logical_block",
+                "device.manager.ust.max_slc_per_logical_block",
                 format!(
                     "is {}: must be in [1, 1024]",
                     self.max_slc_per_logical_block
@@ -56,7 +56,7 @@ impl UstConfig {
         }
         if self.headroom_blocks > 100_000 {
             return Err(Error::config(
-                "manager.ust.headroom_blocks",
+                "device.manager.ust.headroom_blocks",
                 format!("is {}: must be at most 100000", self.headroom_blocks),
             ));
         }
