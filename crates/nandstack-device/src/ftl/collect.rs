@@ -201,7 +201,7 @@ impl Ftl {
             let new = self.append(stream, plane, op_cause);
             self.commit(new, lpn);
             if let Some(ver) = self.versions.as_mut() {
-                ver.physical[new as usize] = ver.physical[old as usize];
+                ver.moved(old, new);
             }
         }
         let n = moves.len() as u64;

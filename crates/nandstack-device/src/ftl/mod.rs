@@ -16,6 +16,7 @@ pub mod gc;
 pub mod ops;
 pub mod placement;
 mod verify;
+pub mod versions;
 mod write;
 
 pub use config::{
@@ -44,15 +45,6 @@ pub struct GcEvent {
     pub sealed_seq: u64,
 }
 
-/// Read-after-write version tracking (verification mode only).
-struct Versions {
-    next: u64,
-    /// Latest version the host wrote to each logical unit; 0 = never written or trimmed.
-    expected: Vec<u64>,
-    /// Version held by each physical unit.
-    physical: Vec<u64>,
-}
-
 pub struct Ftl {
     geo: Geometry,
     cfg: FtlConfig,
@@ -79,7 +71,7 @@ pub struct Ftl {
     clock: u64,
     seal_seq: u64,
     rng: Rng,
-    versions: Option<Versions>,
+    versions: Option<versions::VersionTable>,
     erase_baseline: Vec<u32>,
     erases_since_wl_check: Vec<u32>,
     in_wear_leveling: bool,
@@ -174,19 +166,13 @@ impl Ftl {
 
     /// Turn on read-after-write version checking (costs 16 bytes per unit).
     pub fn enable_verification(&mut self) {
-        let expected = self
-            .l2p
-            .iter()
-            .map(|&p| if p == NONE { 0 } else { 1 })
-            .collect();
-        let physical = (0..self.p2l.len() as u32)
-            .map(|pua| u64::from(self.is_valid_unit(pua)))
-            .collect();
-        self.versions = Some(Versions {
-            next: 2,
-            expected,
-            physical,
-        });
+        let t = versions::VersionTable::new(
+            self.l2p.len(),
+            self.p2l.len(),
+            |l| self.l2p[l] != NONE,
+            |p| self.is_valid_unit(p as u32),
+        );
+        self.versions = Some(t);
     }
 
     pub fn geometry(&self) -> &Geometry {

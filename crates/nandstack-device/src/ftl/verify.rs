@@ -147,8 +147,13 @@ impl Ftl {
 
     /// Verification mode: check every logical unit's current copy against the version last written.
     pub fn verify_all_versions(&self) -> Result<()> {
+        let Some(v) = self.versions.as_ref() else {
+            return Ok(());
+        };
         for lpn in 0..self.logical_units {
-            self.check_version(lpn, self.l2p[lpn as usize])?;
+            let pua = self.l2p[lpn as usize];
+            let got = if pua == NONE { 0 } else { v.held(pua) };
+            v.compare(lpn, got, || format!("physical unit {pua}"))?;
         }
         Ok(())
     }

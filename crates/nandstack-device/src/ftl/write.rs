@@ -34,9 +34,8 @@ impl Ftl {
         self.counters.host_write_units += 1;
         self.counters.program_units_host += 1;
         if let Some(v) = self.versions.as_mut() {
-            v.expected[lpn as usize] = v.next;
-            v.physical[pua as usize] = v.next;
-            v.next += 1;
+            let version = v.write(lpn);
+            v.store(pua, version);
         }
         Ok(())
     }
@@ -49,7 +48,7 @@ impl Ftl {
             self.placement.on_trim(lpn);
         }
         if let Some(v) = self.versions.as_mut() {
-            v.expected[lpn as usize] = 0;
+            v.trim(lpn);
         }
     }
 
@@ -238,23 +237,17 @@ impl Ftl {
 
     /// Verification mode: the copy at `pua` must carry the version the host last wrote to `lpn`.
     #[inline]
-    pub(super) fn check_version(&self, lpn: u32, pua: u32) -> Result<()> {
-        let Some(v) = self.versions.as_ref() else {
+    pub(super) fn check_version(&mut self, lpn: u32, pua: u32) -> Result<()> {
+        let Some(v) = self.versions.as_mut() else {
             return Ok(());
         };
-        let want = v.expected[lpn as usize];
-        let got = if pua == NONE {
-            0
-        } else {
-            v.physical[pua as usize]
-        };
-        if want != got {
-            return Err(Error::Invariant(format!(
-                "read-after-write check failed for logical unit {lpn}: expected version {want}, the mapped copy \
-                 (physical unit {}) holds version {got}",
-                if pua == NONE { "none".to_string() } else { pua.to_string() }
-            )));
-        }
-        Ok(())
+        let got = if pua == NONE { 0 } else { v.held(pua) };
+        v.check(lpn, got, || {
+            if pua == NONE {
+                "the unmapped unit".to_string()
+            } else {
+                format!("the mapped copy (physical unit {pua})")
+            }
+        })
     }
 }

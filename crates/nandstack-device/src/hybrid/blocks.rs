@@ -97,7 +97,7 @@ pub struct BufSlot {
     pub lpn: u32,
     /// Where the unit goes when evicted (decided by its latest host write).
     pub dest: Region,
-    pub version: u32,
+    pub version: u64,
 }
 
 /// The DRAM write buffer: a FIFO ring of units; overwrites of a buffered unit update it in place.

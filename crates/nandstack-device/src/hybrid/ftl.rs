@@ -11,6 +11,8 @@
 //! it is padded; a GC/migration victim costs one read per page holding valid data and one erase.
 
 use nandstack_core::{Error, Result};
+
+use crate::ftl::versions::VersionTable;
 use serde::Serialize;
 
 use super::blocks::{BlockMode, BlockState, Blocks, BufSlot, WriteBuffer, NONE};
@@ -90,14 +92,6 @@ pub struct FtlCounters {
     pub read_ns: u64,
 }
 
-/// Read-after-write versions (verify mode).
-#[derive(Clone, Debug)]
-pub(crate) struct Versions {
-    pub lver: Vec<u32>,
-    pub pver: Vec<u32>,
-    pub reads_checked: u64,
-}
-
 /// The hybrid FTL.
 pub struct HybridFtl {
     pub(crate) p: HybridParams,
@@ -119,7 +113,8 @@ pub struct HybridFtl {
     pub(crate) valid_units: u64,
     pub(crate) costs: CostBreakdown,
     pub(crate) counters: FtlCounters,
-    pub(crate) versions: Option<Versions>,
+    /// Read-after-write versions (verify mode; shared with the block FTL).
+    pub(crate) versions: Option<VersionTable>,
     /// Write cost charged since the last `take_request_ns`.
     pub(crate) request_ns: u64,
     /// Host units written (the logical clock of UST's LRU).
@@ -158,11 +153,7 @@ impl HybridFtl {
             valid_units: 0,
             costs: CostBreakdown::default(),
             counters: FtlCounters::default(),
-            versions: verify.then(|| Versions {
-                lver: vec![0; logical],
-                pver: vec![0; physical],
-                reads_checked: 0,
-            }),
+            versions: verify.then(|| VersionTable::new(logical, physical, |_| false, |_| false)),
             request_ns: 0,
             clock: 0,
             p,
@@ -210,24 +201,26 @@ impl HybridFtl {
     }
     /// Reads checked against their version (verify mode).
     pub fn reads_checked(&self) -> u64 {
-        self.versions.as_ref().map_or(0, |v| v.reads_checked)
+        self.versions.as_ref().map_or(0, |v| v.reads_checked())
     }
     /// UST: SLC blocks owned by each logical block.
     pub fn slc_blocks_per_logical_block(&self) -> impl Iterator<Item = u32> + '_ {
         self.lb_blocks.iter().map(|v| v.len() as u32)
     }
-    /// Turn on read-after-write versions from now on: every unit's current copy counts as version 0.
+    /// Turn on read-after-write versions from now on: every unit holding data counts as version 1.
     pub fn enable_verification(&mut self) {
         if self.versions.is_some() {
             return;
         }
-        self.versions = Some(Versions {
-            lver: vec![0; self.l2p.len()],
-            pver: vec![0; self.p2l.len()],
-            reads_checked: 0,
-        });
+        let (l2p, p2l) = (&self.l2p, &self.p2l);
+        self.versions = Some(VersionTable::new(
+            l2p.len(),
+            p2l.len(),
+            |l| l2p[l] != NONE,
+            |p| p2l[p] != NONE,
+        ));
         for s in &mut self.buf.slots {
-            s.version = 0;
+            s.version = 1;
         }
     }
     /// Zero the costs and event counters (after preconditioning); the data and versions stay.
@@ -416,13 +409,13 @@ impl HybridFtl {
 
     // ---- mapping ----
 
-    pub(crate) fn map(&mut self, lpn: u32, addr: u32, version: u32) {
+    pub(crate) fn map(&mut self, lpn: u32, addr: u32, version: u64) {
         self.l2p[lpn as usize] = addr;
         self.p2l[addr as usize] = lpn;
         let b = self.block_of(addr) as usize;
         self.blocks.valid[b] += 1;
         if let Some(v) = &mut self.versions {
-            v.pver[addr as usize] = version;
+            v.store(addr, version);
         }
     }
 
@@ -432,12 +425,12 @@ impl HybridFtl {
         self.blocks.valid[b] -= 1;
     }
 
-    pub(crate) fn phys_version(&self, addr: u32) -> u32 {
-        self.versions.as_ref().map_or(0, |v| v.pver[addr as usize])
+    pub(crate) fn phys_version(&self, addr: u32) -> u64 {
+        self.versions.as_ref().map_or(0, |v| v.held(addr))
     }
 
     /// Put a unit leaving the host side (buffer or direct) on flash.
-    fn place(&mut self, lpn: u32, dest: Region, version: u32) -> Result<()> {
+    fn place(&mut self, lpn: u32, dest: Region, version: u64) -> Result<()> {
         let addr = match (dest, self.layout) {
             (Region::Slc, _) if self.slc_target == 0 => self.append_stream(Stream::HostQlc)?,
             (Region::Slc, SlcLayout::Shared) => self.append_stream(Stream::HostSlc)?,
@@ -472,13 +465,7 @@ impl HybridFtl {
         if ust {
             self.lb_last_write[(lpn / self.p.qlc_units_per_block) as usize] = self.clock;
         }
-        let version = match &mut self.versions {
-            Some(v) => {
-                v.lver[lpn as usize] += 1;
-                v.lver[lpn as usize]
-            }
-            None => 0,
-        };
+        let version = self.versions.as_mut().map_or(0, |v| v.write(lpn));
         let cur = self.l2p[lpn as usize];
         if cur != NONE && cur & BUF_FLAG != 0 {
             let e = &mut self.buf.slots[(cur & !BUF_FLAG) as usize];
@@ -528,6 +515,9 @@ impl HybridFtl {
             self.counters.host_read_units += 1;
             let cur = self.l2p[lpn as usize];
             if cur == NONE {
+                if let Some(v) = &mut self.versions {
+                    v.check(lpn as u32, 0, || "the unmapped unit".into())?;
+                }
                 continue;
             }
             let got = if cur & BUF_FLAG != 0 {
@@ -550,13 +540,13 @@ impl HybridFtl {
                 self.phys_version(cur)
             };
             if let Some(v) = &mut self.versions {
-                v.reads_checked += 1;
-                if got != v.lver[lpn as usize] {
-                    return Err(Error::Invariant(format!(
-                        "hybrid: read of unit {lpn} returned version {got}, last written {}",
-                        v.lver[lpn as usize]
-                    )));
-                }
+                v.check(lpn as u32, got, || {
+                    if cur & BUF_FLAG != 0 {
+                        format!("write-buffer slot {}", cur & !BUF_FLAG)
+                    } else {
+                        format!("physical unit {cur}")
+                    }
+                })?;
             }
         }
         Ok(())
@@ -569,6 +559,9 @@ impl HybridFtl {
             let cur = self.l2p[lpn as usize];
             if cur == NONE {
                 continue;
+            }
+            if let Some(v) = &mut self.versions {
+                v.trim(lpn as u32);
             }
             if cur & BUF_FLAG != 0 {
                 self.buf.slots[(cur & !BUF_FLAG) as usize].lpn = NONE;

@@ -192,20 +192,14 @@ impl HybridFtl {
             return Ok(());
         };
         for (lpn, &a) in self.l2p.iter().enumerate() {
-            if a == NONE {
-                continue;
-            }
-            let got = if a & BUF_FLAG != 0 {
+            let got = if a == NONE {
+                0
+            } else if a & BUF_FLAG != 0 {
                 self.buf.slots[(a & !BUF_FLAG) as usize].version
             } else {
-                v.pver[a as usize]
+                v.held(a)
             };
-            if got != v.lver[lpn] {
-                return Err(bad(format!(
-                    "logical unit {lpn} holds version {got}, last written {}",
-                    v.lver[lpn]
-                )));
-            }
+            v.compare(lpn as u32, got, || format!("its copy ({a:#x})"))?;
         }
         Ok(())
     }
