@@ -44,6 +44,8 @@ pub struct CacheStats {
     pub write_buffer_absorbed_pages: u64,
     pub write_buffer_evicted_pages: u64,
     pub write_buffer_flushed_pages: u64,
+    /// DISS CL-SDI: swap-range pages read from the buffer and dropped there (never flushed).
+    pub write_buffer_swap_dropped_pages: u64,
     pub mapping_cache_hits: u64,
     pub mapping_cache_misses: u64,
     pub mapping_cache_dirty_evictions: u64,
@@ -98,6 +100,9 @@ pub struct BlockKeys {
     pub sealed_blocks: SealedBlocks,
     pub partial_page_writes: u64,
     pub trimmed_pages: u64,
+    /// DISS CL-SDI: flash copies of swap-range 4 KiB pages invalidated by the read that swapped them in
+    /// (buffered ones dropped: `caches.write_buffer_swap_dropped_pages`).
+    pub swap_invalidated_pages: u64,
     pub unmapped_read_pages: u64,
     /// Erases per block over the device's life (preconditioning included).
     pub erase_count_lifetime: Summary,
@@ -282,6 +287,7 @@ fn block_keys(b: &BlockSsd, sim_ns: u64, timing_planes: bool) -> BlockKeys {
         sealed_blocks: SealedBlocks::from_counters(c),
         partial_page_writes: c.partial_unit_writes + h.buffer_partial_merges,
         trimmed_pages: c.trimmed_units,
+        swap_invalidated_pages: c.swap_invalidated_units,
         unmapped_read_pages: c.unmapped_read_units,
         erase_count_lifetime: ftl.lifetime_erase_summary(),
         blocks_past_endurance: ftl.blocks_past_endurance(),
@@ -293,6 +299,7 @@ fn block_keys(b: &BlockSsd, sim_ns: u64, timing_planes: bool) -> BlockKeys {
             write_buffer_absorbed_pages: h.buffer_absorbed_units,
             write_buffer_evicted_pages: h.buffer_evicted_units,
             write_buffer_flushed_pages: h.buffer_flushed_units,
+            write_buffer_swap_dropped_pages: h.buffer_swap_dropped_units,
             mapping_cache_hits: mc.map_or(0, |m| m.hits),
             mapping_cache_misses: mc.map_or(0, |m| m.misses),
             mapping_cache_dirty_evictions: mc.map_or(0, |m| m.dirty_evictions),

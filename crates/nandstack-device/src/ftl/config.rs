@@ -202,6 +202,10 @@ pub enum PlacementConfig {
     SupGc,
     /// Multiple-Bloom-filter hot/cold identification ("BF-Optimized"): hot writes to stream 0, cold to 1.
     Mbf(crate::ftl::placement::MbfConfig),
+    /// DISS swap/file data separation (SDS): data in the swap range the host registered goes to stream 1,
+    /// everything else to stream 0 — host writes and migrations alike, so no block mixes the two. Before a
+    /// range is registered everything is file data.
+    SwapFile,
 }
 fn d_placement() -> PlacementConfig {
     PlacementConfig::Single
@@ -265,6 +269,22 @@ pub struct FtlConfig {
     /// DFTL-style mapping cache (off by default).
     #[serde(default)]
     pub mapping_cache: crate::cache::MappingCacheConfig,
+    /// What the FTL does with data in the swap range the host registered (DISS).
+    #[serde(default)]
+    pub swap: SwapDataConfig,
+}
+
+/// `[device.ftl.swap]`: DISS's device-side handling of swap data. The host registers the swap partition's
+/// range with the cross-layer `register_swap_range` command (`host.swap.register_range`); until then, and
+/// with everything off (the default), swap data is data like any other.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SwapDataConfig {
+    /// CL-SDI: a read of swap-range units invalidates them in the same mapping-table access as the read
+    /// (a swapped-in page's slot is dead once read: the host holds the page and, with CDH, rewrites it if
+    /// evicted again). Buffered copies are dropped (never flushed). Default false.
+    #[serde(default)]
+    pub invalidate_on_read: bool,
 }
 fn d_op() -> f64 {
     0.07
@@ -290,6 +310,7 @@ impl Default for FtlConfig {
             gc: GcConfig::default(),
             wear_leveling: WearLevelingConfig::default(),
             mapping_cache: Default::default(),
+            swap: SwapDataConfig::default(),
         }
     }
 }

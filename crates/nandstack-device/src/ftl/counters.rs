@@ -23,6 +23,8 @@ pub struct Counters {
     pub host_read_pages: u64,
     /// Units a TRIM unmapped (units that were already unmapped are not counted).
     pub trimmed_units: u64,
+    /// DISS CL-SDI: swap-range units invalidated by the read that swapped them in.
+    pub swap_invalidated_units: u64,
     /// Flash page programs (a page is programmed when its last unit is filled or when it is padded).
     pub flash_program_pages: u64,
     pub program_units_host: u64,

@@ -72,6 +72,8 @@ pub struct Ftl {
     seal_seq: u64,
     rng: Rng,
     versions: Option<versions::VersionTable>,
+    /// The swap partition the host registered, in logical units `[first, end)` (DISS).
+    swap_range: Option<(u32, u32)>,
     erase_baseline: Vec<u32>,
     erases_since_wl_check: Vec<u32>,
     in_wear_leveling: bool,
@@ -143,6 +145,7 @@ impl Ftl {
             seal_seq: 0,
             rng: Rng::derive(seed, 0x6763),
             versions: None,
+            swap_range: None,
             erase_baseline: vec![0; total_blocks as usize],
             erases_since_wl_check: vec![0; planes as usize],
             in_wear_leveling: false,
@@ -453,14 +456,23 @@ impl Ftl {
         self.counters.host_read_requests += 1;
         self.counters.host_read_bytes += len;
         let mut last_page = u64::MAX;
+        let invalidate = match self.swap_range {
+            Some(r) if self.cfg.swap.invalidate_on_read => Some(r),
+            _ => None,
+        };
         for lpn in first..=last {
             self.counters.host_read_units += 1;
-            self.map_access(lpn, false);
+            // CL-SDI: a swap read updates the entry in the same mapping-table access (no extra load).
+            let swap = invalidate.is_some_and(|(a, b)| (a..b).contains(&lpn));
+            self.map_access(lpn, swap);
             let pua = self.l2p[lpn as usize];
             self.check_version(lpn, pua)?;
             if pua == NONE {
                 self.counters.unmapped_read_units += 1;
                 continue;
+            }
+            if swap {
+                self.invalidate_swapped_in(lpn);
             }
             let page = pua as u64 / self.upp as u64;
             if page != last_page {
@@ -474,6 +486,40 @@ impl Ftl {
             }
         }
         Ok(())
+    }
+
+    /// DISS SDR: the host's swap partition is the byte range `offset .. offset + len` (whole units
+    /// inside it). The placement policy learns it (SDS); reads in it invalidate (CL-SDI) when configured.
+    pub fn register_swap_range(&mut self, offset: u64, len: u64) -> Result<()> {
+        self.unit_range("register_swap_range", offset, len)?;
+        let first = offset.div_ceil(MAPPING_UNIT_BYTES) as u32;
+        let end = ((offset + len) / MAPPING_UNIT_BYTES) as u32;
+        self.swap_range = Some((first, end));
+        self.placement.on_swap_range(first, end);
+        Ok(())
+    }
+
+    /// Whether a read of `lpn` invalidates it (CL-SDI on and `lpn` in the registered swap range).
+    #[inline]
+    pub fn invalidates_on_read(&self, lpn: u32) -> bool {
+        self.cfg.swap.invalidate_on_read
+            && self.swap_range.is_some_and(|(a, b)| (a..b).contains(&lpn))
+    }
+
+    /// CL-SDI for a unit the controller served from its write buffer (and drops, never to be flushed):
+    /// the older flash copy, if any, is invalidated with one mapping-table update.
+    pub fn drop_swapped_in(&mut self, lpn: u32) {
+        self.map_access(lpn, true);
+        if self.l2p[lpn as usize] != NONE {
+            self.invalidate_swapped_in(lpn);
+        } else if let Some(v) = self.versions.as_mut() {
+            v.trim(lpn);
+        }
+    }
+
+    /// The registered swap range in logical units, `[first, end)`.
+    pub fn swap_range(&self) -> Option<(u32, u32)> {
+        self.swap_range
     }
 
     /// Host write of `len` bytes at byte `offset`. Partial units are read-modify-written.

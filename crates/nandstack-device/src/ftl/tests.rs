@@ -421,3 +421,114 @@ fn device_fills_then_reports_full_instead_of_panicking_when_op_too_small_for_thr
     f.check_invariants().unwrap();
     f.verify_all_versions().unwrap();
 }
+
+// ---- DISS: swap-range registration, CL-SDI, SDS ----
+
+/// One plane of 64 blocks × 8 pages, OP 0.5; `invalidate` turns CL-SDI on, `sds` the swap/file placement.
+fn diss_ftl(invalidate: bool, sds: bool) -> Ftl {
+    let geo = Geometry {
+        channels: 1,
+        chips_per_channel: 1,
+        dies_per_chip: 1,
+        planes_per_die: 1,
+        blocks_per_plane: 64,
+        pages_per_block: 8,
+        page_size_bytes: 4096,
+        cell_mode: CellMode::Tlc,
+    };
+    let mut cfg = FtlConfig {
+        over_provisioning: 0.5,
+        ..FtlConfig::default()
+    };
+    cfg.swap.invalidate_on_read = invalidate;
+    if sds {
+        cfg.placement = PlacementConfig::SwapFile;
+    }
+    let mut f = Ftl::new(geo, cfg, 3).unwrap();
+    f.enable_verification();
+    f
+}
+
+#[test]
+fn cl_sdi_invalidates_exactly_the_swap_units_read() {
+    let mut f = diss_ftl(true, false);
+    let n = f.logical_units() as u64;
+    let (swap_first, swap_end) = (n / 2, n);
+    for l in 0..n {
+        f.write(l * U, U).unwrap();
+    }
+    // Before registration every read is a plain read.
+    f.read(swap_first * U, 4 * U).unwrap();
+    assert_eq!(f.counters().swap_invalidated_units, 0);
+    f.register_swap_range(swap_first * U, (swap_end - swap_first) * U)
+        .unwrap();
+    // File reads never invalidate.
+    f.read(0, swap_first * U).unwrap();
+    assert_eq!(f.counters().swap_invalidated_units, 0);
+    // A read spanning the boundary invalidates exactly its swap units.
+    f.read((swap_first - 2) * U, 5 * U).unwrap();
+    assert_eq!(f.counters().swap_invalidated_units, 3);
+    for l in swap_first..swap_first + 3 {
+        assert_eq!(
+            f.l2p[l as usize], NONE,
+            "unit {l} still mapped after its swap-in"
+        );
+    }
+    assert!(f.l2p[(swap_first - 1) as usize] != NONE && f.l2p[(swap_first + 3) as usize] != NONE);
+    // The invalidated units read as no data afterwards (verified), without a flash read, and are not
+    // invalidated twice.
+    let pages = f.counters().host_read_pages;
+    f.read(swap_first * U, 3 * U).unwrap();
+    assert_eq!(f.counters().host_read_pages, pages);
+    assert_eq!(f.counters().swap_invalidated_units, 3);
+    // They cost GC nothing: a TRIM would have done the same, without its command.
+    assert_eq!(f.counters().trimmed_units, 0);
+    f.check_invariants().unwrap();
+    f.verify_all_versions().unwrap();
+    // Without CL-SDI the range changes nothing.
+    let mut g = diss_ftl(false, false);
+    g.write(0, 8 * U).unwrap();
+    g.register_swap_range(0, 8 * U).unwrap();
+    g.read(0, 8 * U).unwrap();
+    assert_eq!(g.counters().swap_invalidated_units, 0);
+}
+
+#[test]
+fn sds_never_mixes_swap_and_file_data_in_a_block() {
+    let mut f = diss_ftl(true, true);
+    let n = f.logical_units() as u64;
+    let swap_first = n / 3;
+    f.register_swap_range(swap_first * U, (n - swap_first) * U)
+        .unwrap();
+    let mut rng = nandstack_core::Rng::new(11);
+    // Random writes over both kinds, swap-ins of swap data: enough for GC to run many times.
+    for i in 0..20 * n {
+        let l = rng.below(n);
+        if i % 5 == 4 && l >= swap_first {
+            f.read(l * U, U).unwrap();
+        } else {
+            f.write(l * U, U).unwrap();
+        }
+    }
+    assert!(f.counters().gc_victim_blocks > 10, "GC ran");
+    assert!(f.counters().swap_invalidated_units > 0);
+    // Every block's valid data is of one kind (swap or file).
+    let upb = f.upb as usize;
+    for b in 0..f.blocks.len() as usize {
+        let mut kinds = [false; 2];
+        for off in 0..upb {
+            let pua = (b * upb + off) as u32;
+            if f.is_valid_unit(pua) {
+                kinds[usize::from(f.p2l[pua as usize] as u64 >= swap_first)] = true;
+            }
+        }
+        assert!(
+            !(kinds[0] && kinds[1]),
+            "block {b} mixes swap and file data"
+        );
+    }
+    assert_eq!(f.counters().units_by_stream.len(), 2);
+    assert!(f.counters().units_by_stream.iter().all(|&u| u > 0));
+    f.check_invariants().unwrap();
+    f.verify_all_versions().unwrap();
+}

@@ -52,6 +52,16 @@ impl Ftl {
         }
     }
 
+    /// CL-SDI: the unit a swap read just returned is dead on the device (the host holds the page).
+    pub(super) fn invalidate_swapped_in(&mut self, lpn: u32) {
+        self.invalidate(lpn);
+        self.counters.swap_invalidated_units += 1;
+        self.placement.on_trim(lpn);
+        if let Some(v) = self.versions.as_mut() {
+            v.trim(lpn);
+        }
+    }
+
     /// Plane of a host write.
     #[inline]
     fn host_plane(&mut self, lpn: u32) -> u32 {

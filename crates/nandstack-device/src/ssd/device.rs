@@ -3,7 +3,9 @@
 use nandstack_core::{Nanos, Result, MAPPING_UNIT_BYTES};
 
 use super::BlockSsd;
-use crate::device::{unsupported, Command, Completion, Device, DeviceKind, DeviceStats};
+use crate::device::{
+    unsupported, Command, Completion, Device, DeviceKind, DeviceStats, ExtCommand,
+};
 
 impl Device for BlockSsd {
     fn kind(&self) -> DeviceKind {
@@ -24,6 +26,9 @@ impl Device for BlockSsd {
             Command::Write { offset, len, .. } => self.write(offset, len, at.0)?,
             Command::Trim { offset, len } => self.trim(offset, len, at.0)?,
             Command::Flush => self.flush(at.0)?,
+            Command::Ext(ExtCommand::RegisterSwapRange { offset, len }) => {
+                self.register_swap_range(offset, len, at.0)?
+            }
             other => return Err(unsupported(DeviceKind::Block, &other)),
         };
         Ok(Completion::at(Nanos(done.max(at.0))))

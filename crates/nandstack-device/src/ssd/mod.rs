@@ -26,6 +26,10 @@ pub struct HostCounters {
     pub trim_bytes: u64,
     /// Units read from the write buffer instead of flash.
     pub buffer_read_hit_units: u64,
+    /// DISS CL-SDI: swap-range units read from the write buffer and dropped (never flushed).
+    pub buffer_swap_dropped_units: u64,
+    /// DISS SDR: swap-range registrations received.
+    pub swap_range_registrations: u64,
     /// Unit writes that overwrote a unit still in the buffer (no flash write for the older data).
     pub buffer_absorbed_units: u64,
     /// Units evicted from the buffer to flash to make room.
@@ -316,6 +320,12 @@ impl BlockSsd {
                 if u <= last && hit {
                     self.counters.buffer_read_hit_units += 1;
                     done = done.max(now + dram);
+                    if self.ftl.invalidates_on_read(u as u32) {
+                        // CL-SDI: the swapped-in unit is marked clean: dropped, never flushed.
+                        self.buffer.as_mut().expect("buffered").lru.remove(u as u32);
+                        self.counters.buffer_swap_dropped_units += 1;
+                        self.ftl.drop_swapped_in(u as u32);
+                    }
                 }
                 if u > last || hit {
                     if let Some(s) = run.take() {
@@ -357,6 +367,16 @@ impl BlockSsd {
         let done = self.schedule(ready, true).max(ready) + if self.timed() { overhead } else { 0 };
         self.busy_until = self.busy_until.max(done);
         Ok(done)
+    }
+
+    /// DISS SDR: the host registers its swap partition (a vendor admin command: the controller's
+    /// per-command overhead, no flash work). The FTL separates and invalidates swap data as configured.
+    pub fn register_swap_range(&mut self, offset: u64, len: u64, now: u64) -> Result<u64> {
+        self.check_range("register_swap_range", offset, len)?;
+        self.ftl.register_swap_range(offset, len)?;
+        self.counters.swap_range_registrations += 1;
+        let ready = self.cpu(now, 0, 0);
+        Ok(ready.max(now))
     }
 
     /// Write back the whole buffer and pad open pages (FLUSH command; end of run). Returns completion.

@@ -266,3 +266,40 @@ fn a_larger_mapping_unit_widens_small_writes() {
         .to_string();
     assert!(e.contains("device.controller.mapping_unit_bytes"), "{e}");
 }
+
+/// DISS CL-SDI with a DRAM write buffer: a swap read of a buffered unit drops it (marked clean, never
+/// flushed) and invalidates its older flash copy; file data in the buffer is flushed as usual.
+#[test]
+fn cl_sdi_drops_buffered_swap_units_and_they_are_never_flushed() {
+    let ctl = ControllerConfig {
+        write_buffer: WriteBufferConfig {
+            bytes: 16 * U,
+            dram_access_ns: 1000,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let mut cfg = FtlConfig {
+        over_provisioning: 1.0,
+        ..FtlConfig::default()
+    };
+    cfg.swap.invalidate_on_read = true;
+    let mut s = ssd_with(geo(1, 16), cfg, ctl);
+    // Units 0..4 on flash (written, then flushed out of the buffer); the swap range is 2..8.
+    s.write(0, 4 * U, 0).unwrap();
+    s.flush(0).unwrap();
+    s.register_swap_range(2 * U, 6 * U, 0).unwrap();
+    // New versions of 2..6 (swap) and of 0, 1 (file) wait in the buffer.
+    s.write(0, 6 * U, 0).unwrap();
+    let programs = s.ftl.counters().program_units_host;
+    // Swap-in of 2..6 from the buffer: dropped, and the flash copies of 2, 3 invalidated.
+    s.read(2 * U, 4 * U, 0).unwrap();
+    assert_eq!(s.counters().buffer_swap_dropped_units, 4);
+    assert_eq!(s.ftl.counters().swap_invalidated_units, 2);
+    // The flush writes only the file units 0, 1.
+    s.flush(0).unwrap();
+    assert_eq!(s.ftl.counters().program_units_host - programs, 2);
+    assert_eq!(s.counters().buffer_flushed_units, 4 + 2);
+    s.ftl.check_invariants().unwrap();
+    s.ftl.verify_all_versions().unwrap();
+}

@@ -11,10 +11,12 @@
 mod host_gc;
 pub mod mbf;
 mod single;
+mod swap_file;
 
 pub use host_gc::HostGc;
 pub use mbf::{Mbf, MbfConfig};
 pub use single::Single;
+pub use swap_file::SwapFile;
 
 use super::config::PlacementConfig;
 
@@ -43,6 +45,8 @@ pub trait PlacementPolicy: Send {
     fn streams(&self) -> u32;
     fn stream_for(&mut self, ctx: &WriteCtx) -> u8;
     fn on_trim(&mut self, _lpn: u32) {}
+    /// The host registered its swap partition: logical units `[first, end)` (DISS). Default: ignored.
+    fn on_swap_range(&mut self, _first: u32, _end: u32) {}
     /// Controller CPU time the policy has spent so far, in ns (firmware cost model; 0 for policies that
     /// cost nothing beyond the baseline). Monotonic.
     fn firmware_ns(&self) -> u64 {
@@ -55,6 +59,7 @@ pub fn build(cfg: &PlacementConfig) -> Box<dyn PlacementPolicy> {
         PlacementConfig::Single => Box::new(Single),
         PlacementConfig::HostGc | PlacementConfig::SupGc => Box::new(HostGc),
         PlacementConfig::Mbf(m) => Box::new(Mbf::new(m.clone())),
+        PlacementConfig::SwapFile => Box::new(SwapFile::default()),
     }
 }
 
@@ -70,6 +75,7 @@ mod tests {
             PlacementConfig::HostGc,
             PlacementConfig::SupGc,
             PlacementConfig::Mbf(MbfConfig::default()),
+            PlacementConfig::SwapFile,
         ] {
             let mut p = build(&cfg);
             assert!(p.streams() >= 1);
