@@ -236,6 +236,36 @@ pub fn build(
     Ok(dev)
 }
 
+/// A device for block requests (a synthetic workload, a trace, a stand-in): `build`, except that a zoned
+/// device is wrapped in the host-side block layer (`[device.zoned.block_layer]`), which gives it a
+/// random-write block interface.
+pub fn build_for_block_requests(
+    spec: &DeviceSpec,
+    seed: u64,
+    verify: bool,
+    q_table: Option<QTable>,
+) -> Result<Box<dyn Device>> {
+    let dev = build(spec, seed, verify, q_table)?;
+    if spec.kind != DeviceKindName::Zoned {
+        return Ok(dev);
+    }
+    let z = spec.zoned();
+    let mut layer = crate::zoned::ZonedBlockLayer::new(dev, &z.resolve()?, &z.block_layer, seed)?;
+    if verify {
+        layer.enable_verification();
+    }
+    Ok(Box::new(layer))
+}
+
+/// The logical capacity block requests see (the block layer's for a zoned device).
+pub fn block_logical_bytes(spec: &DeviceSpec) -> Result<u64> {
+    if spec.kind == DeviceKindName::Zoned {
+        let z = spec.zoned();
+        return crate::zoned::ZonedBlockLayer::logical_bytes(&z.resolve()?, &z.block_layer);
+    }
+    logical_bytes(spec)
+}
+
 /// The logical capacity a device config gives, without building the device.
 pub fn logical_bytes(spec: &DeviceSpec) -> Result<u64> {
     Ok(match spec.kind {

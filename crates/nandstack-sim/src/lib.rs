@@ -72,7 +72,11 @@ pub use bench::bench_json;
 pub fn validate_config_json(config_json: &str) -> Result<String> {
     let cfg = SimConfig::from_json(config_json)?;
     cfg.validate()?;
-    let capacity = nandstack_device::spec::logical_bytes(&cfg.device)?;
+    let capacity = if cfg.workload.kind == config::WorkloadKind::Host {
+        nandstack_device::spec::logical_bytes(&cfg.device)?
+    } else {
+        nandstack_device::spec::block_logical_bytes(&cfg.device)?
+    };
     cfg.workload.validate("workload", capacity)?;
     for (i, w) in cfg.pretrain.iter().enumerate() {
         w.validate(&format!("pretrain[{i}]"), capacity)?;

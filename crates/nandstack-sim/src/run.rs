@@ -13,7 +13,9 @@ use nandstack_device::{Command, Device};
 use nandstack_workload::perm::Permutation;
 use nandstack_workload::{BlockGenerator, BlockRequest, Op};
 
-use nandstack_device::spec::{build as build_device, logical_bytes};
+use nandstack_device::spec::{
+    block_logical_bytes, build_for_block_requests as build_device, logical_bytes,
+};
 
 use crate::build::as_hybrid;
 use crate::config::{DeviceKindName, FillOrder, SimConfig, WorkloadKind, WorkloadSpec};
@@ -44,7 +46,11 @@ pub fn run(
         cfg.seed = s;
     }
     cfg.validate()?;
-    let capacity = logical_bytes(&cfg.device)?;
+    let capacity = if cfg.workload.kind == WorkloadKind::Host {
+        logical_bytes(&cfg.device)?
+    } else {
+        block_logical_bytes(&cfg.device)?
+    };
     cfg.workload.validate("workload", capacity)?;
     for (i, w) in cfg.pretrain.iter().enumerate() {
         w.validate(&format!("pretrain[{i}]"), capacity)?;

@@ -91,6 +91,56 @@ pub struct ZonedConfig {
     /// zone boundary is a protocol error ("zone boundary crossed").
     #[serde(default)]
     pub cross_zone_reads: bool,
+    /// The host-side block interface used when block requests (a synthetic workload, a trace) drive the
+    /// zoned device (docs/model-zoned.md). Host programs use a zone-aware swap backend instead.
+    #[serde(default)]
+    pub block_layer: BlockLayerConfig,
+}
+
+/// `[device.zoned.block_layer]`: a dm-zoned-like translation layer in the host that gives block
+/// workloads a random-write block device on top of the zones: 4 KiB mapping, one open zone for host
+/// writes and one for its own GC, greedy (or any block-FTL victim policy) zone reclamation with reads,
+/// rewrites at the write pointer and a zone reset; a zone left with no valid data is reset at once.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BlockLayerConfig {
+    /// Spare space as a fraction of the logical capacity: logical = floor(zones × capacity ÷ (1 + op)).
+    /// Default 0.1.
+    #[serde(default = "d_bl_op")]
+    pub over_provisioning: f64,
+    /// GC starts when fewer zones than this are free. Default 2.
+    #[serde(default = "d_bl_low")]
+    pub gc_low_free_zones: u32,
+    /// GC runs until this many zones are free. Default 3.
+    #[serde(default = "d_bl_high")]
+    pub gc_high_free_zones: u32,
+    /// Victim zone choice (the block FTL's victim policies). Default `{ policy = "greedy" }`.
+    #[serde(default = "d_bl_victim")]
+    pub victim: crate::ftl::config::VictimConfig,
+}
+fn d_bl_op() -> f64 {
+    0.1
+}
+fn d_bl_low() -> u32 {
+    2
+}
+fn d_bl_high() -> u32 {
+    3
+}
+fn d_bl_victim() -> crate::ftl::config::VictimConfig {
+    crate::ftl::config::VictimConfig::Greedy {
+        tie_break: Default::default(),
+    }
+}
+impl Default for BlockLayerConfig {
+    fn default() -> Self {
+        BlockLayerConfig {
+            over_provisioning: d_bl_op(),
+            gc_low_free_zones: d_bl_low(),
+            gc_high_free_zones: d_bl_high(),
+            victim: d_bl_victim(),
+        }
+    }
 }
 
 fn d_preset() -> String {
@@ -121,6 +171,7 @@ impl Default for ZonedConfig {
             finish_padding: d_finish(),
             flush: d_flush(),
             cross_zone_reads: false,
+            block_layer: BlockLayerConfig::default(),
         }
     }
 }
@@ -180,7 +231,7 @@ impl ZonedConfig {
             };
             let g = dc.geometry().map_err(|e| match e {
                 Error::Config { msg, .. } => Error::config(
-                    "device.preset",
+                    "device.zoned.preset",
                     msg.replace("allowed: ", "allowed: zn540-small, "),
                 ),
                 other => other,
@@ -196,7 +247,7 @@ impl ZonedConfig {
             Some(s) => {
                 if s < zone_capacity_bytes || !s.is_multiple_of(MAPPING_UNIT_BYTES) {
                     return Err(Error::config(
-                        "device.zone_size_bytes",
+                        "device.zoned.zone_size_bytes",
                         format!("is {s}: must be a multiple of 4096 and at least the zone capacity ({zone_capacity_bytes})"),
                     ));
                 }
@@ -205,7 +256,7 @@ impl ZonedConfig {
         };
         if zone_size_bytes > MAX_ZONE_SIZE_BYTES {
             return Err(Error::config(
-                "device.zone_size_bytes",
+                "device.zoned.zone_size_bytes",
                 format!("is {zone_size_bytes}: at most {MAX_ZONE_SIZE_BYTES} (1 TiB) is supported"),
             ));
         }
@@ -213,13 +264,13 @@ impl ZonedConfig {
         let zones = self.zones.unwrap_or(fit);
         if zones == 0 || zones > fit {
             return Err(Error::config(
-                "device.zones",
+                "device.zoned.zones",
                 format!("is {zones}: must be 1 to {fit} (total blocks ÷ blocks_per_zone)"),
             ));
         }
         if zones as u128 * zone_size_bytes as u128 > MAX_LBA_SPACE_BYTES as u128 {
             return Err(Error::config(
-                "device.zone_size_bytes",
+                "device.zoned.zone_size_bytes",
                 format!("is {zone_size_bytes}: {zones} zones of it exceed the 2^62-byte LBA space supported"),
             ));
         }
@@ -229,7 +280,7 @@ impl ZonedConfig {
         if let (Some(o), Some(a)) = (max_open_zones, max_active_zones) {
             if o > a {
                 return Err(Error::config(
-                    "device.max_open_zones",
+                    "device.zoned.max_open_zones",
                     format!("is {o}: an open zone is active, so it may not exceed max_active_zones ({a})"),
                 ));
             }
@@ -256,7 +307,7 @@ impl ZonedConfig {
             Some(c) => {
                 if c == 0 || !c.is_multiple_of(block_bytes) {
                     return Err(Error::config(
-                        "device.zone_capacity_bytes",
+                        "device.zoned.zone_capacity_bytes",
                         format!("is {c}: must be a positive multiple of the erase-block size ({block_bytes} bytes)"),
                     ));
                 }
@@ -266,7 +317,7 @@ impl ZonedConfig {
         let b = match (self.blocks_per_zone, from_capacity) {
             (Some(b), Some(c)) if b as u64 != c => {
                 return Err(Error::config(
-                    "device.zone_capacity_bytes",
+                    "device.zoned.zone_capacity_bytes",
                     format!(
                     "is {c} blocks' worth but blocks_per_zone is {b}: give one, or both agreeing"
                 ),
@@ -278,9 +329,9 @@ impl ZonedConfig {
         };
         if b == 0 || b > total as u64 {
             let key = if self.blocks_per_zone.is_some() {
-                "device.blocks_per_zone"
+                "device.zoned.blocks_per_zone"
             } else {
-                "device.zone_capacity_bytes"
+                "device.zoned.zone_capacity_bytes"
             };
             return Err(Error::config(
                 key,

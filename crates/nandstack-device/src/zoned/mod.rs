@@ -67,6 +67,7 @@
 //! [`Device::enable_verification`] every written unit gets a version, held logically (per zone) and
 //! physically (per flash unit, set when its page is programmed); reads compare the two.
 
+pub mod block_layer;
 mod config;
 mod flash;
 mod io;
@@ -75,7 +76,10 @@ mod state;
 mod stats;
 mod verify;
 
-pub use config::{zn540_small_geometry, FinishPadding, FlushMode, ZonedConfig, ZonedParams};
+pub use block_layer::ZonedBlockLayer;
+pub use config::{
+    zn540_small_geometry, BlockLayerConfig, FinishPadding, FlushMode, ZonedConfig, ZonedParams,
+};
 pub use layout::PageAddr;
 pub use state::StateCounters;
 pub use stats::Counters;
@@ -326,6 +330,13 @@ impl Device for ZonedSsd {
     fn verify_all(&self) -> Result<()> {
         self.invariants()?;
         self.verify_versions()
+    }
+    /// Untimed: the state changes as `cmd` would make them, with the timelines left idle.
+    fn precondition(&mut self, cmd: Command<'_>) -> Result<()> {
+        let timelines = self.timelines.take();
+        let r = self.dispatch(0, cmd);
+        self.timelines = timelines;
+        r.map(|_| ())
     }
 }
 

@@ -9,12 +9,13 @@
 //!   `Protocol` — and a failed command changes no counter;
 //! * commands contending for one resource complete in submission order.
 //!
-//! Block devices: untimed, timed, timed with a DRAM write buffer. Hybrid: every SLC-cache manager. Zoned:
-//! the zone protocol, with the metadata words written returned by reads.
+//! Block devices: untimed, timed, timed with a DRAM write buffer. A zoned device behind the host-side
+//! block layer. Hybrid: every SLC-cache manager. Zoned: the zone protocol, with the metadata words
+//! written returned by reads.
 
 use nandstack_core::{Error, Nanos, MAPPING_UNIT_BYTES};
 use nandstack_device::device::ZoneState;
-use nandstack_device::spec::{build, DeviceSpec};
+use nandstack_device::spec::{build, build_for_block_requests, DeviceSpec};
 use nandstack_device::{Command, Device, ExtCommand, ZoneCommand};
 use serde_json::{json, Value};
 
@@ -51,6 +52,14 @@ fn block_like() -> Vec<(String, Box<dyn Device>)> {
             ),
         ),
     ];
+    // A zoned device behind the host-side block layer (block requests on zones).
+    let mut z: DeviceSpec = serde_json::from_value(json!({"kind": "zoned",
+        "zoned": {"block_layer": {"over_provisioning": 0.5}}}))
+    .unwrap();
+    z.normalize().unwrap();
+    let mut layer = build_for_block_requests(&z, 7, false, None).unwrap();
+    layer.enable_verification();
+    out.push(("zoned block layer".into(), layer));
     for m in ["qlc_only", "static", "dwa", "ust", "rl"] {
         out.push((
             format!("hybrid {m}"),

@@ -332,13 +332,6 @@ impl SimConfig {
                 "the workload never writes, so a write-volume warm-up cannot end; set it to 0",
             ));
         }
-        if kind == DeviceKindName::Zoned && w.kind.is_block() {
-            return Err(Error::config(
-                "workload.kind",
-                "a zoned device accepts only sequential writes within zones: run host programs on it (a \
-                 zone-aware swap backend) — block workloads need a zone-aware writer, not available yet",
-            ));
-        }
         match (w.kind, &self.host) {
             (WorkloadKind::Host, Some(h)) => {
                 h.validate()?;

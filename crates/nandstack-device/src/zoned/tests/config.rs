@@ -64,42 +64,42 @@ fn impossible_values_name_their_key() {
                 preset: "nope".into(),
                 ..small_cfg(0, 0)
             },
-            "device.preset",
+            "device.zoned.preset",
         ),
         (
             ZonedConfig {
                 blocks_per_zone: Some(0),
                 ..small_cfg(0, 0)
             },
-            "device.blocks_per_zone",
+            "device.zoned.blocks_per_zone",
         ),
         (
             ZonedConfig {
                 blocks_per_zone: Some(9),
                 ..small_cfg(0, 0)
             },
-            "device.blocks_per_zone",
+            "device.zoned.blocks_per_zone",
         ),
         (
             ZonedConfig {
                 zone_capacity_bytes: Some(4096),
                 ..small_cfg(0, 0)
             },
-            "device.zone_capacity_bytes",
+            "device.zoned.zone_capacity_bytes",
         ),
         (
             ZonedConfig {
                 zone_capacity_bytes: Some(0),
                 ..small_cfg(0, 0)
             },
-            "device.zone_capacity_bytes",
+            "device.zoned.zone_capacity_bytes",
         ),
         (
             ZonedConfig {
                 zone_capacity_bytes: Some(9 * 32768),
                 ..small_cfg(0, 0)
             },
-            "device.zone_capacity_bytes",
+            "device.zoned.zone_capacity_bytes",
         ),
         (
             ZonedConfig {
@@ -107,28 +107,28 @@ fn impossible_values_name_their_key() {
                 zone_capacity_bytes: Some(32768),
                 ..small_cfg(0, 0)
             },
-            "device.zone_capacity_bytes",
+            "device.zoned.zone_capacity_bytes",
         ),
         (
             ZonedConfig {
                 zone_size_bytes: Some(32768),
                 ..small_cfg(0, 0)
             },
-            "device.zone_size_bytes",
+            "device.zoned.zone_size_bytes",
         ),
         (
             ZonedConfig {
                 zone_size_bytes: Some(65536 + 100),
                 ..small_cfg(0, 0)
             },
-            "device.zone_size_bytes",
+            "device.zoned.zone_size_bytes",
         ),
         (
             ZonedConfig {
                 zone_size_bytes: Some(1 << 41),
                 ..small_cfg(0, 0)
             },
-            "device.zone_size_bytes",
+            "device.zoned.zone_size_bytes",
         ),
         (
             // 8 Mi one-page blocks, one per zone, zones of 1 TiB: 2^63 bytes.
@@ -154,16 +154,16 @@ fn impossible_values_name_their_key() {
                 zones: Some(0),
                 ..small_cfg(0, 0)
             },
-            "device.zones",
+            "device.zoned.zones",
         ),
         (
             ZonedConfig {
                 zones: Some(5),
                 ..small_cfg(0, 0)
             },
-            "device.zones",
+            "device.zoned.zones",
         ),
-        (small_cfg(3, 2), "device.max_open_zones"),
+        (small_cfg(3, 2), "device.zoned.max_open_zones"),
         (
             ZonedConfig {
                 timing: crate::nand::TimingConfig {
