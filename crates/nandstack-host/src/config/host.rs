@@ -216,6 +216,20 @@ pub struct SwapConfig {
     /// it. Default 512.
     #[serde(default = "d_maxreq")]
     pub max_request_kib: u32,
+    /// Where swapped-out pages are stored (the swap device and its I/O path). Default
+    /// `{ kind = "block" }`.
+    #[serde(default)]
+    pub backend: SwapBackendConfig,
+}
+
+/// `[host.swap.backend]`: the swap backend (`crates/nandstack-host/src/swap/backend/`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", tag = "kind", deny_unknown_fields)]
+pub enum SwapBackendConfig {
+    /// Linux swap on a partition of the block device (`[host.swap] offset_mib`, `size_mib`): slot `s` is
+    /// the 4 KiB at offset + s × 4096; consecutive slots of one submission merge into one request.
+    #[default]
+    Block,
 }
 fn d_alloc() -> SwapAllocatorKind {
     SwapAllocatorKind::Cluster
@@ -244,6 +258,7 @@ impl Default for SwapConfig {
             full_ratio: d_full(),
             slot_cache: 0,
             max_request_kib: d_maxreq(),
+            backend: SwapBackendConfig::default(),
         }
     }
 }

@@ -11,7 +11,7 @@ mod workload;
 pub use host::{
     CgroupConfig, CostConfig, DiscardConfig, DiscardMode, HostConfig, PageCacheConfig,
     ReadaheadConfig, ReadaheadPolicyKind, ReclaimConfig, ReclaimPolicyKind, SwapAllocatorKind,
-    SwapConfig,
+    SwapBackendConfig, SwapConfig,
 };
 pub use nandstack_device::config::GeometryOverrides;
 pub use nandstack_device::spec::DeviceSpec;

@@ -10,10 +10,12 @@ use super::{Host, HostStats, Params};
 use crate::block::BlockLayer;
 use crate::config::{
     mib, DiscardMode, HostSimConfig, ReadaheadPolicyKind, ReclaimPolicyKind, SwapAllocatorKind,
+    SwapBackendConfig,
 };
 use crate::pagecache::PageCache;
 use crate::reclaim::{ClockReclaim, FifoReclaim, LinuxReclaim, ReclaimPolicy};
 use crate::swap::alloc::{ClusterAllocator, NextFitAllocator, SlotAllocator};
+use crate::swap::backend::{BlockSwap, SwapBackend};
 use crate::swap::discard::{ClusterDiscard, DiscardPolicy, FineDiscard, NoDiscard};
 use crate::swap::readahead::{ClusterReadahead, NoReadahead, Readahead, VmaReadahead};
 use crate::swap::{SwapArea, SwapGeometry};
@@ -131,7 +133,10 @@ impl Host {
             cpus,
             slot_cache: h.swap.slot_cache,
         };
-        let swap = SwapArea::new(geometry, &make, discard);
+        let backend: Box<dyn SwapBackend> = match h.swap.backend {
+            SwapBackendConfig::Block => Box::new(BlockSwap::new(swap_off)),
+        };
+        let swap = SwapArea::new(geometry, &make, discard, backend);
         let ra: Box<dyn Readahead> = match h.readahead.policy {
             ReadaheadPolicyKind::Vma => Box::new(VmaReadahead::new(h.readahead.page_cluster)),
             ReadaheadPolicyKind::Cluster => {
@@ -235,11 +240,13 @@ impl Host {
                 ),
             ));
         }
-        let io = BlockLayer::new(
+        let mut io = BlockLayer::new(
             dev,
             h.swap.max_request_kib / 4,
             cfg.run.block_trace.as_ref(),
         )?;
+        let mut swap = swap;
+        swap.backend.swapon(&mut io, swap.nslots)?;
         let p = Params {
             ns_per_ref: h.costs.ns_per_reference,
             minor_ns: h.costs.minor_fault_ns,
@@ -267,6 +274,7 @@ impl Host {
             io_buf: Vec::new(),
             frame_buf: Vec::new(),
             done_buf: Vec::new(),
+            swap_pages: Vec::new(),
             verify,
         })
     }

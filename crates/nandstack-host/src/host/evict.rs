@@ -7,6 +7,7 @@ use nandstack_core::Result;
 
 use super::{Ctx, Host};
 use crate::block::{IoKind, Region};
+use crate::swap::backend::SwapPage;
 use crate::swap::map_count;
 use crate::vm::page::*;
 use crate::vm::workingset;
@@ -188,56 +189,78 @@ impl Host {
         Ok(())
     }
 
-    /// Submit a plug: runs of consecutive pages merge into requests up to the maximum size; swap writes
-    /// pass the writer cgroup's throttle. Frames complete when their request does.
+    /// Submit a plug: swap pages go to the swap backend (which merges consecutive slots on a block
+    /// device), file pages to the file partition in runs of consecutive pages up to the maximum request
+    /// size; swap writes pass the writer cgroup's throttle. Frames complete when their request does.
     pub fn submit_plug(&mut self, ctx: &Ctx, plug: &mut Plug) -> Result<()> {
         plug.requests = 0;
         plug.last_pages = 0;
-        for region in [Region::Swap, Region::File] {
-            let items = match region {
-                Region::Swap => std::mem::take(&mut plug.swap),
-                Region::File => std::mem::take(&mut plug.file),
-            };
-            let mut i = 0;
-            while i < items.len() {
-                let mut j = i + 1;
-                while j < items.len()
-                    && items[j].0 == items[j - 1].0 + 4096
-                    && ((j - i) as u32) < self.io.max_req_pages
-                {
-                    j += 1;
+        let swap = std::mem::take(&mut plug.swap);
+        if !swap.is_empty() {
+            let mut pages = std::mem::take(&mut self.swap_pages);
+            pages.clear();
+            pages.extend(swap.iter().map(|&(_, f)| {
+                let fr = &self.vm.frames[f as usize];
+                SwapPage {
+                    slot: fr.key,
+                    vpn: fr.vpn,
+                    memcg: fr.memcg,
                 }
-                let n = (j - i) as u64;
-                let m = self.vm.frames[items[i].1 as usize].memcg;
-                let at = if region == Region::Swap {
-                    self.throttle(m, true, n * 4096, ctx.now)
-                } else {
-                    ctx.now
-                };
-                let done =
-                    self.io
-                        .issue(IoKind::Write, region, items[i].0, n as u32, at, ctx.comm)?;
-                for &(_, f) in &items[i..j] {
-                    self.vm.frames[f as usize].io_done = done;
-                    self.push_completion(f, done);
-                }
-                if region == Region::Swap {
-                    self.stats.pswpout += n;
-                    let mc = &mut self.vm.memcgs[m as usize];
-                    mc.stats.pswpout += n;
-                    mc.stats.swap_write_bytes += n * 4096;
-                } else {
-                    self.stats.file_pages_written += n;
-                }
-                i = j;
+            }));
+            let mut done = std::mem::take(&mut self.done_buf);
+            let memcgs = &mut self.vm.memcgs;
+            self.swap.backend.write(
+                &mut self.io,
+                &pages,
+                ctx.now,
+                ctx.comm,
+                &mut |m, w, b, t| super::throttle(memcgs, m, w, b, t),
+                &mut done,
+            )?;
+            for (i, &(_, f)) in swap.iter().enumerate() {
+                self.vm.frames[f as usize].io_done = done[i];
+                self.push_completion(f, done[i]);
+                let m = pages[i].memcg as usize;
+                let mc = &mut self.vm.memcgs[m];
+                mc.stats.pswpout += 1;
+                mc.stats.swap_write_bytes += 4096;
             }
-            let mut items = items;
-            items.clear();
-            match region {
-                Region::Swap => plug.swap = items,
-                Region::File => plug.file = items,
-            }
+            self.stats.pswpout += swap.len() as u64;
+            self.done_buf = done;
+            self.swap_pages = pages;
         }
+        let mut swap = swap;
+        swap.clear();
+        plug.swap = swap;
+        let items = std::mem::take(&mut plug.file);
+        let mut i = 0;
+        while i < items.len() {
+            let mut j = i + 1;
+            while j < items.len()
+                && items[j].0 == items[j - 1].0 + 4096
+                && ((j - i) as u32) < self.io.max_req_pages
+            {
+                j += 1;
+            }
+            let n = (j - i) as u32;
+            let done = self.io.issue(
+                IoKind::Write,
+                Region::File,
+                items[i].0,
+                n,
+                ctx.now,
+                ctx.comm,
+            )?;
+            for &(_, f) in &items[i..j] {
+                self.vm.frames[f as usize].io_done = done;
+                self.push_completion(f, done);
+            }
+            self.stats.file_pages_written += n as u64;
+            i = j;
+        }
+        let mut items = items;
+        items.clear();
+        plug.file = items;
         Ok(())
     }
 

@@ -6,6 +6,7 @@ use nandstack_core::{Error, Result};
 
 use super::{Ctx, FaultKind, Host};
 use crate::block::{IoKind, Region};
+use crate::swap::backend::SwapPage;
 use crate::swap::readahead::RaInput;
 use crate::swap::{map_count, MAP_CACHE};
 use crate::vm::page::*;
@@ -227,21 +228,30 @@ impl Host {
         }
         self.ra_buf = win;
         let n = frames.len() as u64;
-        let mut offs = std::mem::take(&mut self.io_buf);
-        offs.clear();
-        offs.extend(
-            frames
-                .iter()
-                .map(|&f| self.swap.offset(self.vm.frames[f as usize].key)),
-        );
-        let at = self.throttle(m, false, n * 4096, ctx.now);
+        let mut pages = std::mem::take(&mut self.swap_pages);
+        pages.clear();
+        pages.extend(frames.iter().map(|&f| {
+            let fr = &self.vm.frames[f as usize];
+            SwapPage {
+                slot: fr.key,
+                vpn: fr.vpn,
+                memcg: m,
+            }
+        }));
         let mut done = std::mem::take(&mut self.done_buf);
-        self.io
-            .issue_batch(IoKind::Read, Region::Swap, &offs, at, ctx.comm, &mut done)?;
+        let memcgs = &mut self.vm.memcgs;
+        self.swap.backend.read(
+            &mut self.io,
+            &pages,
+            ctx.now,
+            ctx.comm,
+            &mut |m, w, b, t| super::throttle(memcgs, m, w, b, t),
+            &mut done,
+        )?;
         for (i, &f) in frames.iter().enumerate() {
             self.vm.frames[f as usize].io_done = done[i];
         }
-        self.io_buf = offs;
+        self.swap_pages = pages;
         self.done_buf = done;
         self.frame_buf = frames;
         self.stats.pswpin += n;

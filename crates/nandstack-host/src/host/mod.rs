@@ -14,7 +14,7 @@ use std::collections::BinaryHeap;
 
 use nandstack_core::{Error, Histogram, Result};
 
-use crate::block::{BlockLayer, IoKind, Region};
+use crate::block::BlockLayer;
 use crate::pagecache::PageCache;
 use crate::reclaim::{ReclaimPolicy, ReclaimRequest};
 use crate::swap::readahead::Readahead;
@@ -156,6 +156,7 @@ pub struct Host {
     pub(crate) io_buf: Vec<u64>,
     pub(crate) frame_buf: Vec<u32>,
     pub(crate) done_buf: Vec<u64>,
+    pub(crate) swap_pages: Vec<crate::swap::backend::SwapPage>,
     /// Checking invariants (verify mode).
     pub verify: bool,
 }
@@ -371,10 +372,10 @@ impl Host {
         }
         let v = std::mem::take(&mut self.swap.to_discard);
         for &(first, n, cluster) in &v {
-            let off = self.swap.offset(first);
             let done = self
-                .io
-                .issue(IoKind::Discard, Region::Swap, off, n, now, COMM_KWORKER)?;
+                .swap
+                .backend
+                .discard(&mut self.io, first, n, now, COMM_KWORKER)?;
             if cluster != NONE {
                 self.swap.discard_issued(cluster, done);
             }
@@ -382,23 +383,6 @@ impl Host {
         self.swap.to_discard = v;
         self.swap.to_discard.clear();
         Ok(())
-    }
-
-    /// blk-throttle: when a swap request of `bytes` from cgroup `m` may be dispatched.
-    pub(crate) fn throttle(&mut self, m: u16, write: bool, bytes: u64, now: u64) -> u64 {
-        let t = &mut self.vm.memcgs[m as usize].throttle;
-        let (bps, next) = if write {
-            (t.write_bps, &mut t.write_next_ns)
-        } else {
-            (t.read_bps, &mut t.read_next_ns)
-        };
-        let Some(bps) = bps else {
-            return now;
-        };
-        let start = now.max(*next);
-        *next = start + (bytes as f64 * 1e9 / bps) as u64;
-        t.delayed_ns += start - now;
-        start
     }
 
     /// Frames under writeback (for the report).
@@ -416,4 +400,28 @@ impl Host {
     pub(crate) fn active_lists(&self) -> bool {
         self.uses_active()
     }
+}
+
+/// blk-throttle (token bucket per cgroup and direction): when a swap request of `bytes` from cgroup `m`
+/// arriving at `now` may be dispatched; the delay is added to the cgroup's throttle time.
+pub(crate) fn throttle(
+    memcgs: &mut [crate::vm::memcg::Memcg],
+    m: u16,
+    write: bool,
+    bytes: u64,
+    now: u64,
+) -> u64 {
+    let t = &mut memcgs[m as usize].throttle;
+    let (bps, next) = if write {
+        (t.write_bps, &mut t.write_next_ns)
+    } else {
+        (t.read_bps, &mut t.read_next_ns)
+    };
+    let Some(bps) = bps else {
+        return now;
+    };
+    let start = now.max(*next);
+    *next = start + (bytes as f64 * 1e9 / bps) as u64;
+    t.delayed_ns += start - now;
+    start
 }

@@ -8,10 +8,12 @@
 //! batches) and may trigger a discard.
 
 pub mod alloc;
+pub mod backend;
 pub mod discard;
 pub mod readahead;
 
 use alloc::SlotAllocator;
+use backend::SwapBackend;
 use discard::DiscardPolicy;
 
 use crate::vm::page::NONE;
@@ -60,6 +62,8 @@ pub struct SwapArea {
     pub cluster_slots: u32,
     alloc: Box<dyn SlotAllocator>,
     discard: Box<dyn DiscardPolicy>,
+    /// Where the slots' data goes (`swap_info_struct`'s device and its I/O path).
+    pub backend: Box<dyn SwapBackend>,
     slot_cache: usize,
     /// Per CPU: slots taken ahead from the allocator (last = next to use) and freed slots waiting.
     pcp_slots: Vec<Vec<u32>>,
@@ -87,11 +91,13 @@ pub struct SwapGeometry {
 }
 
 impl SwapArea {
-    /// A swap area of geometry `g`; `make_alloc` builds the allocator from the padded slot map.
+    /// A swap area of geometry `g` on `backend`; `make_alloc` builds the allocator from the padded slot
+    /// map.
     pub fn new(
         g: SwapGeometry,
         make_alloc: &dyn Fn(&[u8]) -> Box<dyn SlotAllocator>,
         discard: Box<dyn DiscardPolicy>,
+        backend: Box<dyn SwapBackend>,
     ) -> SwapArea {
         let SwapGeometry {
             nslots,
@@ -125,6 +131,7 @@ impl SwapArea {
             cluster_slots,
             alloc,
             discard,
+            backend,
             slot_cache: slot_cache as usize,
             pcp_slots: vec![Vec::new(); cpus.max(1)],
             pcp_ret: vec![Vec::new(); cpus.max(1)],
@@ -143,6 +150,9 @@ impl SwapArea {
     }
     pub fn discard_name(&self) -> &'static str {
         self.discard.name()
+    }
+    pub fn backend_name(&self) -> &'static str {
+        self.backend.name()
     }
     pub fn allocator_stats(&self) -> Vec<(&'static str, u64)> {
         self.alloc.stats()
@@ -277,6 +287,7 @@ impl SwapArea {
     fn free_now_unmarked(&mut self, slot: u32) {
         self.used -= 1;
         self.stats.frees += 1;
+        self.backend.slot_freed(slot);
         self.alloc.free(slot);
         self.discard.slot_freed(slot, &self.map, &mut self.scratch);
         for (s, n) in self.scratch.drain(..) {

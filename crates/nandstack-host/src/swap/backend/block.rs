@@ -1,0 +1,114 @@
+//! Linux swap on a block device (`__swap_writepage` → `swap_writepage_bdev_async`, `swap_read_folio`
+//! → `swap_read_folio_bdev_async`): slot `s` is the 4 KiB at `base + s · 4096` of the device's LBA
+//! space; the pages of one submission whose slots are consecutive merge into one request up to the
+//! block layer's maximum request size (bios merged in the plug); discards become TRIM commands.
+
+use nandstack_core::Result;
+use serde_json::json;
+
+use super::{Dispatch, SwapBackend, SwapPage};
+use crate::block::{BlockLayer, IoKind, Region};
+
+pub struct BlockSwap {
+    /// Byte offset of slot 0 on the device.
+    base: u64,
+}
+
+impl BlockSwap {
+    pub fn new(base: u64) -> BlockSwap {
+        BlockSwap { base }
+    }
+
+    fn offset(&self, slot: u32) -> u64 {
+        self.base + slot as u64 * 4096
+    }
+
+    /// Issue `pages` as requests of consecutive slots (each dispatched when its cgroup's throttle allows).
+    fn issue(
+        &mut self,
+        kind: IoKind,
+        io: &mut BlockLayer,
+        pages: &[SwapPage],
+        at: u64,
+        comm: u16,
+        dispatch: &mut Dispatch<'_>,
+        done: &mut Vec<u64>,
+    ) -> Result<()> {
+        done.clear();
+        let mut i = 0;
+        while i < pages.len() {
+            let mut j = i + 1;
+            while j < pages.len()
+                && pages[j].slot == pages[j - 1].slot + 1
+                && ((j - i) as u32) < io.max_req_pages
+            {
+                j += 1;
+            }
+            let n = (j - i) as u32;
+            let start = dispatch(pages[i].memcg, kind == IoKind::Write, n as u64 * 4096, at);
+            let d = io.issue(
+                kind,
+                Region::Swap,
+                self.offset(pages[i].slot),
+                n,
+                start,
+                comm,
+            )?;
+            done.extend(std::iter::repeat_n(d, j - i));
+            i = j;
+        }
+        Ok(())
+    }
+}
+
+impl SwapBackend for BlockSwap {
+    fn name(&self) -> &'static str {
+        "block"
+    }
+
+    fn write(
+        &mut self,
+        io: &mut BlockLayer,
+        pages: &[SwapPage],
+        at: u64,
+        comm: u16,
+        dispatch: &mut Dispatch<'_>,
+        done: &mut Vec<u64>,
+    ) -> Result<()> {
+        self.issue(IoKind::Write, io, pages, at, comm, dispatch, done)
+    }
+
+    fn read(
+        &mut self,
+        io: &mut BlockLayer,
+        pages: &[SwapPage],
+        at: u64,
+        comm: u16,
+        dispatch: &mut Dispatch<'_>,
+        done: &mut Vec<u64>,
+    ) -> Result<()> {
+        self.issue(IoKind::Read, io, pages, at, comm, dispatch, done)
+    }
+
+    fn discard(
+        &mut self,
+        io: &mut BlockLayer,
+        first: u32,
+        n: u32,
+        at: u64,
+        comm: u16,
+    ) -> Result<u64> {
+        io.issue(
+            IoKind::Discard,
+            Region::Swap,
+            self.offset(first),
+            n,
+            at,
+            comm,
+        )
+    }
+
+    fn report(&self) -> serde_json::Value {
+        json!({ "kind": "block", "offset_bytes": self.base })
+    }
+}

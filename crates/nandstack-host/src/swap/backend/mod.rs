@@ -1,0 +1,95 @@
+//! Swap backends: where swapped-out pages are stored (`swap_writepage` / `swap_read_folio` and the swap
+//! device below them). The swap layer above — slot map, swap cache, slot allocator, discard policy,
+//! readahead — is the kernel's and shared by every backend; a backend decides what a swap write, read and
+//! discard of slots *does*: block I/O to a partition of the device (Linux swap on a block SSD, [`block`]),
+//! appends to zones under a host-side GC (ZNSwap), compression into RAM (zram); a compressed cache in front
+//! of any backend (zswap, ezswap) sits between the swap layer and the backend.
+//!
+//! # Contract of [`SwapBackend`]
+//! * Slots are the swap layer's (`1..nslots`, slot 0 is the header). A backend never allocates or frees
+//!   slots itself; it is told of every write, read and discard, and of every slot the swap layer frees
+//!   ([`SwapBackend::slot_freed`], `swap_entry_free` → `swap_slot_free_notify`), in the order they happen.
+//! * `write` and `read` get the pages of one submission in submission order and fill `done` with each
+//!   page's completion time (≥ the time the request was dispatched, which is ≥ `at`). A read of a slot
+//!   returns the data of the last write of that slot (the device checks versions under `--verify`).
+//! * A synchronous backend ([`SwapBackend::synchronous`], `SWP_SYNCHRONOUS_IO`) completes I/O in the
+//!   submitting thread; the swap layer then frees pages as soon as their write returns.
+//! * Requests pass the writer's cgroup throttle (`Dispatch`) before they reach the device: blk-throttle
+//!   acts on bios, above the device and below the swap layer.
+//! * Deterministic; no I/O is issued that the counters do not show.
+
+pub mod block;
+
+pub use block::BlockSwap;
+
+use nandstack_core::Result;
+
+use crate::block::BlockLayer;
+
+/// One page of a swap I/O: its slot, its owner's virtual page and cgroup (for backends that place data
+/// by owner or need the page's contents).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwapPage {
+    pub slot: u32,
+    pub vpn: u32,
+    pub memcg: u16,
+}
+
+/// blk-throttle: `dispatch(memcg, write, bytes, at)` → when a request of `bytes` from `memcg` may be
+/// dispatched (≥ `at`).
+pub type Dispatch<'a> = dyn FnMut(u16, bool, u64, u64) -> u64 + 'a;
+
+/// Where swapped-out pages go. See the module documentation for the contract.
+pub trait SwapBackend: Send {
+    /// Short name for reports (`block`, …).
+    fn name(&self) -> &'static str;
+
+    /// `swapon`: called once before the run, with the swap layer's slot count (header included).
+    fn swapon(&mut self, _io: &mut BlockLayer, _nslots: u32) -> Result<()> {
+        Ok(())
+    }
+
+    /// `SWP_SYNCHRONOUS_IO`: I/O completes in the submitting thread.
+    fn synchronous(&self) -> bool {
+        false
+    }
+
+    /// Write `pages` submitted together at `at` by issuer `comm`; `done[i]` = completion of page i.
+    fn write(
+        &mut self,
+        io: &mut BlockLayer,
+        pages: &[SwapPage],
+        at: u64,
+        comm: u16,
+        dispatch: &mut Dispatch<'_>,
+        done: &mut Vec<u64>,
+    ) -> Result<()>;
+
+    /// Read `pages` into memory (a fault and its readahead window) at `at`; `done[i]` as for `write`.
+    fn read(
+        &mut self,
+        io: &mut BlockLayer,
+        pages: &[SwapPage],
+        at: u64,
+        comm: u16,
+        dispatch: &mut Dispatch<'_>,
+        done: &mut Vec<u64>,
+    ) -> Result<()>;
+
+    /// Discard `n` slots from `first` (the swap layer's discard policy chose them; they are free);
+    /// returns the completion time.
+    fn discard(
+        &mut self,
+        io: &mut BlockLayer,
+        first: u32,
+        n: u32,
+        at: u64,
+        comm: u16,
+    ) -> Result<u64>;
+
+    /// The swap layer freed `slot` (no PTE and no swap-cache page holds it any more).
+    fn slot_freed(&mut self, _slot: u32) {}
+
+    /// The backend's own section of the report (`host.swap.backend`).
+    fn report(&self) -> serde_json::Value;
+}
