@@ -7,7 +7,7 @@ use nandstack_core::Result;
 
 use super::{Ctx, Host};
 use crate::block::{IoKind, Region};
-use crate::swap::backend::SwapPage;
+use crate::swap::backend::{Submit, SwapPage};
 use crate::swap::map_count;
 use crate::vm::page::*;
 use crate::vm::workingset;
@@ -209,14 +209,13 @@ impl Host {
             }));
             let mut done = std::mem::take(&mut self.done_buf);
             let memcgs = &mut self.vm.memcgs;
-            self.swap.backend.write(
-                &mut self.io,
-                &pages,
-                ctx.now,
-                ctx.comm,
-                &mut |m, w, b, t| super::throttle(memcgs, m, w, b, t),
-                &mut done,
-            )?;
+            let mut sub = Submit {
+                io: &mut self.io,
+                at: ctx.now,
+                comm: ctx.comm,
+                dispatch: &mut |m, w, b, t| super::throttle(memcgs, m, w, b, t),
+            };
+            self.swap.backend.write(&mut sub, &pages, &mut done)?;
             for (i, &(_, f)) in swap.iter().enumerate() {
                 self.vm.frames[f as usize].io_done = done[i];
                 self.push_completion(f, done[i]);

@@ -6,7 +6,7 @@ use nandstack_core::{Error, Result};
 
 use super::{Ctx, FaultKind, Host};
 use crate::block::{IoKind, Region};
-use crate::swap::backend::SwapPage;
+use crate::swap::backend::{Submit, SwapPage};
 use crate::swap::readahead::RaInput;
 use crate::swap::{map_count, MAP_CACHE};
 use crate::vm::page::*;
@@ -240,14 +240,13 @@ impl Host {
         }));
         let mut done = std::mem::take(&mut self.done_buf);
         let memcgs = &mut self.vm.memcgs;
-        self.swap.backend.read(
-            &mut self.io,
-            &pages,
-            ctx.now,
-            ctx.comm,
-            &mut |m, w, b, t| super::throttle(memcgs, m, w, b, t),
-            &mut done,
-        )?;
+        let mut sub = Submit {
+            io: &mut self.io,
+            at: ctx.now,
+            comm: ctx.comm,
+            dispatch: &mut |m, w, b, t| super::throttle(memcgs, m, w, b, t),
+        };
+        self.swap.backend.read(&mut sub, &pages, &mut done)?;
         for (i, &f) in frames.iter().enumerate() {
             self.vm.frames[f as usize].io_done = done[i];
         }

@@ -6,7 +6,7 @@
 use nandstack_core::Result;
 use serde_json::json;
 
-use super::{Dispatch, SwapBackend, SwapPage};
+use super::{Submit, SwapBackend, SwapPage};
 use crate::block::{BlockLayer, IoKind, Region};
 
 pub struct BlockSwap {
@@ -27,11 +27,8 @@ impl BlockSwap {
     fn issue(
         &mut self,
         kind: IoKind,
-        io: &mut BlockLayer,
+        sub: &mut Submit,
         pages: &[SwapPage],
-        at: u64,
-        comm: u16,
-        dispatch: &mut Dispatch<'_>,
         done: &mut Vec<u64>,
     ) -> Result<()> {
         done.clear();
@@ -40,19 +37,24 @@ impl BlockSwap {
             let mut j = i + 1;
             while j < pages.len()
                 && pages[j].slot == pages[j - 1].slot + 1
-                && ((j - i) as u32) < io.max_req_pages
+                && ((j - i) as u32) < sub.io.max_req_pages
             {
                 j += 1;
             }
             let n = (j - i) as u32;
-            let start = dispatch(pages[i].memcg, kind == IoKind::Write, n as u64 * 4096, at);
-            let d = io.issue(
+            let start = (sub.dispatch)(
+                pages[i].memcg,
+                kind == IoKind::Write,
+                n as u64 * 4096,
+                sub.at,
+            );
+            let d = sub.io.issue(
                 kind,
                 Region::Swap,
                 self.offset(pages[i].slot),
                 n,
                 start,
-                comm,
+                sub.comm,
             )?;
             done.extend(std::iter::repeat_n(d, j - i));
             i = j;
@@ -66,28 +68,12 @@ impl SwapBackend for BlockSwap {
         "block"
     }
 
-    fn write(
-        &mut self,
-        io: &mut BlockLayer,
-        pages: &[SwapPage],
-        at: u64,
-        comm: u16,
-        dispatch: &mut Dispatch<'_>,
-        done: &mut Vec<u64>,
-    ) -> Result<()> {
-        self.issue(IoKind::Write, io, pages, at, comm, dispatch, done)
+    fn write(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<u64>) -> Result<()> {
+        self.issue(IoKind::Write, sub, pages, done)
     }
 
-    fn read(
-        &mut self,
-        io: &mut BlockLayer,
-        pages: &[SwapPage],
-        at: u64,
-        comm: u16,
-        dispatch: &mut Dispatch<'_>,
-        done: &mut Vec<u64>,
-    ) -> Result<()> {
-        self.issue(IoKind::Read, io, pages, at, comm, dispatch, done)
+    fn read(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<u64>) -> Result<()> {
+        self.issue(IoKind::Read, sub, pages, done)
     }
 
     fn discard(

@@ -39,6 +39,15 @@ pub struct SwapPage {
 /// dispatched (≥ `at`).
 pub type Dispatch<'a> = dyn FnMut(u16, bool, u64, u64) -> u64 + 'a;
 
+/// One submission of swap I/O: the block layer below (the host's device), the submission time, the
+/// issuing task and the cgroup throttle.
+pub struct Submit<'a, 'b> {
+    pub io: &'a mut BlockLayer,
+    pub at: u64,
+    pub comm: u16,
+    pub dispatch: &'a mut Dispatch<'b>,
+}
+
 /// Where swapped-out pages go. See the module documentation for the contract.
 pub trait SwapBackend: Send {
     /// Short name for reports (`block`, …).
@@ -54,27 +63,11 @@ pub trait SwapBackend: Send {
         false
     }
 
-    /// Write `pages` submitted together at `at` by issuer `comm`; `done[i]` = completion of page i.
-    fn write(
-        &mut self,
-        io: &mut BlockLayer,
-        pages: &[SwapPage],
-        at: u64,
-        comm: u16,
-        dispatch: &mut Dispatch<'_>,
-        done: &mut Vec<u64>,
-    ) -> Result<()>;
+    /// Write `pages` submitted together; `done[i]` = completion of page i.
+    fn write(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<u64>) -> Result<()>;
 
-    /// Read `pages` into memory (a fault and its readahead window) at `at`; `done[i]` as for `write`.
-    fn read(
-        &mut self,
-        io: &mut BlockLayer,
-        pages: &[SwapPage],
-        at: u64,
-        comm: u16,
-        dispatch: &mut Dispatch<'_>,
-        done: &mut Vec<u64>,
-    ) -> Result<()>;
+    /// Read `pages` into memory (a fault and its readahead window); `done[i]` as for `write`.
+    fn read(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<u64>) -> Result<()>;
 
     /// Discard `n` slots from `first` (the swap layer's discard policy chose them; they are free);
     /// returns the completion time.
