@@ -149,7 +149,12 @@ pub fn load(dir: &Path, name: &str) -> Result<Capture> {
 /// (16 planes) in SLC mode (tR 30 µs, tPROG 160 µs: about 400 000 pages/s of writes, above the
 /// 100 000–135 000 pages/s the captures reached while filling).
 pub fn config(c: &Capture) -> HostSimConfig {
-    let v = json!({
+    HostSimConfig::from_json(&config_json(c).to_string()).expect("capture config is valid")
+}
+
+/// [`config`] as JSON (to derive variants).
+pub fn config_json(c: &Capture) -> Value {
+    json!({
         "seed": 1,
         "host": {
             "ram_mib": 2048,
@@ -162,8 +167,7 @@ pub fn config(c: &Capture) -> HostSimConfig {
             "write_pct": c.write_pct, "seed": c.seed}}],
         "device": {"geometry": {"blocks_per_plane": 128, "cell_mode": "slc"}},
         "run": {"series_interval_ms": 1000.0},
-    });
-    HostSimConfig::from_json(&v.to_string()).expect("capture config is valid")
+    })
 }
 
 /// The model's side of the comparison, from a finished run.

@@ -19,6 +19,7 @@ pub mod config;
 pub mod host;
 pub mod kswap;
 pub mod pagecache;
+pub mod plug;
 pub mod reclaim;
 pub mod report;
 pub mod sim;

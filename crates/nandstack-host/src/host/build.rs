@@ -275,6 +275,8 @@ impl Host {
             frame_buf: Vec::new(),
             done_buf: Vec::new(),
             swap_pages: Vec::new(),
+            plug: Default::default(),
+            kswapd_plug: Default::default(),
             verify,
         })
     }

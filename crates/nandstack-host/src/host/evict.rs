@@ -1,41 +1,17 @@
 //! Eviction mechanics shared by every reclaim policy (the `mm/rmap.c`, `mm/swap_state.c`,
 //! `mm/page_io.c` and `__remove_mapping` parts of reclaim): reference-bit test, swap slot assignment,
-//! unmapping, writeback submission with request merging, removal from the swap/page cache with a
-//! shadow entry, and waiting for writeback.
+//! unmapping, writeback submission through the task's block plug ([`crate::plug`]), removal from the
+//! swap/page cache with a shadow entry, and waiting for writeback (which flushes the plug).
 
 use nandstack_core::Result;
 
-use super::{Ctx, Host};
+use super::{Ctx, Host, COMM_KWORKER};
 use crate::block::{IoKind, Region};
+use crate::plug::{AddOutcome, FlushCause, PlugRq};
 use crate::swap::backend::{Submit, SwapPage};
 use crate::swap::map_count;
 use crate::vm::page::*;
 use crate::vm::workingset;
-
-/// `BLK_MAX_REQUEST_COUNT`: a plug holding this many requests is flushed before another is added.
-const PLUG_MAX_REQUESTS: u32 = 32;
-/// `BLK_PLUG_FLUSH_SIZE` (128 KiB) in pages: a plug whose last request reached this size is flushed
-/// before another request is added.
-const PLUG_FLUSH_PAGES: u32 = 32;
-
-/// A block plug (`blk_start_plug` … `blk_finish_plug`): writes queued by reclaim, page offsets and
-/// frames in submission order. A write contiguous with the last one merges into its request (up to
-/// the maximum request size); starting a new request first flushes the plug if it already holds
-/// `BLK_MAX_REQUEST_COUNT` requests or its last request is at least `BLK_PLUG_FLUSH_SIZE`.
-#[derive(Default)]
-pub struct Plug {
-    pub swap: Vec<(u64, u32)>,
-    pub file: Vec<(u64, u32)>,
-    requests: u32,
-    last_off: u64,
-    last_file: bool,
-    last_pages: u32,
-}
-impl Plug {
-    pub fn is_empty(&self) -> bool {
-        self.swap.is_empty() && self.file.is_empty()
-    }
-}
 
 impl Host {
     /// Whether a read of `f` is still in flight at `now` (the page is locked).
@@ -146,60 +122,113 @@ impl Host {
         }
     }
 
-    /// `pageout`: queue the write of dirty frame `f` in `plug` (flushing the plug first when the
-    /// plug rules say so); the frame becomes clean, under writeback (not yet issued: completion
-    /// unknown), marked for reclaim (rotated to the inactive tail when the write ends).
-    pub fn pageout(&mut self, ctx: &Ctx, f: u32, plug: &mut Plug) -> Result<()> {
+    /// `pageout` → `swap_writepage` / `writepage`: the write of dirty frame `f` is submitted as a
+    /// single-page bio into the task's plug; the frame becomes clean, under writeback (completion
+    /// unknown until the plug is flushed), marked for reclaim (rotated to the inactive tail when the
+    /// write ends).
+    pub fn pageout(&mut self, ctx: &Ctx, f: u32) -> Result<()> {
         let fr = self.vm.frames[f as usize];
         debug_assert!(fr.has(F_DIRTY) && !fr.has(F_WRITEBACK) && !fr.has(F_MAPPED));
         let file = fr.is_file();
-        let off = if file {
-            self.pc.offset(fr.key)
+        let (region, off) = if file {
+            (Region::File, self.pc.offset(fr.key))
         } else {
-            self.swap.offset(fr.key)
+            (Region::Swap, self.swap.offset(fr.key))
         };
-        let merges = plug.last_pages > 0
-            && plug.last_file == file
-            && off == plug.last_off + 4096
-            && plug.last_pages < self.io.max_req_pages;
-        if !merges
-            && plug.last_pages > 0
-            && (plug.requests >= PLUG_MAX_REQUESTS || plug.last_pages >= PLUG_FLUSH_PAGES)
-        {
-            self.submit_plug(ctx, plug)?;
-        }
         let fr = &mut self.vm.frames[f as usize];
         fr.clear(F_DIRTY);
         fr.set(F_WRITEBACK | F_RECLAIM);
         fr.io_done = u64::MAX;
         if file {
             self.pc.dirty -= 1;
-            plug.file.push((off, f));
+            self.stats.file_pages_written += 1;
         } else {
-            plug.swap.push((off, f));
+            // `count_swpout_vm_event`, at submission.
+            self.stats.pswpout += 1;
+            let mc = &mut self.vm.memcgs[fr.memcg as usize];
+            mc.stats.pswpout += 1;
+            mc.stats.swap_write_bytes += 4096;
         }
-        if merges && plug.last_pages > 0 {
-            plug.last_pages += 1;
-        } else {
-            plug.requests += 1;
-            plug.last_pages = 1;
+        self.submit_bio(ctx, IoKind::Write, region, off, f)
+    }
+
+    /// `submit_bio` of one page: into the task's plug (flushing it first when the plug rules say so),
+    /// or issued at once without a plug.
+    pub fn submit_bio(
+        &mut self,
+        ctx: &Ctx,
+        kind: IoKind,
+        region: Region,
+        off: u64,
+        f: u32,
+    ) -> Result<()> {
+        loop {
+            match self.plug.add(kind, region, off, f, self.io.max_req_pages) {
+                AddOutcome::Queued => return Ok(()),
+                AddOutcome::FlushFirst(cause) => self.flush_plug(ctx, cause)?,
+                AddOutcome::NoPlug => {
+                    let rq = PlugRq {
+                        kind,
+                        region,
+                        off,
+                        frames: vec![f],
+                    };
+                    return self.issue_rq(ctx, &rq, ctx.comm);
+                }
+            }
         }
-        plug.last_off = off;
-        plug.last_file = file;
+    }
+
+    /// `blk_start_plug`.
+    pub fn blk_start_plug(&mut self) {
+        self.plug.start();
+    }
+
+    /// `blk_finish_plug`: the outermost one issues what the plug holds.
+    pub fn blk_finish_plug(&mut self, ctx: &Ctx) -> Result<()> {
+        if self.plug.finish() {
+            self.flush_plug(ctx, FlushCause::Finish)?;
+        }
         Ok(())
     }
 
-    /// Submit a plug: swap pages go to the swap backend (which merges consecutive slots on a block
-    /// device), file pages to the file partition in runs of consecutive pages up to the maximum request
-    /// size; swap writes pass the writer cgroup's throttle. Frames complete when their request does.
-    pub fn submit_plug(&mut self, ctx: &Ctx, plug: &mut Plug) -> Result<()> {
-        plug.requests = 0;
-        plug.last_pages = 0;
-        let swap = std::mem::take(&mut plug.swap);
-        if !swap.is_empty() {
+    /// The task is about to sleep: its plug is flushed (`blk_flush_plug(plug, true)`), the requests
+    /// issued by kblockd.
+    pub fn plug_sleep(&mut self, ctx: &Ctx) -> Result<()> {
+        if !self.plug.is_empty() {
+            self.flush_plug(ctx, FlushCause::Sleep)?;
+        }
+        Ok(())
+    }
+
+    /// Issue every request of the plug, in order, at `ctx.now`.
+    pub fn flush_plug(&mut self, ctx: &Ctx, cause: FlushCause) -> Result<()> {
+        let rqs = self.plug.take(cause);
+        let comm = if cause == FlushCause::Sleep {
+            COMM_KWORKER
+        } else {
+            ctx.comm
+        };
+        let mut r = Ok(());
+        for rq in &rqs {
+            r = self.issue_rq(ctx, rq, comm);
+            if r.is_err() {
+                break;
+            }
+        }
+        self.plug.give_back(rqs);
+        r
+    }
+
+    /// Issue one request: swap pages through the swap backend, file pages to the file partition.
+    /// Written frames complete when their request does; read frames get their completion time.
+    fn issue_rq(&mut self, ctx: &Ctx, rq: &PlugRq, comm: u16) -> Result<()> {
+        let mut done = std::mem::take(&mut self.done_buf);
+        done.clear();
+        if rq.region == Region::Swap {
             let mut pages = std::mem::take(&mut self.swap_pages);
             pages.clear();
-            pages.extend(swap.iter().map(|&(_, f)| {
+            pages.extend(rq.frames.iter().map(|&f| {
                 let fr = &self.vm.frames[f as usize];
                 SwapPage {
                     slot: fr.key,
@@ -207,75 +236,55 @@ impl Host {
                     memcg: fr.memcg,
                 }
             }));
-            let mut done = std::mem::take(&mut self.done_buf);
             let memcgs = &mut self.vm.memcgs;
             let mut sub = Submit {
                 io: &mut self.io,
                 at: ctx.now,
-                comm: ctx.comm,
+                comm,
                 dispatch: &mut |m, w, b, t| super::throttle(memcgs, m, w, b, t),
             };
-            self.swap.backend.write(&mut sub, &pages, &mut done)?;
-            for (i, &(_, f)) in swap.iter().enumerate() {
-                self.vm.frames[f as usize].io_done = done[i];
-                self.push_completion(f, done[i]);
-                let m = pages[i].memcg as usize;
-                let mc = &mut self.vm.memcgs[m];
-                mc.stats.pswpout += 1;
-                mc.stats.swap_write_bytes += 4096;
-            }
-            self.stats.pswpout += swap.len() as u64;
-            self.done_buf = done;
+            let r = match rq.kind {
+                IoKind::Write => self.swap.backend.write(&mut sub, &pages, &mut done),
+                _ => self.swap.backend.read(&mut sub, &pages, &mut done),
+            };
             self.swap_pages = pages;
+            r?;
+        } else {
+            debug_assert_eq!(rq.kind, IoKind::Write, "file reads are not plugged");
+            let d = self
+                .io
+                .issue(rq.kind, rq.region, rq.off, rq.pages(), ctx.now, comm)?;
+            done.resize(rq.frames.len(), d);
         }
-        let mut swap = swap;
-        swap.clear();
-        plug.swap = swap;
-        let items = std::mem::take(&mut plug.file);
-        let mut i = 0;
-        while i < items.len() {
-            let mut j = i + 1;
-            while j < items.len()
-                && items[j].0 == items[j - 1].0 + 4096
-                && ((j - i) as u32) < self.io.max_req_pages
-            {
-                j += 1;
+        for (i, &f) in rq.frames.iter().enumerate() {
+            self.vm.frames[f as usize].io_done = done[i];
+            if rq.kind == IoKind::Write {
+                self.push_completion(f, done[i]);
             }
-            let n = (j - i) as u32;
-            let done = self.io.issue(
-                IoKind::Write,
-                Region::File,
-                items[i].0,
-                n,
-                ctx.now,
-                ctx.comm,
-            )?;
-            for &(_, f) in &items[i..j] {
-                self.vm.frames[f as usize].io_done = done;
-                self.push_completion(f, done);
-            }
-            self.stats.file_pages_written += n as u64;
-            i = j;
         }
-        let mut items = items;
-        items.clear();
-        plug.file = items;
+        self.done_buf = done;
         Ok(())
     }
 
-    /// Wait for the write of `f` to finish and end it.
-    pub fn wait_writeback(&mut self, ctx: &mut Ctx, f: u32) {
+    /// Wait for the write of `f` to finish and end it (sleeping flushes the task's plug, which may
+    /// hold that very write).
+    pub fn wait_writeback(&mut self, ctx: &mut Ctx, f: u32) -> Result<()> {
         let fr = &self.vm.frames[f as usize];
         if !fr.has(F_WRITEBACK) {
-            return;
+            return Ok(());
         }
-        let t = fr.io_done;
+        if fr.io_done > ctx.now {
+            self.plug_sleep(ctx)?;
+        }
+        let t = self.vm.frames[f as usize].io_done;
+        debug_assert!(t != u64::MAX, "a write waited for was never issued");
         if t > ctx.now {
             self.stats.writeback_waits += 1;
             self.stats.writeback_wait_ns += t - ctx.now;
             ctx.now = t;
         }
         self.end_writeback(f, t);
+        Ok(())
     }
 
     /// `folio_free_swap`: drop the swap-cache copy of `f` (its slot is freed; the frame is dirty).
@@ -327,16 +336,16 @@ impl Host {
             ctx.now = ctx.now.max(fr.io_done);
             self.vm.frames[f as usize].clear(F_LOCKED);
         }
-        self.wait_writeback(ctx, f);
+        self.wait_writeback(ctx, f)?;
         if fr.has(F_ANON) && !fr.has(F_SWAPCACHE) && !self.add_to_swap(ctx, f) {
             return Ok(false);
         }
         self.try_to_unmap(f, ctx.now);
         if self.vm.frames[f as usize].has(F_DIRTY) {
-            let mut plug = Plug::default();
-            self.pageout(ctx, f, &mut plug)?;
-            self.submit_plug(ctx, &mut plug)?;
-            self.wait_writeback(ctx, f);
+            self.blk_start_plug();
+            self.pageout(ctx, f)?;
+            self.blk_finish_plug(ctx)?;
+            self.wait_writeback(ctx, f)?;
         }
         self.remove_mapping(f, ctx.cpu);
         Ok(true)

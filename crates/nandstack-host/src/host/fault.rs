@@ -6,7 +6,6 @@ use nandstack_core::{Error, Result};
 
 use super::{Ctx, FaultKind, Host};
 use crate::block::{IoKind, Region};
-use crate::swap::backend::{Submit, SwapPage};
 use crate::swap::readahead::RaInput;
 use crate::swap::{map_count, MAP_CACHE};
 use crate::vm::page::*;
@@ -198,10 +197,47 @@ impl Host {
             self.vm.procs[pi].vmas[vi].ra = ra;
         }
         debug_assert!(win.iter().any(|&(v, _)| v == vpn));
-        let mut frames = std::mem::take(&mut self.frame_buf);
-        frames.clear();
         let m = self.vm.procs[pi].memcg;
-        for &(v, s) in &win {
+        let mut n = self.swapin_window(ctx, m, vpn, &win, true)?;
+        // Reclaim run by a later allocation of the window may have freed the faulting page once its
+        // read was done (a plug flushed early): read it again, alone (`__read_swap_cache_async` of
+        // the target after the readahead loop).
+        while self.swap.cache[slot as usize] == NONE || is_shadow(self.swap.cache[slot as usize]) {
+            win.clear();
+            win.push((vpn, slot));
+            n += self.swapin_window(ctx, m, vpn, &win, false)?;
+        }
+        self.ra_buf = win;
+        self.stats.pswpin += n;
+        let ms = &mut self.vm.memcgs[m as usize].stats;
+        ms.pswpin += n;
+        ms.swap_read_bytes += n * 4096;
+        let f = self.swap.cache[slot as usize];
+        debug_assert!(f != NONE && !is_shadow(f));
+        let fr = &mut self.vm.frames[f as usize];
+        ctx.now = ctx.now.max(fr.io_done);
+        fr.clear(F_LOCKED);
+        self.map_swapcache(ctx, f, vpn, write);
+        Ok(FaultKind::SwapMajor)
+    }
+
+    /// Read the pages of `win` that are not cached yet into the swap cache, in one block plug when
+    /// `plugged` (the readahead loops plug their reads; reclaim run by the allocations then writes
+    /// into the same plug): each gets a frame, enters the swap cache locked, and its read is
+    /// submitted. Returns the pages read.
+    fn swapin_window(
+        &mut self,
+        ctx: &mut Ctx,
+        m: u16,
+        vpn: u32,
+        win: &[(u32, u32)],
+        plugged: bool,
+    ) -> Result<u64> {
+        let mut n = 0;
+        if plugged {
+            self.blk_start_plug();
+        }
+        for &(v, s) in win {
             let c = self.swap.cache[s as usize];
             if (c != NONE && !is_shadow(c))
                 || map_count(self.swap.map[s as usize]) == 0
@@ -215,6 +251,7 @@ impl Host {
             fr.set(F_ANON | F_SWAPCACHE | F_LOCKED);
             if v != vpn {
                 fr.set(F_READAHEAD);
+                self.stats.readahead_pages += 1;
             }
             fr.key = s;
             fr.vpn = v;
@@ -224,47 +261,13 @@ impl Host {
             self.swap.map[s as usize] |= MAP_CACHE;
             self.refault(f, shadow, false);
             self.lru_admit(f);
-            frames.push(f);
+            n += 1;
+            self.submit_bio(ctx, IoKind::Read, Region::Swap, self.swap.offset(s), f)?;
         }
-        self.ra_buf = win;
-        let n = frames.len() as u64;
-        let mut pages = std::mem::take(&mut self.swap_pages);
-        pages.clear();
-        pages.extend(frames.iter().map(|&f| {
-            let fr = &self.vm.frames[f as usize];
-            SwapPage {
-                slot: fr.key,
-                vpn: fr.vpn,
-                memcg: m,
-            }
-        }));
-        let mut done = std::mem::take(&mut self.done_buf);
-        let memcgs = &mut self.vm.memcgs;
-        let mut sub = Submit {
-            io: &mut self.io,
-            at: ctx.now,
-            comm: ctx.comm,
-            dispatch: &mut |m, w, b, t| super::throttle(memcgs, m, w, b, t),
-        };
-        self.swap.backend.read(&mut sub, &pages, &mut done)?;
-        for (i, &f) in frames.iter().enumerate() {
-            self.vm.frames[f as usize].io_done = done[i];
+        if plugged {
+            self.blk_finish_plug(ctx)?;
         }
-        self.swap_pages = pages;
-        self.done_buf = done;
-        self.frame_buf = frames;
-        self.stats.pswpin += n;
-        self.stats.readahead_pages += n.saturating_sub(1);
-        let ms = &mut self.vm.memcgs[m as usize].stats;
-        ms.pswpin += n;
-        ms.swap_read_bytes += n * 4096;
-        let f = self.swap.cache[slot as usize];
-        debug_assert!(f != NONE && !is_shadow(f));
-        let fr = &mut self.vm.frames[f as usize];
-        ctx.now = ctx.now.max(fr.io_done);
-        fr.clear(F_LOCKED);
-        self.map_swapcache(ctx, f, vpn, write);
-        Ok(FaultKind::SwapMajor)
+        Ok(n)
     }
 
     /// The end of `do_swap_page`: map the swap-cache page, drop the PTE's swap count, and free the

@@ -16,6 +16,7 @@ use nandstack_core::{Error, Histogram, Result};
 
 use crate::block::BlockLayer;
 use crate::pagecache::PageCache;
+use crate::plug::BlkPlug;
 use crate::reclaim::{ReclaimPolicy, ReclaimRequest};
 use crate::swap::readahead::Readahead;
 use crate::swap::SwapArea;
@@ -157,6 +158,9 @@ pub struct Host {
     pub(crate) frame_buf: Vec<u32>,
     pub(crate) done_buf: Vec<u64>,
     pub(crate) swap_pages: Vec<crate::swap::backend::SwapPage>,
+    /// The block plug of the task running host work, and kswapd's (a task of its own).
+    pub plug: BlkPlug,
+    pub kswapd_plug: BlkPlug,
     /// Checking invariants (verify mode).
     pub verify: bool,
 }
@@ -193,7 +197,8 @@ impl Host {
     }
 
     /// Wait for the earliest write in flight (reclaim throttling on writeback); false if none.
-    fn wait_any_writeback(&mut self, ctx: &mut Ctx) -> bool {
+    fn wait_any_writeback(&mut self, ctx: &mut Ctx) -> Result<bool> {
+        self.plug_sleep(ctx)?;
         while let Some(&Reverse((t, f))) = self.completions.peek() {
             let fr = &self.vm.frames[f as usize];
             if !fr.has(F_WRITEBACK) || fr.io_done != t {
@@ -205,9 +210,9 @@ impl Host {
                 ctx.now = t;
             }
             self.process_completions(ctx.now);
-            return true;
+            return Ok(true);
         }
-        false
+        Ok(false)
     }
 
     /// Charge one page to cgroup `m` (`try_charge_memcg`): over the limit, reclaim from the cgroup
@@ -233,7 +238,7 @@ impl Host {
             let got = self.reclaim(ctx, &req)?;
             if got == 0 {
                 let mc = &self.vm.memcgs[m as usize];
-                if mc.usage >= mc.limit && !self.wait_any_writeback(ctx) {
+                if mc.usage >= mc.limit && !self.wait_any_writeback(ctx)? {
                     retries -= 1;
                     if retries == 0 {
                         self.vm.memcgs[m as usize].stats.oom_stalls += 1;
@@ -266,7 +271,7 @@ impl Host {
                 may_swap: true,
             };
             let got = self.reclaim(ctx, &req)?;
-            if got == 0 && !self.wait_any_writeback(ctx) {
+            if got == 0 && !self.wait_any_writeback(ctx)? {
                 // No progress: dip into the reserve below min while any is left.
                 if self.vm.free_pages() > 0 {
                     break;
@@ -302,7 +307,10 @@ impl Host {
             kswapd: true,
             may_swap: true,
         };
-        self.reclaim(&mut k, &req)?;
+        std::mem::swap(&mut self.plug, &mut self.kswapd_plug);
+        let r = self.reclaim(&mut k, &req);
+        std::mem::swap(&mut self.plug, &mut self.kswapd_plug);
+        r?;
         if self.vm.free_pages() <= low {
             // Could not balance (pages under writeback): try again a millisecond later.
             self.kswapd_backoff_until = now + 1_000_000;

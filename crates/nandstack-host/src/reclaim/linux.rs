@@ -8,7 +8,6 @@
 use nandstack_core::Result;
 
 use super::{ReclaimPolicy, ReclaimRequest};
-use crate::host::evict::Plug;
 use crate::host::{Ctx, Host};
 use crate::vm::page::*;
 
@@ -38,7 +37,6 @@ pub(super) struct Sc {
 pub struct LinuxReclaim {
     pub(super) batch: Vec<u32>,
     pub(super) ret: Vec<u32>,
-    pub(super) plug: Plug,
 }
 
 impl LinuxReclaim {
@@ -195,6 +193,7 @@ impl LinuxReclaim {
         let scm = h.p.scm;
         let proportional = sc.target.is_none() && !sc.kswapd && sc.priority == DEF_PRIORITY;
         let mut reclaimed = 0u64;
+        h.blk_start_plug();
         while nr[0] > 0 || nr[2] > 0 || nr[3] > 0 {
             for lru in 0..4u8 {
                 let l = lru as usize;
@@ -227,14 +226,13 @@ impl LinuxReclaim {
                 nr[l] -= nr[l].min(scanned);
             }
         }
+        // `blk_finish_plug`: the writes of the whole pass go out now, unless an outer plug (swap-in
+        // readahead) holds them.
+        h.blk_finish_plug(ctx)?;
         sc.reclaimed += reclaimed;
         if h.swap.usable > 0 && inactive_is_low(h, Some(m), LRU_INACTIVE_ANON) {
             self.shrink_active(h, ctx, sc, m, LRU_ACTIVE_ANON, scm);
         }
-        // `blk_finish_plug`: the writes of the whole pass go out now.
-        let mut plug = std::mem::take(&mut self.plug);
-        h.submit_plug(ctx, &mut plug)?;
-        self.plug = plug;
         Ok(())
     }
 

@@ -7,7 +7,7 @@
 //! accessed again; VM_EXEC file pages are activated at once); an anonymous page gets a swap slot, is
 //! unmapped, and if dirty written out (kept under writeback, rotated to the tail when the write ends);
 //! dirty file pages are left to the flusher (activated, PG_reclaim); clean unmapped pages are freed.
-//! The batch's writes are submitted together at the end (a plug), then survivors are put back.
+//! Writes go into the task's block plug (`shrink_lruvec`'s, or an outer one); survivors are put back.
 
 use nandstack_core::Result;
 
@@ -79,12 +79,11 @@ impl LinuxReclaim {
         h.vm.memcgs[m as usize].stats.pgscan += taken;
         let mut ret = std::mem::take(&mut self.ret);
         ret.clear();
-        let mut plug = std::mem::take(&mut self.plug);
         let mut stat = Stat::default();
         let mut reclaimed = 0u64;
         for &f in &batch {
             ctx.now += h.p.scan_ns;
-            match self.shrink_folio(h, ctx, sc, f, &mut plug, &mut stat)? {
+            match self.shrink_folio(h, ctx, sc, f, &mut stat)? {
                 Outcome::Freed => reclaimed += 1,
                 Outcome::Keep => ret.push(f),
                 Outcome::Activate => {
@@ -109,7 +108,6 @@ impl LinuxReclaim {
         }
         self.batch = batch;
         self.ret = ret;
-        self.plug = plug;
         Ok(reclaimed)
     }
 
@@ -129,7 +127,6 @@ impl LinuxReclaim {
         ctx: &mut Ctx,
         sc: &Sc,
         f: u32,
-        plug: &mut crate::host::evict::Plug,
         stat: &mut Stat,
     ) -> Result<Outcome> {
         if h.read_locked(f, ctx.now) {
@@ -149,10 +146,7 @@ impl LinuxReclaim {
             } else {
                 // cgroup v1 limit reclaim meets a page it marked: wait for the write (sleeping
                 // flushes this task's plug first, so a write still queued there is issued).
-                if fr.io_done == u64::MAX {
-                    h.submit_plug(ctx, plug)?;
-                }
-                h.wait_writeback(ctx, f);
+                h.wait_writeback(ctx, f)?;
             }
         }
         let refs = check_references(h, f);
@@ -176,7 +170,7 @@ impl LinuxReclaim {
             if refs == Refs::ReclaimClean {
                 return Ok(Outcome::Keep);
             }
-            h.pageout(ctx, f, plug)?;
+            h.pageout(ctx, f)?;
             stat.nr_pageout += 1;
             return Ok(Outcome::Keep);
         }

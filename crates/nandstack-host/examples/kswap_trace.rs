@@ -1,0 +1,54 @@
+//! Run the model on one capture and write its swap requests in the capture's CSV format
+//! (`time_s,op,sector,sectors,comm`, sectors relative to the swap partition).
+//! `cargo run --release -p nandstack-host --example kswap_trace NAME OUT.csv [JSON-PATCH]` (the patch is
+//! merged into the capture's config, objects key by key).
+
+use std::path::PathBuf;
+
+use nandstack_host::kswap;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let name = args.next().expect("capture name");
+    let out = args.next().expect("output CSV");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kernel-swap");
+    let c = kswap::load(&dir, &name).expect("capture");
+    let mut v = kswap::config_json(&c);
+    if let Some(p) = args.next() {
+        merge(&mut v, &serde_json::from_str(&p).expect("patch is JSON"));
+    }
+    let mut cfg = nandstack_host::HostSimConfig::from_json(&v.to_string()).expect("config");
+    let tmp = format!("{out}.blk");
+    cfg.run.block_trace = Some(nandstack_host::config::BlockTraceOut {
+        path: tmp.clone(),
+        format: nandstack_host::config::BlockTraceFormat::Blkparse,
+    });
+    let sim = nandstack_host::run_config(&cfg, false, &mut |_, _, _| true).expect("run");
+    let base = sim.host.swap.base / 512;
+    let nsect = sim.host.swap.nslots as u64 * 8;
+    let text = std::fs::read_to_string(&tmp).expect("trace");
+    let mut w = String::from("time_s,op,sector,sectors,comm\n");
+    for l in text.lines() {
+        // "259,0 0 SEQ S.NS 0 D OP SECTOR + N [COMM]"
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let sector: u64 = f[7].parse().unwrap();
+        if sector < base || sector >= base + nsect {
+            continue;
+        }
+        let comm = f[10].trim_matches(|c| c == '[' || c == ']');
+        w.push_str(&format!("{},{},{},{},{}\n", f[3], f[6], sector - base, f[9], comm));
+    }
+    std::fs::write(&out, w).expect("write");
+    std::fs::remove_file(&tmp).ok();
+}
+
+fn merge(a: &mut serde_json::Value, b: &serde_json::Value) {
+    match (a, b) {
+        (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+            for (k, v) in b {
+                merge(a.entry(k.clone()).or_insert(serde_json::Value::Null), v);
+            }
+        }
+        (a, b) => *a = b.clone(),
+    }
+}
