@@ -24,6 +24,14 @@ fn main() {
         format: nandstack_host::config::BlockTraceFormat::Blkparse,
     });
     let sim = nandstack_host::run_config(&cfg, false, &mut |_, _, _| true).expect("run");
+    let m = &sim.host.vm.memcgs[1];
+    let st = &m.stats;
+    eprintln!(
+        "{name}: pswpin {} pswpout {} pgscan {} pgsteal {} pgactivate {} pgdeactivate {} ws refault {} activate {} restore {} lists {:?} plug flushes {:?}",
+        sim.host.stats.pswpin, sim.host.stats.pswpout, st.pgscan, st.pgsteal, st.pgactivate, st.pgdeactivate,
+        st.workingset_refault_anon, st.workingset_activate_anon, st.workingset_restore_anon,
+        (0..4).map(|l| m.lru_len(l)).collect::<Vec<_>>(), sim.host.plug.flushes
+    );
     let base = sim.host.swap.base / 512;
     let nsect = sim.host.swap.nslots as u64 * 8;
     let text = std::fs::read_to_string(&tmp).expect("trace");

@@ -31,6 +31,10 @@ pub const HIST_PAGES: usize = 1024;
 pub struct IoCounters {
     pub requests: [[u64; 3]; 2],
     pub pages: [[u64; 3]; 2],
+    /// Requests that start where the previous request of the same region and kind ended.
+    pub sequential: [[u64; 3]; 2],
+    /// Where the last request of each region and kind ended (byte offset).
+    pub next_offset: [[u64; 3]; 2],
     /// Request sizes in pages (index = size, last bucket = larger), indexed `region * 3 + kind`.
     pub sizes: Vec<Vec<u64>>,
 }
@@ -39,6 +43,8 @@ impl Default for IoCounters {
         IoCounters {
             requests: [[0; 3]; 2],
             pages: [[0; 3]; 2],
+            sequential: [[0; 3]; 2],
+            next_offset: [[u64::MAX; 3]; 2],
             sizes: vec![vec![0; HIST_PAGES + 1]; 6],
         }
     }
@@ -118,10 +124,33 @@ impl BlockLayer {
             IoKind::Discard => Command::trim(offset, len),
         };
         let done = self.dev.submit(Nanos(now), cmd)?.done.0.max(now);
+        self.record(kind, region, offset, pages, now, done, comm)?;
+        Ok(done)
+    }
+
+    /// Count (and trace) a request served by something other than the device below — a loop device
+    /// over a RAM file, for example — issued at `now` and completing at `done`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record(
+        &mut self,
+        kind: IoKind,
+        region: Region,
+        offset: u64,
+        pages: u32,
+        now: u64,
+        done: u64,
+        comm: u16,
+    ) -> Result<()> {
+        let len = pages as u64 * 4096;
         let (r, k) = (region as usize, kind as usize);
         self.counters.requests[r][k] += 1;
         self.counters.pages[r][k] += pages as u64;
         self.counters.sizes[r * 3 + k][(pages as usize).min(HIST_PAGES)] += 1;
+        let c = &mut self.counters;
+        if c.next_offset[r][k] == offset {
+            c.sequential[r][k] += 1;
+        }
+        c.next_offset[r][k] = offset + len;
         self.latency[k].record(done - now);
         if let Some(t) = self.trace.as_mut() {
             let comm = &self.comms[comm as usize];
@@ -167,7 +196,7 @@ impl BlockLayer {
                 source: e,
             })?;
         }
-        Ok(done)
+        Ok(())
     }
 
     /// Issue a batch of single pages (byte offsets, in submission order): runs of consecutive pages

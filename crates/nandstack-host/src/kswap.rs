@@ -159,7 +159,8 @@ pub fn config_json(c: &Capture) -> Value {
         "host": {
             "ram_mib": 2048,
             "cpus": 2,
-            "swap": {"size_mib": c.swap_mib, "discard": {"mode": if c.discard { "cluster" } else { "off" }}},
+            "swap": {"size_mib": c.swap_mib, "discard": {"mode": if c.discard { "cluster" } else { "off" }},
+                     "backend": {"kind": "loop"}},
             "cgroups": [{"name": "capswap", "limit_mib": c.limit_mib}],
         },
         "processes": [{"name": "memtouch", "cgroup": "capswap", "workload": {

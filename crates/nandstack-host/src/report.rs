@@ -82,7 +82,24 @@ fn swap_section(h: &crate::host::Host) -> Value {
         "read_request_sizes": sizes(&c.sizes[0]),
         "write_request_sizes": sizes(&c.sizes[1]),
         "discard_request_sizes": sizes(&c.sizes[2]),
+        "read_requests_sequential": c.sequential[0][0],
+        "write_requests_sequential": c.sequential[0][1],
+        "plug": plug_report(h),
     })
+}
+
+/// Block-plug flushes of the tasks and of kswapd, by cause, and the requests they issued.
+fn plug_report(h: &crate::host::Host) -> Value {
+    let names = ["finish", "count", "size", "sleep"];
+    let (mut f, mut r) = (Map::new(), Map::new());
+    for (i, n) in names.iter().enumerate() {
+        f.insert(n.to_string(), json!(h.plug.flushes[i] + h.kswapd_plug.flushes[i]));
+        r.insert(
+            n.to_string(),
+            json!(h.plug.flushed_requests[i] + h.kswapd_plug.flushed_requests[i]),
+        );
+    }
+    json!({"flushes": f, "requests": r})
 }
 
 /// Build the report.

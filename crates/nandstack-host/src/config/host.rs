@@ -230,6 +230,24 @@ pub enum SwapBackendConfig {
     /// the 4 KiB at offset + s × 4096; consecutive slots of one submission merge into one request.
     #[default]
     Block,
+    /// Linux swap on a loop device over a file in RAM (tmpfs), as in the kernel captures
+    /// (`capture-swap.sh`): requests are formed as for `block`, then served in order by the loop
+    /// worker, which copies each 4 KiB page to or from the file; no SSD is involved. Completions run
+    /// on the worker's CPU.
+    Loop {
+        /// Worker time per request (queueing the work, dispatch, completion), µs. Default 5.
+        #[serde(default = "d_loop_req")]
+        request_us: f64,
+        /// Worker time per 4 KiB page copied to or from the backing file, µs. Default 1.
+        #[serde(default = "d_loop_page")]
+        page_us: f64,
+    },
+}
+fn d_loop_req() -> f64 {
+    5.0
+}
+fn d_loop_page() -> f64 {
+    1.0
 }
 fn d_alloc() -> SwapAllocatorKind {
     SwapAllocatorKind::Cluster
@@ -390,6 +408,10 @@ pub struct CostConfig {
     /// Reclaim CPU time per page scanned (isolation, reference check, unmap), ns. Default 300.
     #[serde(default = "d_scan")]
     pub reclaim_scan_ns: u64,
+    /// Reclaim CPU time per page written out, on top of the scan (`add_to_swap`, `try_to_unmap` with
+    /// its TLB flush, bio allocation and submission), ns. Default 0 (counted in `reclaim_scan_ns`).
+    #[serde(default)]
+    pub reclaim_write_ns: u64,
 }
 fn d_ref() -> u64 {
     10
@@ -410,6 +432,7 @@ impl Default for CostConfig {
             minor_fault_ns: d_minor(),
             major_fault_ns: d_major(),
             reclaim_scan_ns: d_scan(),
+            reclaim_write_ns: 0,
         }
     }
 }

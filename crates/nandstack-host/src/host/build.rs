@@ -15,7 +15,7 @@ use crate::config::{
 use crate::pagecache::PageCache;
 use crate::reclaim::{ClockReclaim, FifoReclaim, LinuxReclaim, ReclaimPolicy};
 use crate::swap::alloc::{ClusterAllocator, NextFitAllocator, SlotAllocator};
-use crate::swap::backend::{BlockSwap, SwapBackend};
+use crate::swap::backend::{BlockSwap, LoopSwap, SwapBackend};
 use crate::swap::discard::{ClusterDiscard, DiscardPolicy, FineDiscard, NoDiscard};
 use crate::swap::readahead::{ClusterReadahead, NoReadahead, Readahead, VmaReadahead};
 use crate::swap::{SwapArea, SwapGeometry};
@@ -135,6 +135,20 @@ impl Host {
         };
         let backend: Box<dyn SwapBackend> = match h.swap.backend {
             SwapBackendConfig::Block => Box::new(BlockSwap::new(swap_off)),
+            SwapBackendConfig::Loop {
+                request_us,
+                page_us,
+            } => {
+                for (k, v) in [("request_us", request_us), ("page_us", page_us)] {
+                    if !(v.is_finite() && v >= 0.0) {
+                        return Err(Error::config(
+                            format!("host.swap.backend.{k}"),
+                            format!("must be a time ≥ 0 µs, got {v}"),
+                        ));
+                    }
+                }
+                Box::new(LoopSwap::new(swap_off, request_us, page_us))
+            }
         };
         let swap = SwapArea::new(geometry, &make, discard, backend);
         let ra: Box<dyn Readahead> = match h.readahead.policy {
@@ -252,6 +266,7 @@ impl Host {
             minor_ns: h.costs.minor_fault_ns,
             major_ns: h.costs.major_fault_ns,
             scan_ns: h.costs.reclaim_scan_ns,
+            write_ns: h.costs.reclaim_write_ns,
             scm: h.reclaim.swap_cluster_max as u64,
             cgroup_v1: h.reclaim.cgroup_v1,
             retries: h.reclaim.max_reclaim_retries,
@@ -277,6 +292,7 @@ impl Host {
             swap_pages: Vec::new(),
             plug: Default::default(),
             kswapd_plug: Default::default(),
+            rotate_batch: Vec::new(),
             verify,
         })
     }

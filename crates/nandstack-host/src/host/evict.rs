@@ -344,6 +344,7 @@ impl Host {
         if self.vm.frames[f as usize].has(F_DIRTY) {
             self.blk_start_plug();
             self.pageout(ctx, f)?;
+            ctx.now += self.p.write_ns;
             self.blk_finish_plug(ctx)?;
             self.wait_writeback(ctx, f)?;
         }

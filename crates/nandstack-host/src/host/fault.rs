@@ -180,6 +180,7 @@ impl Host {
         ctx.now += self.p.major_ns;
         let mut win = std::mem::take(&mut self.ra_buf);
         win.clear();
+        let ra_pages;
         {
             let v = &self.vm.procs[pi].vmas[vi];
             let input = RaInput {
@@ -193,12 +194,12 @@ impl Host {
                 nslots: self.swap.nslots,
             };
             let mut ra = v.ra;
-            self.ra.window(&input, &mut ra, &mut win);
+            ra_pages = self.ra.window(&input, &mut ra, &mut win);
             self.vm.procs[pi].vmas[vi].ra = ra;
         }
         debug_assert!(win.iter().any(|&(v, _)| v == vpn));
         let m = self.vm.procs[pi].memcg;
-        let mut n = self.swapin_window(ctx, m, vpn, &win, true)?;
+        let mut n = self.swapin_window(ctx, m, vpn, &win, ra_pages > 1)?;
         // Reclaim run by a later allocation of the window may have freed the faulting page once its
         // read was done (a plug flushed early): read it again, alone (`__read_swap_cache_async` of
         // the target after the readahead loop).

@@ -23,6 +23,9 @@ use crate::swap::SwapArea;
 use crate::vm::page::*;
 use crate::vm::Vm;
 
+/// `FOLIO_BATCH_SIZE`: pages a per-CPU LRU batch holds before it is moved.
+const ROTATE_BATCH: usize = 31;
+
 /// Issuer ids of kernel threads in the block trace.
 pub const COMM_KSWAPD: u16 = 0;
 pub const COMM_KWORKER: u16 = 1;
@@ -46,6 +49,8 @@ pub struct Params {
     pub minor_ns: u64,
     pub major_ns: u64,
     pub scan_ns: u64,
+    /// Reclaim CPU time per page written out, on top of `scan_ns`.
+    pub write_ns: u64,
     /// SWAP_CLUSTER_MAX.
     pub scm: u64,
     pub cgroup_v1: bool,
@@ -161,6 +166,8 @@ pub struct Host {
     /// The block plug of the task running host work, and kswapd's (a task of its own).
     pub plug: BlkPlug,
     pub kswapd_plug: BlkPlug,
+    /// Pages whose write ended on another CPU, waiting in its `lru_rotate` batch (frame, end).
+    pub rotate_batch: Vec<(u32, u64)>,
     /// Checking invariants (verify mode).
     pub verify: bool,
 }
@@ -368,9 +375,37 @@ impl Host {
             && !fr.has(F_ACTIVE)
             && (fr.list == LRU_INACTIVE_ANON || fr.list == LRU_INACTIVE_FILE)
         {
-            self.vm.lru_move_tail(f);
-            self.stats.pgrotated += 1;
+            if fr.has(F_SWAPCACHE) && self.swap.backend.completes_remotely() {
+                self.rotate_remote(f, t);
+            } else {
+                self.vm.lru_move_tail(f);
+                self.stats.pgrotated += 1;
+            }
         }
+    }
+
+    /// `folio_rotate_reclaimable` on the completing CPU when that is not the reclaimer's: the page
+    /// waits in that CPU's `lru_rotate` batch, moved to the inactive tail when the batch is full.
+    fn rotate_remote(&mut self, f: u32, t: u64) {
+        self.rotate_batch.push((f, t));
+        if self.rotate_batch.len() < ROTATE_BATCH {
+            return;
+        }
+        let v = std::mem::take(&mut self.rotate_batch);
+        for &(f, t) in &v {
+            // Still the clean, inactive page whose write ended at `t` (not freed and reused).
+            let fr = &self.vm.frames[f as usize];
+            if fr.has(F_INUSE)
+                && fr.io_done == t
+                && !fr.has(F_WRITEBACK | F_DIRTY | F_ACTIVE)
+                && (fr.list == LRU_INACTIVE_ANON || fr.list == LRU_INACTIVE_FILE)
+            {
+                self.vm.lru_move_tail(f);
+                self.stats.pgrotated += 1;
+            }
+        }
+        self.rotate_batch = v;
+        self.rotate_batch.clear();
     }
 
     /// Issue the discards the swap area asked for (by the `kworker` discard work, at `now`).

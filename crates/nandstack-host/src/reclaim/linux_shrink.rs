@@ -171,6 +171,7 @@ impl LinuxReclaim {
                 return Ok(Outcome::Keep);
             }
             h.pageout(ctx, f)?;
+            ctx.now += h.p.write_ns;
             stat.nr_pageout += 1;
             return Ok(Outcome::Keep);
         }

@@ -17,10 +17,17 @@
 //! * Requests pass the writer's cgroup throttle (`Dispatch`) before they reach the device: blk-throttle
 //!   acts on bios, above the device and below the swap layer.
 //! * Deterministic; no I/O is issued that the counters do not show.
+//! * [`SwapBackend::completes_remotely`]: I/O completes on a CPU other than the submitter's (a loop
+//!   device's worker). The end of writeback then rotates reclaimed pages through that CPU's per-CPU
+//!   batch (`folio_rotate_reclaimable` → `lru_rotate`), which reaches the inactive tail 31 pages at a
+//!   time — the reclaiming task's `lru_add_drain` only drains its own CPU. Local completion (the
+//!   default) rotates at once.
 
 pub mod block;
+pub mod loopdev;
 
 pub use block::BlockSwap;
+pub use loopdev::LoopSwap;
 
 use nandstack_core::Result;
 
@@ -60,6 +67,11 @@ pub trait SwapBackend: Send {
 
     /// `SWP_SYNCHRONOUS_IO`: I/O completes in the submitting thread.
     fn synchronous(&self) -> bool {
+        false
+    }
+
+    /// I/O completes on another CPU than the submitter's (see the module documentation).
+    fn completes_remotely(&self) -> bool {
         false
     }
 

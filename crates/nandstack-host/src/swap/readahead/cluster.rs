@@ -29,7 +29,7 @@ impl Readahead for ClusterReadahead {
         "cluster"
     }
 
-    fn window(&mut self, inp: &RaInput, _ra: &mut VmaRa, out: &mut Vec<(u32, u32)>) {
+    fn window(&mut self, inp: &RaInput, _ra: &mut VmaRa, out: &mut Vec<(u32, u32)>) -> u32 {
         let offset = inp.slot;
         let pages = if self.max_pages <= 1 {
             1
@@ -51,7 +51,7 @@ impl Readahead for ClusterReadahead {
         let mask = pages - 1;
         if mask == 0 {
             out.push((inp.fault_vpn, offset));
-            return;
+            return 1;
         }
         let start = (offset & !mask).max(1);
         let end = (offset | mask).min(inp.nslots - 1);
@@ -62,6 +62,7 @@ impl Readahead for ClusterReadahead {
                 out.push((inp.owner[s as usize], s));
             }
         }
+        pages
     }
 
     fn hit(&mut self, _ra: &mut VmaRa, _vpn: u32, readahead: bool) {

@@ -5,7 +5,10 @@
 //!   cache). It appends `(vpn, slot)` pairs to read, in ascending order of the policy's address
 //!   (virtual for VMA readahead, slot for cluster readahead), and must include the faulting page. It
 //!   may list pages whose slot is already in the swap cache; the swap layer skips those. Every listed
-//!   slot must be in use and referenced by exactly the listed vpn's PTE.
+//!   slot must be in use and referenced by exactly the listed vpn's PTE. It returns the window size
+//!   in pages: 1 means no readahead (the kernel then reads the faulting page alone, without a block
+//!   plug: `goto skip` in `swap_vma_readahead` / `swap_cluster_readahead`), more means the window's
+//!   reads are submitted under one plug.
 //! * `hit(ra, vpn, readahead)` is called when a fault finds its page in the swap cache; `readahead` is
 //!   true when the page carried PG_readahead (first use of a readahead page).
 //! * The window never exceeds 2^page_cluster pages; state is deterministic.
@@ -34,7 +37,7 @@ pub struct RaInput<'a> {
 
 pub trait Readahead {
     fn name(&self) -> &'static str;
-    fn window(&mut self, input: &RaInput, ra: &mut VmaRa, out: &mut Vec<(u32, u32)>);
+    fn window(&mut self, input: &RaInput, ra: &mut VmaRa, out: &mut Vec<(u32, u32)>) -> u32;
     fn hit(&mut self, ra: &mut VmaRa, vpn: u32, readahead: bool);
 }
 
@@ -70,8 +73,9 @@ impl Readahead for NoReadahead {
     fn name(&self) -> &'static str {
         "off"
     }
-    fn window(&mut self, input: &RaInput, _ra: &mut VmaRa, out: &mut Vec<(u32, u32)>) {
+    fn window(&mut self, input: &RaInput, _ra: &mut VmaRa, out: &mut Vec<(u32, u32)>) -> u32 {
         out.push((input.fault_vpn, input.slot));
+        1
     }
     fn hit(&mut self, _ra: &mut VmaRa, _vpn: u32, _readahead: bool) {}
 }

@@ -30,12 +30,12 @@ impl Readahead for VmaReadahead {
         "vma"
     }
 
-    fn window(&mut self, inp: &RaInput, ra: &mut VmaRa, out: &mut Vec<(u32, u32)>) {
+    fn window(&mut self, inp: &RaInput, ra: &mut VmaRa, out: &mut Vec<(u32, u32)>) -> u32 {
         let f = inp.fault_vpn;
         if self.max_win == 1 {
             ra.win = 1;
             out.push((f, inp.slot));
-            return;
+            return 1;
         }
         let win = swapin_nr_pages(ra.prev_vpn, f, ra.hits, self.max_win, ra.win);
         let prev = ra.prev_vpn;
@@ -46,7 +46,7 @@ impl Readahead for VmaReadahead {
         };
         if win == 1 {
             out.push((f, inp.slot));
-            return;
+            return 1;
         }
         let (lo, hi) = if prev != u32::MAX && f == prev.wrapping_add(1) {
             (f as i64, f as i64 + win as i64)
@@ -67,6 +67,7 @@ impl Readahead for VmaReadahead {
                 out.push((v, pte_slot(pte)));
             }
         }
+        win
     }
 
     fn hit(&mut self, ra: &mut VmaRa, vpn: u32, readahead: bool) {
