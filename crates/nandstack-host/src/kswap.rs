@@ -1,10 +1,12 @@
 //! Real-kernel swap captures (`../shared/traces/kernel-swap/`): read a capture (its JSON description and
-//! its block requests), build the host config that runs the same program description, and summarise
-//! both sides the same way for comparison.
+//! its block requests), group the repetitions of a program, build the host config that runs the same
+//! program on the captures' setup, and summarise both sides the same way for comparison.
 //!
 //! A capture's JSON names the command (`memtouch PAGES OPS PATTERN WRITE_PCT SEED`), the cgroup-v1
 //! memory limit, the swap size and the discard mode (`capture-swap.sh`); its CSV lists every request
-//! the kernel issued to the swap device (`time_s,op,sector,sectors,comm`, 512-byte sectors).
+//! the kernel issued to the swap device (`time_s,op,sector,sectors,comm`, 512-byte sectors). Captures
+//! named `NAME_r1`, `NAME_r2`, … are repetitions of program `NAME` (the kernel varies from run to run);
+//! the model is compared with their range.
 
 use std::fs::File;
 use std::io::BufRead;
@@ -13,8 +15,62 @@ use std::path::Path;
 use nandstack_core::{Error, Result};
 use serde_json::{json, Value};
 
+use crate::block::HIST_PAGES;
 use crate::config::HostSimConfig;
 use crate::sim::Sim;
+
+/// A distribution of request sizes in pages (index = pages; the last bucket holds larger requests).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sizes {
+    pub hist: Vec<u64>,
+}
+
+impl Default for Sizes {
+    fn default() -> Self {
+        Sizes {
+            hist: vec![0; HIST_PAGES + 1],
+        }
+    }
+}
+
+impl Sizes {
+    pub fn add(&mut self, pages: u64) {
+        self.hist[(pages as usize).min(HIST_PAGES)] += 1;
+    }
+    /// Requests.
+    pub fn count(&self) -> u64 {
+        self.hist.iter().sum()
+    }
+    /// Pages (requests larger than the histogram count as its last bucket).
+    pub fn pages(&self) -> u64 {
+        self.hist
+            .iter()
+            .enumerate()
+            .map(|(s, &n)| s as u64 * n)
+            .sum()
+    }
+    /// Mean pages per request (0 without requests).
+    pub fn mean(&self) -> f64 {
+        self.pages() as f64 / self.count().max(1) as f64
+    }
+    /// The nearest-rank `q` quantile: the smallest size with at least ⌈q·n⌉ requests at or below it
+    /// (0 without requests).
+    pub fn quantile(&self, q: f64) -> u64 {
+        let n = self.count();
+        if n == 0 {
+            return 0;
+        }
+        let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
+        let mut seen = 0;
+        for (s, &c) in self.hist.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return s as u64;
+            }
+        }
+        HIST_PAGES as u64
+    }
+}
 
 /// What a capture (or a model run) did to the swap device.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -22,29 +78,49 @@ pub struct SwapSummary {
     /// Pages swapped in / out (kernel: the `pswpin` / `pswpout` deltas).
     pub pswpin: u64,
     pub pswpout: u64,
-    pub read_requests: u64,
-    pub write_requests: u64,
+    pub reads: Sizes,
+    pub writes: Sizes,
+    /// Read / write requests that start where the previous one of the same direction ended.
+    pub sequential_reads: u64,
+    pub sequential_writes: u64,
     pub discard_requests: u64,
-    pub read_pages: u64,
-    pub write_pages: u64,
     pub discard_pages: u64,
-    /// Requests of exactly one page.
-    pub single_page_reads: u64,
-    pub single_page_writes: u64,
     /// Highest slot written (how far into the partition swap reached; slot 0 is the header).
     pub highest_slot: u64,
 }
 
 impl SwapSummary {
-    pub fn read_request_pages_mean(&self) -> f64 {
-        self.read_pages as f64 / self.read_requests.max(1) as f64
+    pub fn read_requests(&self) -> u64 {
+        self.reads.count()
     }
-    pub fn write_request_pages_mean(&self) -> f64 {
-        self.write_pages as f64 / self.write_requests.max(1) as f64
+    pub fn write_requests(&self) -> u64 {
+        self.writes.count()
     }
-    /// Fraction of read+write requests that are reads.
-    pub fn read_share(&self) -> f64 {
-        self.read_requests as f64 / (self.read_requests + self.write_requests).max(1) as f64
+    /// Share of read (write) requests that are sequential.
+    pub fn sequential_read_share(&self) -> f64 {
+        self.sequential_reads as f64 / self.read_requests().max(1) as f64
+    }
+    pub fn sequential_write_share(&self) -> f64 {
+        self.sequential_writes as f64 / self.write_requests().max(1) as f64
+    }
+    /// The figures the comparison reports, by name.
+    pub fn figures(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("pswpin", self.pswpin as f64),
+            ("pswpout", self.pswpout as f64),
+            ("discard_pages", self.discard_pages as f64),
+            ("read_requests", self.read_requests() as f64),
+            ("read_pages_mean", self.reads.mean()),
+            ("read_pages_p50", self.reads.quantile(0.5) as f64),
+            ("read_pages_p90", self.reads.quantile(0.9) as f64),
+            ("read_sequential_share", self.sequential_read_share()),
+            ("write_requests", self.write_requests() as f64),
+            ("write_pages_mean", self.writes.mean()),
+            ("write_pages_p50", self.writes.quantile(0.5) as f64),
+            ("write_pages_p90", self.writes.quantile(0.9) as f64),
+            ("write_sequential_share", self.sequential_write_share()),
+            ("highest_slot", self.highest_slot as f64),
+        ]
     }
 }
 
@@ -61,6 +137,45 @@ pub struct Capture {
     pub swap_mib: u64,
     pub discard: bool,
     pub kernel: SwapSummary,
+}
+
+/// A program and its captures (one, or the repetitions `_r1`, `_r2`, …).
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub name: String,
+    pub captures: Vec<Capture>,
+}
+
+impl Program {
+    /// The kernel's range (min, max) of `figure` over the repetitions.
+    pub fn range(&self, figure: &str) -> (f64, f64) {
+        let v: Vec<f64> = self
+            .captures
+            .iter()
+            .map(|c| figure_of(&c.kernel, figure))
+            .collect();
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
+    }
+}
+
+fn figure_of(s: &SwapSummary, name: &str) -> f64 {
+    s.figures()
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map_or(f64::NAN, |(_, v)| v)
+}
+
+/// How far `v` lies outside `[lo, hi]`, relative to the nearer end (0 inside).
+pub fn outside(v: f64, (lo, hi): (f64, f64)) -> f64 {
+    if v > hi {
+        (v - hi) / hi.max(f64::MIN_POSITIVE)
+    } else if v < lo {
+        (v - lo) / lo.max(f64::MIN_POSITIVE)
+    } else {
+        0.0
+    }
 }
 
 fn io(path: &Path, e: std::io::Error) -> Error {
@@ -94,38 +209,7 @@ pub fn load(dir: &Path, name: &str) -> Result<Capture> {
         ..SwapSummary::default()
     };
     let cp = dir.join(format!("{name}.csv.gz"));
-    let f = File::open(&cp).map_err(|e| io(&cp, e))?;
-    let (_, r) = nandstack_workload::trace::decompress(f).map_err(|e| io(&cp, e))?;
-    for (i, line) in r.lines().enumerate() {
-        let line = line.map_err(|e| io(&cp, e))?;
-        if i == 0 {
-            continue;
-        }
-        let c: Vec<&str> = line.split(',').collect();
-        if c.len() < 4 {
-            continue;
-        }
-        let pages = c[3].parse::<u64>().unwrap_or(0) / 8;
-        let first = c[2].parse::<u64>().unwrap_or(0) / 8;
-        match c[1] {
-            "R" => {
-                kernel.read_requests += 1;
-                kernel.read_pages += pages;
-                kernel.single_page_reads += (pages == 1) as u64;
-            }
-            "W" => {
-                kernel.highest_slot = kernel.highest_slot.max(first + pages.max(1) - 1);
-                kernel.write_requests += 1;
-                kernel.write_pages += pages;
-                kernel.single_page_writes += (pages == 1) as u64;
-            }
-            "D" => {
-                kernel.discard_requests += 1;
-                kernel.discard_pages += pages;
-            }
-            _ => {}
-        }
-    }
+    read_requests(&cp, &mut kernel)?;
     Ok(Capture {
         name: name.into(),
         pages: num(cmd[1], "PAGES")?,
@@ -142,12 +226,105 @@ pub fn load(dir: &Path, name: &str) -> Result<Capture> {
     })
 }
 
-/// The host config that runs the capture's program under the capture's setup: a cgroup-v1 memory
-/// limit, swap of the same size (`swapon`, with `--discard=pages` when the capture used it), Linux
-/// defaults otherwise (swappiness 60, page-cluster 3, VMA readahead on a non-rotational device). The
-/// captures swapped to a loop device over tmpfs; a fast SSD stands in for it: the default geometry
-/// (16 planes) in SLC mode (tR 30 µs, tPROG 160 µs: about 400 000 pages/s of writes, above the
-/// 100 000–135 000 pages/s the captures reached while filling).
+/// Read a capture's requests (`time_s,op,sector,sectors,comm`) into `s`.
+fn read_requests(path: &Path, s: &mut SwapSummary) -> Result<()> {
+    let f = File::open(path).map_err(|e| io(path, e))?;
+    let (_, r) = nandstack_workload::trace::decompress(f).map_err(|e| io(path, e))?;
+    let mut next = [u64::MAX; 2];
+    for (i, line) in r.lines().enumerate() {
+        let line = line.map_err(|e| io(path, e))?;
+        if i == 0 {
+            continue;
+        }
+        let c: Vec<&str> = line.split(',').collect();
+        let field = |k: usize| c.get(k).and_then(|x| x.parse::<u64>().ok());
+        let (Some(sector), Some(sectors)) = (field(2), field(3)) else {
+            return Err(Error::Trace {
+                file: path.display().to_string(),
+                line: i as u64 + 1,
+                text: line.clone(),
+                msg: "expected time_s,op,sector,sectors,comm".into(),
+            });
+        };
+        let (first, pages) = (sector / 8, sectors / 8);
+        match c[1] {
+            "R" | "W" => {
+                let w = (c[1] == "W") as usize;
+                if next[w] == sector {
+                    if w == 1 {
+                        s.sequential_writes += 1;
+                    } else {
+                        s.sequential_reads += 1;
+                    }
+                }
+                next[w] = sector + sectors;
+                if w == 1 {
+                    s.highest_slot = s.highest_slot.max(first + pages.max(1) - 1);
+                    s.writes.add(pages);
+                } else {
+                    s.reads.add(pages);
+                }
+            }
+            "D" => {
+                s.discard_requests += 1;
+                s.discard_pages += pages;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Every program in `dir` (each `NAME.json` with its `NAME.csv.gz`; captures `NAME_rK` of which there
+/// are at least two grouped as program `NAME`), sorted by name, repetitions in order.
+pub fn programs(dir: &Path) -> Result<Vec<Program>> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|e| io(dir, e))?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.strip_suffix(".json").map(str::to_owned)
+        })
+        .filter(|n| dir.join(format!("{n}.csv.gz")).exists())
+        .collect();
+    names.sort();
+    let stem = |n: &str| repetition_stem(n).unwrap_or(n).to_owned();
+    let mut out: Vec<Program> = Vec::new();
+    for n in &names {
+        let s = stem(n);
+        let siblings = names.iter().filter(|m| stem(m) == s).count();
+        let program = if siblings >= 2 { s.as_str() } else { n.as_str() };
+        let n = n.as_str();
+        let c = load(dir, n)?;
+        match out.last_mut() {
+            Some(p) if p.name == program => p.captures.push(c),
+            _ => out.push(Program {
+                name: program.to_owned(),
+                captures: vec![c],
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// `NAME_rK` (K of one or two digits) → `NAME`.
+pub fn repetition_stem(capture: &str) -> Option<&str> {
+    match capture.rsplit_once("_r") {
+        Some((p, k)) if (1..=2).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_digit()) => {
+            Some(p)
+        }
+        _ => None,
+    }
+}
+
+/// The host config that runs the capture's program on the captures' setup (`capture-swap.sh` on
+/// Linux 6.18 in a 2-CPU VM): a cgroup-v1 memory limit, swap of the same size on a loop device over a
+/// tmpfs file (`swapon`, with `--discard=pages` when the capture used it), Linux defaults otherwise
+/// (swappiness 60, page-cluster 3). The loop device counts as rotational (the captures' reads are
+/// aligned blocks of slots: `swap_cluster_readahead`; VMA readahead is off while a rotational swap
+/// device is active, and the allocator uses one global cluster). The VM's reclaim CPU costs are the
+/// ones its captures show: a reclaim pass takes about 4.3 µs per page it writes (1 µs to scan,
+/// 3.3 µs to unmap and submit). The SSD below the host sees no swap I/O.
 pub fn config(c: &Capture) -> HostSimConfig {
     HostSimConfig::from_json(&config_json(c).to_string()).expect("capture config is valid")
 }
@@ -159,8 +336,11 @@ pub fn config_json(c: &Capture) -> Value {
         "host": {
             "ram_mib": 2048,
             "cpus": 2,
-            "swap": {"size_mib": c.swap_mib, "discard": {"mode": if c.discard { "cluster" } else { "off" }},
+            "swap": {"size_mib": c.swap_mib, "solid_state": false,
+                     "discard": {"mode": if c.discard { "cluster" } else { "off" }},
                      "backend": {"kind": "loop"}},
+            "readahead": {"policy": "cluster"},
+            "costs": {"reclaim_scan_ns": 1000, "reclaim_write_ns": 3300},
             "cgroups": [{"name": "capswap", "limit_mib": c.limit_mib}],
         },
         "processes": [{"name": "memtouch", "cgroup": "capswap", "workload": {
@@ -178,24 +358,40 @@ pub fn model_summary(sim: &Sim) -> SwapSummary {
     SwapSummary {
         pswpin: s.pswpin,
         pswpout: s.pswpout,
-        read_requests: c.requests[0][0],
-        write_requests: c.requests[0][1],
+        reads: Sizes {
+            hist: c.sizes[0].clone(),
+        },
+        writes: Sizes {
+            hist: c.sizes[1].clone(),
+        },
+        sequential_reads: c.sequential[0][0],
+        sequential_writes: c.sequential[0][1],
         discard_requests: c.requests[0][2],
-        read_pages: c.pages[0][0],
-        write_pages: c.pages[0][1],
         discard_pages: c.pages[0][2],
-        single_page_reads: c.sizes[0][1],
-        single_page_writes: c.sizes[1][1],
         highest_slot: sim.host.swap.stats.max_slot as u64,
     }
 }
 
-/// The captures shipped in `../shared/traces/kernel-swap/`.
-pub const CAPTURES: [&str; 6] = [
-    "kswap_uniform_w50",
-    "kswap_normal_w50",
-    "kswap_hot_w100",
-    "kswap_uniform_r100",
-    "kswap_seq_w100",
-    "kswap_uniform_w100_discard",
-];
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_are_nearest_rank_and_names_group_repetitions() {
+        let mut s = Sizes::default();
+        for p in [1, 1, 1, 2, 8, 128] {
+            s.add(p);
+        }
+        assert_eq!(s.count(), 6);
+        assert_eq!(s.pages(), 141);
+        assert_eq!(s.quantile(0.5), 1);
+        assert_eq!(s.quantile(0.9), 128);
+        assert_eq!(s.quantile(0.67), 2);
+        assert_eq!(Sizes::default().quantile(0.5), 0);
+        assert_eq!(repetition_stem("kswap_seq_w50_r3"), Some("kswap_seq_w50"));
+        assert_eq!(repetition_stem("kswap_uniform_r100"), None);
+        assert_eq!(outside(11.0, (8.0, 10.0)), 0.1);
+        assert_eq!(outside(9.0, (8.0, 10.0)), 0.0);
+        assert_eq!(outside(6.0, (8.0, 10.0)), -0.25);
+    }
+}
