@@ -83,6 +83,8 @@ pub struct SwapSummary {
     /// Read / write requests that start where the previous one of the same direction ended.
     pub sequential_reads: u64,
     pub sequential_writes: u64,
+    /// Discards while the program ran (kernel: before its last read or write; the captures also hold the
+    /// first discards of the program's exit, which frees every slot, until the tracer stopped).
     pub discard_requests: u64,
     pub discard_pages: u64,
     /// Highest slot written (how far into the partition swap reached; slot 0 is the header).
@@ -231,6 +233,9 @@ fn read_requests(path: &Path, s: &mut SwapSummary) -> Result<()> {
     let f = File::open(path).map_err(|e| io(path, e))?;
     let (_, r) = nandstack_workload::trace::decompress(f).map_err(|e| io(path, e))?;
     let mut next = [u64::MAX; 2];
+    // Discards (time, pages) and when the last read or write was issued.
+    let mut discards: Vec<(f64, u64)> = Vec::new();
+    let mut last_rw = f64::NEG_INFINITY;
     for (i, line) in r.lines().enumerate() {
         let line = line.map_err(|e| io(path, e))?;
         if i == 0 {
@@ -247,8 +252,10 @@ fn read_requests(path: &Path, s: &mut SwapSummary) -> Result<()> {
             });
         };
         let (first, pages) = (sector / 8, sectors / 8);
+        let t = c[0].parse::<f64>().unwrap_or(f64::NAN);
         match c[1] {
             "R" | "W" => {
+                last_rw = last_rw.max(t);
                 let w = (c[1] == "W") as usize;
                 if next[w] == sector {
                     if w == 1 {
@@ -265,11 +272,14 @@ fn read_requests(path: &Path, s: &mut SwapSummary) -> Result<()> {
                     s.reads.add(pages);
                 }
             }
-            "D" => {
-                s.discard_requests += 1;
-                s.discard_pages += pages;
-            }
+            "D" => discards.push((t, pages)),
             _ => {}
+        }
+    }
+    for (t, pages) in discards {
+        if t <= last_rw {
+            s.discard_requests += 1;
+            s.discard_pages += pages;
         }
     }
     Ok(())

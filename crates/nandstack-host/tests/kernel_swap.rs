@@ -75,7 +75,8 @@ fn every_capture_within_its_kernel_range() {
         }
         eprintln!("{line}");
         if p.captures[0].discard {
-            // Whole-cluster discards (512 slots each), as many pages as the kernel discarded.
+            // Whole-cluster discards (512 slots each), as many pages as the kernel discarded while the
+            // program ran.
             let range = p.range("discard_pages");
             let d = outside(m.discard_pages as f64, range);
             if m.discard_pages != m.discard_requests * 512 || d.abs() > 0.25 {

@@ -278,6 +278,8 @@ impl LinuxReclaim {
             let referenced = h.folio_referenced(f);
             let fr = &mut h.vm.frames[f as usize];
             if referenced > 0 && file && fr.has(F_EXEC) {
+                // Back on the active list (`move_folios_to_lru` ages the workingset clock).
+                h.vm.memcgs[fr.memcg as usize].nonresident_age += 1;
                 h.vm.lru_add_head(f, lru);
                 continue;
             }

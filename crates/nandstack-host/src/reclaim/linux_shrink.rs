@@ -92,9 +92,13 @@ impl LinuxReclaim {
                 }
             }
         }
+        // `move_folios_to_lru`: an active page put back ages the workingset clock.
         for &f in &ret {
-            let list = h.vm.frames[f as usize].lru_for();
-            h.vm.lru_add_head(f, list);
+            let fr = h.vm.frames[f as usize];
+            h.vm.lru_add_head(f, fr.lru_for());
+            if fr.has(F_ACTIVE) {
+                h.vm.memcgs[fr.memcg as usize].nonresident_age += 1;
+            }
         }
         let file = lru == LRU_INACTIVE_FILE;
         note_cost(h, m, file, stat.nr_pageout, taken - reclaimed);
