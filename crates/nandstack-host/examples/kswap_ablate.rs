@@ -1,11 +1,11 @@
-//! Which mechanisms the kernel comparison depends on: rerun every capture with one mechanism changed
-//! and print the swap-in / swap-out differences from the kernel.
+//! Which mechanisms the kernel comparison depends on: rerun every program with one mechanism changed
+//! and print, per program, swap-in / swap-out / pages per write request outside the kernel's range.
 //! `cargo run --release -p nandstack-host --example kswap_ablate`
 
 use std::path::PathBuf;
 
-use nandstack_host::config::{HostSimConfig, ReadaheadPolicyKind};
-use nandstack_host::kswap;
+use nandstack_host::config::{HostSimConfig, ReadaheadPolicyKind, SwapBackendConfig};
+use nandstack_host::kswap::{self, outside};
 
 /// A named change to the capture config.
 type Variant = (&'static str, Box<dyn Fn(&mut HostSimConfig)>);
@@ -15,8 +15,23 @@ fn main() {
     let variants: Vec<Variant> = vec![
         ("as modelled", Box::new(|_| {})),
         (
+            "VMA readahead",
+            Box::new(|c| c.host.readahead.policy = ReadaheadPolicyKind::Vma),
+        ),
+        (
             "no readahead",
             Box::new(|c| c.host.readahead.policy = ReadaheadPolicyKind::Off),
+        ),
+        (
+            "SSD below (block backend)",
+            Box::new(|c| c.host.swap.backend = SwapBackendConfig::Block),
+        ),
+        (
+            "default reclaim costs",
+            Box::new(|c| {
+                c.host.costs.reclaim_scan_ns = 300;
+                c.host.costs.reclaim_write_ns = 0;
+            }),
         ),
         (
             "no swap cache (cutoff 0)",
@@ -30,32 +45,23 @@ fn main() {
             "cgroup v2 writeback",
             Box::new(|c| c.host.reclaim.cgroup_v1 = false),
         ),
-        (
-            "device timing off",
-            Box::new(|c| c.device.timing.enabled = false),
-        ),
-        (
-            "TLC device",
-            Box::new(|c| c.device.geometry.cell_mode = None),
-        ),
-        ("swappiness 100", Box::new(|c| c.host.swappiness = 100)),
     ];
+    let programs = kswap::programs(&dir).expect("captures");
     for (label, f) in &variants {
-        let mut line = format!("{label:<26}");
-        for name in kswap::CAPTURES {
-            let c = kswap::load(&dir, name).expect("capture");
-            let mut cfg = kswap::config(&c);
-            cfg.host.cgroups[0].swappiness = None;
+        println!("{label}: swap-in / swap-out / pages per write, % outside the kernel's range");
+        for p in &programs {
+            let mut cfg = kswap::config(&p.captures[0]);
             f(&mut cfg);
             let sim = nandstack_host::run_config(&cfg, false, &mut |_, _, _| true).expect("run");
             let m = kswap::model_summary(&sim);
-            let d = |a: u64, b: u64| 100.0 * (a as f64 - b as f64) / b as f64;
-            line.push_str(&format!(
-                " | {:+6.1}% {:+6.1}%",
-                d(m.pswpin, c.kernel.pswpin),
-                d(m.pswpout, c.kernel.pswpout)
-            ));
+            let d = |name: &str, v: f64| 100.0 * outside(v, p.range(name));
+            println!(
+                "    {:<28} {:+7.1}% {:+7.1}% {:+7.1}%",
+                p.name,
+                d("pswpin", m.pswpin as f64),
+                d("pswpout", m.pswpout as f64),
+                d("write_pages_mean", m.writes.mean())
+            );
         }
-        println!("{line}");
     }
 }

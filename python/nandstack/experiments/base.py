@@ -82,6 +82,8 @@ class Analysis:
     figures: list[Figure] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: The result as data for machines, written to `report.json` as `headline` (JSON-serialisable).
+    headline: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -61,8 +61,11 @@ def render_figure(figure: Figure, out_dir: Path, dpi: int = 144) -> list[Path]:
 
 def _lines(ax: Any, series: Sequence[Any]) -> None:
     measured = 0
+    # Categorical x (names): one position per category, labels tilted when there are many.
+    categories = _categories(series) if any(isinstance(x, str) for s in series for x in s.x) else None
     for s in series:
-        points = [(x, y, e) for x, y, e in zip(s.x, s.y, s.yerr or [None] * len(s.x)) if y is not None]
+        xs_all = [categories.index(str(x)) for x in s.x] if categories is not None else list(s.x)
+        points = [(x, y, e) for x, y, e in zip(xs_all, s.y, s.yerr or [None] * len(s.x)) if y is not None]
         if not points:
             continue
         xs, ys, errs = zip(*points)
@@ -87,6 +90,8 @@ def _lines(ax: Any, series: Sequence[Any]) -> None:
             color=color,
             label=s.label,
         )
+    if categories is not None:
+        _category_ticks(ax, categories, tilt_over=4, rotation=30, fontsize=8)
 
 
 def _bars(ax: Any, series: Sequence[Any]) -> None:
