@@ -44,7 +44,14 @@ fn main() {
             continue;
         }
         let comm = f[10].trim_matches(|c| c == '[' || c == ']');
-        w.push_str(&format!("{},{},{},{},{}\n", f[3], f[6], sector - base, f[9], comm));
+        w.push_str(&format!(
+            "{},{},{},{},{}\n",
+            f[3],
+            f[6],
+            sector - base,
+            f[9],
+            comm
+        ));
     }
     std::fs::write(&out, w).expect("write");
     std::fs::remove_file(&tmp).ok();

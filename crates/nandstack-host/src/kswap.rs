@@ -303,7 +303,11 @@ pub fn programs(dir: &Path) -> Result<Vec<Program>> {
     for n in &names {
         let s = stem(n);
         let siblings = names.iter().filter(|m| stem(m) == s).count();
-        let program = if siblings >= 2 { s.as_str() } else { n.as_str() };
+        let program = if siblings >= 2 {
+            s.as_str()
+        } else {
+            n.as_str()
+        };
         let n = n.as_str();
         let c = load(dir, n)?;
         match out.last_mut() {

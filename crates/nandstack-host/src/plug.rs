@@ -190,7 +190,10 @@ mod tests {
     const S: Region = Region::Swap;
 
     fn sizes(p: &BlkPlug) -> Vec<(IoKind, u64, u32)> {
-        p.rqs.iter().map(|r| (r.kind, r.off / 4096, r.pages())).collect()
+        p.rqs
+            .iter()
+            .map(|r| (r.kind, r.off / 4096, r.pages()))
+            .collect()
     }
 
     #[test]
@@ -209,7 +212,10 @@ mod tests {
         let mut p = BlkPlug::default();
         p.start();
         for (k, page) in [(W, 10), (W, 11), (W, 9), (R, 12), (W, 12), (W, 13), (W, 8)] {
-            assert_eq!(p.add(k, S, page * 4096, page as u32, 128), AddOutcome::Queued);
+            assert_eq!(
+                p.add(k, S, page * 4096, page as u32, 128),
+                AddOutcome::Queued
+            );
         }
         // 9 front-merges into [10, 11]; the read of 12 starts a request; 12 and 13 written after it
         // cannot merge into [9, 11] (not the tail); 8 does not continue the tail [12, 13].

@@ -93,7 +93,10 @@ fn plug_report(h: &crate::host::Host) -> Value {
     let names = ["finish", "count", "size", "sleep"];
     let (mut f, mut r) = (Map::new(), Map::new());
     for (i, n) in names.iter().enumerate() {
-        f.insert(n.to_string(), json!(h.plug.flushes[i] + h.kswapd_plug.flushes[i]));
+        f.insert(
+            n.to_string(),
+            json!(h.plug.flushes[i] + h.kswapd_plug.flushes[i]),
+        );
         r.insert(
             n.to_string(),
             json!(h.plug.flushed_requests[i] + h.kswapd_plug.flushed_requests[i]),

@@ -24,8 +24,9 @@ const CHECKS: [(&str, f64); 4] = [
 ];
 
 fn model(p: &Program) -> SwapSummary {
-    let sim = nandstack_host::run_config(&kswap::config(&p.captures[0]), false, &mut |_, _, _| true)
-        .expect("model runs");
+    let sim =
+        nandstack_host::run_config(&kswap::config(&p.captures[0]), false, &mut |_, _, _| true)
+            .expect("model runs");
     kswap::model_summary(&sim)
 }
 
