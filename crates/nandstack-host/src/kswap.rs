@@ -400,7 +400,8 @@ mod tests {
         assert_eq!(s.pages(), 141);
         assert_eq!(s.quantile(0.5), 1);
         assert_eq!(s.quantile(0.9), 128);
-        assert_eq!(s.quantile(0.67), 2);
+        assert_eq!(s.quantile(0.6), 2);
+        assert_eq!(s.quantile(0.67), 8);
         assert_eq!(Sizes::default().quantile(0.5), 0);
         assert_eq!(repetition_stem("kswap_seq_w50_r3"), Some("kswap_seq_w50"));
         assert_eq!(repetition_stem("kswap_uniform_r100"), None);
