@@ -6,7 +6,7 @@
 use nandstack_core::Result;
 use serde_json::json;
 
-use super::{Submit, SwapBackend, SwapPage};
+use super::{issue_runs, Submit, SwapBackend, SwapPage};
 use crate::block::{BlockLayer, IoKind, Region};
 
 pub struct BlockSwap {
@@ -31,35 +31,10 @@ impl BlockSwap {
         pages: &[SwapPage],
         done: &mut Vec<u64>,
     ) -> Result<()> {
-        done.clear();
-        let mut i = 0;
-        while i < pages.len() {
-            let mut j = i + 1;
-            while j < pages.len()
-                && pages[j].slot == pages[j - 1].slot + 1
-                && ((j - i) as u32) < sub.io.max_req_pages
-            {
-                j += 1;
-            }
-            let n = (j - i) as u32;
-            let start = (sub.dispatch)(
-                pages[i].memcg,
-                kind == IoKind::Write,
-                n as u64 * 4096,
-                sub.at,
-            );
-            let d = sub.io.issue(
-                kind,
-                Region::Swap,
-                self.offset(pages[i].slot),
-                n,
-                start,
-                sub.comm,
-            )?;
-            done.extend(std::iter::repeat_n(d, j - i));
-            i = j;
-        }
-        Ok(())
+        let base = self.base;
+        issue_runs(kind, sub, pages, done, |io, slot, n, at, comm| {
+            io.issue(kind, Region::Swap, base + slot as u64 * 4096, n, at, comm)
+        })
     }
 }
 

@@ -18,7 +18,7 @@
 use nandstack_core::Result;
 use serde_json::json;
 
-use super::{Submit, SwapBackend, SwapPage};
+use super::{issue_runs, Submit, SwapBackend, SwapPage};
 use crate::block::{BlockLayer, IoKind, Region};
 
 pub struct LoopSwap {
@@ -66,30 +66,19 @@ impl LoopSwap {
         pages: &[SwapPage],
         done: &mut Vec<u64>,
     ) -> Result<()> {
-        done.clear();
-        let mut i = 0;
-        while i < pages.len() {
-            let mut j = i + 1;
-            while j < pages.len()
-                && pages[j].slot == pages[j - 1].slot + 1
-                && ((j - i) as u32) < sub.io.max_req_pages
-            {
-                j += 1;
-            }
-            let n = (j - i) as u32;
-            let at = (sub.dispatch)(
-                pages[i].memcg,
-                kind == IoKind::Write,
-                n as u64 * 4096,
-                sub.at,
-            );
+        issue_runs(kind, sub, pages, done, |io, slot, n, at, comm| {
             let d = self.serve(kind, n, at);
-            let off = self.base + pages[i].slot as u64 * 4096;
-            sub.io.record(kind, Region::Swap, off, n, at, d, sub.comm)?;
-            done.extend(std::iter::repeat_n(d, j - i));
-            i = j;
-        }
-        Ok(())
+            io.record(
+                kind,
+                Region::Swap,
+                self.base + slot as u64 * 4096,
+                n,
+                at,
+                d,
+                comm,
+            )?;
+            Ok(d)
+        })
     }
 }
 

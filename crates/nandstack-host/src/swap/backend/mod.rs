@@ -31,7 +31,7 @@ pub use loopdev::LoopSwap;
 
 use nandstack_core::Result;
 
-use crate::block::BlockLayer;
+use crate::block::{BlockLayer, IoKind};
 
 /// One page of a swap I/O: its slot, its owner's virtual page and cgroup (for backends that place data
 /// by owner or need the page's contents).
@@ -97,4 +97,38 @@ pub trait SwapBackend: Send {
 
     /// The backend's own section of the report (`host.swap.backend`).
     fn report(&self) -> serde_json::Value;
+}
+
+/// The requests a block-device backend makes of one submission: runs of consecutive slots, at most the
+/// largest request each, dispatched through the first page's cgroup throttle; `serve(io, first_slot,
+/// pages, dispatched_at, comm)` issues one and returns its completion. `done[i]` gets page i's.
+pub(crate) fn issue_runs(
+    kind: IoKind,
+    sub: &mut Submit,
+    pages: &[SwapPage],
+    done: &mut Vec<u64>,
+    mut serve: impl FnMut(&mut BlockLayer, u32, u32, u64, u16) -> Result<u64>,
+) -> Result<()> {
+    done.clear();
+    let mut i = 0;
+    while i < pages.len() {
+        let mut j = i + 1;
+        while j < pages.len()
+            && pages[j].slot == pages[j - 1].slot + 1
+            && ((j - i) as u32) < sub.io.max_req_pages
+        {
+            j += 1;
+        }
+        let n = (j - i) as u32;
+        let at = (sub.dispatch)(
+            pages[i].memcg,
+            kind == IoKind::Write,
+            n as u64 * 4096,
+            sub.at,
+        );
+        let d = serve(sub.io, pages[i].slot, n, at, sub.comm)?;
+        done.extend(std::iter::repeat_n(d, j - i));
+        i = j;
+    }
+    Ok(())
 }
