@@ -132,10 +132,10 @@ pub(crate) fn details(dev: &HybridSsd) -> HybridDetails {
     let total = c.total_ns();
     let (se, qe) = f.erase_counts();
     let n = se.len().max(1) as f64;
-    let per_block = se.iter().zip(qe).map(|(a, b)| a + b);
+    let per_block = se.iter().zip(&qe).map(|(a, b)| a + b);
     let wear = se
         .iter()
-        .zip(qe)
+        .zip(&qe)
         .map(|(&a, &b)| a as f64 / 100_000.0 + b as f64 / 1_000.0);
     let programs = |slc: bool| {
         c.by_kind
