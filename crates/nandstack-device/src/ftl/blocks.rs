@@ -70,7 +70,11 @@ impl BlockTable {
     }
     /// A table whose blocks can be programmed in several modes holding `units_per_mode[m]` units each
     /// (e.g. SLC and QLC); `units_per_block` is the largest. Every block starts in mode 0.
-    pub fn with_modes(total_blocks: u32, blocks_per_plane: u32, units_per_mode: &[u32]) -> BlockTable {
+    pub fn with_modes(
+        total_blocks: u32,
+        blocks_per_plane: u32,
+        units_per_mode: &[u32],
+    ) -> BlockTable {
         let upb = units_per_mode.iter().copied().max().unwrap_or(0);
         BlockTable {
             mode: vec![0; total_blocks as usize],
@@ -116,7 +120,10 @@ mod tests {
     #[test]
     fn capacity_follows_the_program_mode() {
         let single = BlockTable::new(4, 2, 64);
-        assert_eq!((single.capacity(3), single.units_per_mode.clone()), (64, vec![64]));
+        assert_eq!(
+            (single.capacity(3), single.units_per_mode.clone()),
+            (64, vec![64])
+        );
         let mut t = BlockTable::with_modes(4, 4, &[16, 64]);
         assert_eq!(t.units_per_block, 64);
         assert_eq!(t.capacity(1), 16, "mode 0 until opened otherwise");

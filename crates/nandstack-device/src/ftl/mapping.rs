@@ -157,7 +157,10 @@ mod tests {
         // A forward entry that does not map back is caught.
         m.l2p[2] = 7;
         let e = m.check("test").unwrap_err().to_string();
-        assert!(e.contains("lpn 2") && e.contains("does not map back"), "{e}");
+        assert!(
+            e.contains("lpn 2") && e.contains("does not map back"),
+            "{e}"
+        );
         assert_eq!(m.memory_bytes(), 4 * 12);
     }
 }

@@ -474,7 +474,10 @@ fn cl_sdi_invalidates_exactly_the_swap_units_read() {
             "unit {l} still mapped after its swap-in"
         );
     }
-    assert!(f.map.l2p[(swap_first - 1) as usize] != NONE && f.map.l2p[(swap_first + 3) as usize] != NONE);
+    assert!(
+        f.map.l2p[(swap_first - 1) as usize] != NONE
+            && f.map.l2p[(swap_first + 3) as usize] != NONE
+    );
     // The invalidated units read as no data afterwards (verified), without a flash read, and are not
     // invalidated twice.
     let pages = f.counters().host_read_pages;

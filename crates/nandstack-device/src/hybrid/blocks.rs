@@ -120,13 +120,19 @@ mod tests {
     fn blocks_take_and_erase_cycle_through_the_pool() {
         let mut b = Blocks::new(3, 4, 16);
         let x = b.take(BlockMode::Slc, 1).unwrap();
-        assert_eq!((x, b.t.state[0], b.mode(0)), (0, BlockState::Open, BlockMode::Slc));
+        assert_eq!(
+            (x, b.t.state[0], b.mode(0)),
+            (0, BlockState::Open, BlockMode::Slc)
+        );
         assert_eq!((b.t.capacity(0), b.t.stream[0]), (4, 1));
         let y = b.take(BlockMode::Qlc, 0).unwrap();
         assert_eq!((b.mode(y), b.t.capacity(y)), (BlockMode::Qlc, 16));
         b.erase(x);
         b.erase(y);
-        assert_eq!((b.slc_erases[0], b.qlc_erases(0), b.qlc_erases(1)), (1, 0, 1));
+        assert_eq!(
+            (b.slc_erases[0], b.qlc_erases(0), b.qlc_erases(1)),
+            (1, 0, 1)
+        );
         assert_eq!(b.mode(0), BlockMode::Free);
         assert_eq!(b.free.iter().copied().collect::<Vec<_>>(), vec![2, 0, 1]);
     }

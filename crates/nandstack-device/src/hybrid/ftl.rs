@@ -600,7 +600,9 @@ impl HybridFtl {
     pub(crate) fn place(&mut self, lpn: u32, dest: Region, version: u64) -> Result<()> {
         let kind = self.kind_of(lpn);
         let addr = match (dest, self.layout) {
-            (Region::Slc, _) if self.slc_target == 0 => self.append_stream(Stream::HostQlc, kind)?,
+            (Region::Slc, _) if self.slc_target == 0 => {
+                self.append_stream(Stream::HostQlc, kind)?
+            }
             (Region::Slc, SlcLayout::Shared) => self.append_stream(Stream::HostSlc, kind)?,
             (Region::Slc, SlcLayout::PerLogicalBlock { max_blocks }) => {
                 self.append_lb(self.lb_key(lpn), max_blocks)?

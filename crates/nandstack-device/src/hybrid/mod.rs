@@ -30,6 +30,8 @@ pub mod report;
 mod verify;
 
 #[cfg(test)]
+mod swap_tests;
+#[cfg(test)]
 mod tests;
 
 use serde::Serialize;

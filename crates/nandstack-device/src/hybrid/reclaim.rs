@@ -259,7 +259,8 @@ impl HybridFtl {
                     self.detach(addr);
                     self.hot[lpn as usize] = false;
                     let to = if hot {
-                        if dest == NONE || self.blocks.t.written[dest as usize] == self.cap_of(dest) {
+                        if dest == NONE || self.blocks.t.written[dest as usize] == self.cap_of(dest)
+                        {
                             if dest != NONE {
                                 self.seal(dest);
                             }

@@ -338,7 +338,8 @@ fn conformance_every_manager() {
 fn same_seed_same_run() {
     let run = |seed| {
         let p = small(8);
-        let mut d = HybridSsd::new(p.clone(), manager(ManagerKind::Rl, &p, seed), false, 1).unwrap();
+        let mut d =
+            HybridSsd::new(p.clone(), manager(ManagerKind::Rl, &p, seed), false, 1).unwrap();
         drive(&mut d, 11, 2000, 1800, 0);
         (*d.ftl().costs(), d.manager().report())
     };
