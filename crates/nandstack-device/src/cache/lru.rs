@@ -11,6 +11,8 @@ const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Debug)]
 pub struct LruMap<V = bool> {
+    /// Key → slot + 1; 0 = absent (so a fresh index is zeroed memory the OS maps lazily: a small map
+    /// over a large key space costs only the pages its keys touch).
     slot_of: Vec<u32>,
     key_of: Vec<u32>,
     prev: Vec<u32>,
@@ -20,7 +22,8 @@ pub struct LruMap<V = bool> {
     head: u32,
     /// Least recently used (or oldest inserted) slot.
     tail: u32,
-    free: Vec<u32>,
+    /// Head of the free slots, chained through `next` (`NONE` when every slot is in use).
+    free: u32,
     len: u32,
     /// LRU: a touch moves the entry to the head; FIFO: it does not.
     refresh_on_touch: bool,
@@ -38,14 +41,15 @@ impl<V: Copy + Default> LruMap<V> {
     fn with_order(key_space: u32, capacity: u32, refresh_on_touch: bool) -> LruMap<V> {
         let cap = capacity.max(1) as usize;
         LruMap {
-            slot_of: vec![NONE; key_space as usize],
+            slot_of: vec![0; key_space as usize],
             key_of: vec![NONE; cap],
             prev: vec![NONE; cap],
-            next: vec![NONE; cap],
+            // Free slots chained in order 0, 1, 2, …
+            next: (1..=cap as u32).map(|s| if s as usize == cap { NONE } else { s }).collect(),
             value: vec![V::default(); cap],
             head: NONE,
             tail: NONE,
-            free: (0..cap as u32).rev().collect(),
+            free: 0,
             len: 0,
             refresh_on_touch,
         }
@@ -59,24 +63,33 @@ impl<V: Copy + Default> LruMap<V> {
     pub fn capacity(&self) -> u32 {
         self.key_of.len() as u32
     }
+    #[inline]
     pub fn is_full(&self) -> bool {
         self.len == self.capacity()
     }
     #[inline]
     pub fn contains(&self, key: u32) -> bool {
-        self.slot_of[key as usize] != NONE
+        self.slot_of[key as usize] != 0
+    }
+    /// The slot of `key`, or `NONE`.
+    #[inline]
+    fn slot(&self, key: u32) -> u32 {
+        self.slot_of[key as usize].wrapping_sub(1)
     }
     /// The value of `key`, if present (no reordering).
+    #[inline]
     pub fn get(&self, key: u32) -> Option<V> {
-        let s = self.slot_of[key as usize];
+        let s = self.slot(key);
         (s != NONE).then(|| self.value[s as usize])
     }
     /// The value of `key` to modify in place, if present (no reordering).
+    #[inline]
     pub fn get_mut(&mut self, key: u32) -> Option<&mut V> {
-        let s = self.slot_of[key as usize];
+        let s = self.slot(key);
         (s != NONE).then(|| &mut self.value[s as usize])
     }
 
+    #[inline]
     fn unlink(&mut self, s: u32) {
         let (p, n) = (self.prev[s as usize], self.next[s as usize]);
         if p == NONE {
@@ -90,6 +103,7 @@ impl<V: Copy + Default> LruMap<V> {
             self.prev[n as usize] = p;
         }
     }
+    #[inline]
     fn push_front(&mut self, s: u32) {
         self.prev[s as usize] = NONE;
         self.next[s as usize] = self.head;
@@ -105,7 +119,7 @@ impl<V: Copy + Default> LruMap<V> {
     /// If present: mark most recently used (LRU order only), apply `update` to its value, return true.
     #[inline]
     pub fn touch_with(&mut self, key: u32, update: impl FnOnce(&mut V)) -> bool {
-        let s = self.slot_of[key as usize];
+        let s = self.slot(key);
         if s == NONE {
             return false;
         }
@@ -118,15 +132,18 @@ impl<V: Copy + Default> LruMap<V> {
     }
 
     /// Insert an absent key as most recent; if full, first evict and return the least recent entry.
+    #[inline]
     pub fn insert(&mut self, key: u32, value: V) -> Option<(u32, V)> {
         debug_assert!(!self.contains(key));
-        let evicted = if self.free.is_empty() {
+        let evicted = if self.free == NONE {
             self.pop_lru()
         } else {
             None
         };
-        let s = self.free.pop().expect("a free slot after eviction");
-        self.slot_of[key as usize] = s;
+        let s = self.free;
+        debug_assert!(s != NONE, "a free slot after eviction");
+        self.free = self.next[s as usize];
+        self.slot_of[key as usize] = s + 1;
         self.key_of[s as usize] = key;
         self.value[s as usize] = value;
         self.push_front(s);
@@ -135,6 +152,7 @@ impl<V: Copy + Default> LruMap<V> {
     }
 
     /// Remove and return the least recent entry.
+    #[inline]
     pub fn pop_lru(&mut self) -> Option<(u32, V)> {
         let s = self.tail;
         if s == NONE {
@@ -147,8 +165,9 @@ impl<V: Copy + Default> LruMap<V> {
     }
 
     /// Remove a key; returns its value if it was present.
+    #[inline]
     pub fn remove(&mut self, key: u32) -> Option<V> {
-        let s = self.slot_of[key as usize];
+        let s = self.slot(key);
         if s == NONE {
             return None;
         }
@@ -157,12 +176,14 @@ impl<V: Copy + Default> LruMap<V> {
         Some(v)
     }
 
+    #[inline]
     fn remove_slot(&mut self, s: u32) {
         self.unlink(s);
         let key = self.key_of[s as usize];
-        self.slot_of[key as usize] = NONE;
+        self.slot_of[key as usize] = 0;
         self.key_of[s as usize] = NONE;
-        self.free.push(s);
+        self.next[s as usize] = self.free;
+        self.free = s;
         self.len -= 1;
     }
 

@@ -26,13 +26,16 @@ impl HybridFtl {
             self.lb_last_write[key] = self.clock;
         }
         let version = self.versions.as_mut().map_or(0, |v| v.write(lpn));
+        let cur = self.map.get(lpn);
         let mut slc_update = false;
-        let absorbed = self.buf.as_mut().is_some_and(|b| {
-            b.lru.touch_with(lpn, |e| {
-                slc_update = e.dest == Region::Slc;
-                *e = BufEntry { dest, version };
-            })
-        });
+        // A buffered unit has no flash copy, so only an unmapped unit can be in the buffer.
+        let absorbed = cur == NONE
+            && self.buf.as_mut().is_some_and(|b| {
+                b.lru.touch_with(lpn, |e| {
+                    slc_update = e.dest == Region::Slc;
+                    *e = BufEntry { dest, version };
+                })
+            });
         if absorbed {
             self.counters.slc_update_units += u64::from(slc_update);
             self.counters.buffer_absorbed_units += 1;
@@ -41,7 +44,6 @@ impl HybridFtl {
             }
             return Ok(());
         }
-        let cur = self.map.get(lpn);
         if cur != NONE {
             if self.blocks.mode(self.block_of(cur)) == BlockMode::Slc {
                 self.counters.slc_update_units += 1;
@@ -78,7 +80,13 @@ impl HybridFtl {
             let lpn = lpn as u32;
             self.counters.host_read_units += 1;
             let swap_in = self.invalidates_on_read(lpn);
-            if let Some(e) = self.buf.as_ref().and_then(|b| b.lru.get(lpn)) {
+            let cur = self.map.get(lpn);
+            // Only an unmapped unit can be in the buffer (a buffered unit has no flash copy).
+            let buffered = match cur {
+                NONE => self.buf.as_ref().and_then(|b| b.lru.get(lpn)),
+                _ => None,
+            };
+            if let Some(e) = buffered {
                 self.counters.buffer_read_units += 1;
                 if let Some(v) = &mut self.versions {
                     v.check(lpn, e.version, || "the write buffer".into())?;
@@ -90,7 +98,6 @@ impl HybridFtl {
                 }
                 continue;
             }
-            let cur = self.map.get(lpn);
             if cur == NONE {
                 if let Some(v) = &mut self.versions {
                     v.check(lpn, 0, || "the unmapped unit".into())?;

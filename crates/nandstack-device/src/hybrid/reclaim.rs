@@ -230,7 +230,7 @@ impl HybridFtl {
         for &v in &old {
             let base = v * self.p.qlc_units_per_block;
             let written = self.blocks.t.written[v as usize];
-            self.valid_units_of(v)?; // the count check
+            let (valid, mut found) = (self.blocks.t.valid[v as usize], 0u32);
             let mut any_hot = false;
             for page_start in (0..written).step_by(upp as usize) {
                 units.clear();
@@ -243,6 +243,7 @@ impl HybridFtl {
                         units.push((addr, lpn, hot));
                     }
                 }
+                found += units.len() as u32;
                 if units.is_empty() {
                     continue;
                 }
@@ -276,6 +277,11 @@ impl HybridFtl {
                     };
                     self.attach(lpn, to, version);
                 }
+            }
+            if found != valid {
+                return Err(Error::Invariant(format!(
+                    "hybrid: block {v} counted {valid} valid units but {found} mapped back"
+                )));
             }
             let kind = if any_hot {
                 CostKind::SlcToSlc
