@@ -45,7 +45,9 @@ impl<V: Copy + Default> LruMap<V> {
             key_of: vec![NONE; cap],
             prev: vec![NONE; cap],
             // Free slots chained in order 0, 1, 2, …
-            next: (1..=cap as u32).map(|s| if s as usize == cap { NONE } else { s }).collect(),
+            next: (1..=cap as u32)
+                .map(|s| if s as usize == cap { NONE } else { s })
+                .collect(),
             value: vec![V::default(); cap],
             head: NONE,
             tail: NONE,

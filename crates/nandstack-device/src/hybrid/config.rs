@@ -5,7 +5,7 @@ use nandstack_core::{Error, Nanos, Result, MAPPING_UNIT_BYTES};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::ftl::config::{PlacementConfig, SwapDataConfig, VictimConfig};
+use crate::ftl::config::{SwapDataConfig, VictimConfig};
 use crate::nand::{CellMode, CellTiming};
 
 /// Named starting points.
@@ -16,6 +16,20 @@ pub enum HybridPreset {
     /// pages, 256 pages per block in SLC mode and 1,024 in QLC mode, 3% over-provisioning, 144 KiB write
     /// buffer, migration / GC below 5 free blocks, Table 1 timings.
     Paper,
+}
+
+/// Which data may share a block (the block FTL's `device.ftl.placement` rules that apply to the hybrid,
+/// whose streams are already split by cause and program mode).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", tag = "policy", deny_unknown_fields)]
+pub enum HybridPlacement {
+    /// One block per stream for all data (default).
+    #[default]
+    Single,
+    /// DISS SDS: data in the swap range the host registered and other data never share a block — each
+    /// stream (host→SLC, host→QLC, migration, QLC GC; UST's per-logical-block SLC blocks) keeps a swap
+    /// and a file block. Before a range is registered everything is file data.
+    SwapFile,
 }
 
 /// The hybrid SLC/QLC device. Any field left out keeps the preset's value.
@@ -61,13 +75,10 @@ pub struct HybridDeviceConfig {
     /// first). QLC GC is always greedy.
     #[serde(default)]
     pub slc_victim: Option<VictimConfig>,
-    /// Placement of data in blocks: `{ policy = "single" }` (default) or `{ policy = "swap_file" }`
-    /// (DISS SDS: data in the swap range the host registered and other data never share a block — each
-    /// of the device's streams, host→SLC, host→QLC, migration and QLC GC, gets a swap and a file block).
-    /// The block FTL's other placement policies do not apply (the hybrid already splits its streams by
-    /// cause and program mode).
+    /// Placement: `{ policy = "single" }` (default) or `{ policy = "swap_file" }` (DISS SDS, as
+    /// `device.ftl.placement` on a block device: swap-range data and other data never share a block).
     #[serde(default)]
-    pub placement: Option<PlacementConfig>,
+    pub placement: Option<HybridPlacement>,
     /// What the device does with data in the registered swap range (DISS CL-SDI), as
     /// `[device.ftl.swap]` on a block device.
     #[serde(default)]
@@ -134,8 +145,7 @@ pub struct HybridParams {
     pub slc_free_threshold: u32,
     pub qlc_free_threshold: u32,
     pub slc_victim: VictimConfig,
-    /// `single` or `swap_file` (validated).
-    pub placement: PlacementConfig,
+    pub placement: HybridPlacement,
     /// DISS CL-SDI: reads of the registered swap range invalidate what they read.
     pub invalidate_on_read: bool,
     pub slc: CellTiming,
@@ -149,8 +159,8 @@ impl HybridParams {
     /// Data kinds kept in separate blocks: 2 (file, swap) with `swap_file` placement, else 1.
     pub fn kinds(&self) -> u32 {
         match self.placement {
-            PlacementConfig::SwapFile => 2,
-            _ => 1,
+            HybridPlacement::SwapFile => 2,
+            HybridPlacement::Single => 1,
         }
     }
     /// Blocks the QLC region keeps beyond its data: its GC threshold, its open blocks (per data kind)
@@ -270,18 +280,8 @@ impl HybridDeviceConfig {
                 ),
             ));
         }
-        let placement = self.placement.clone().unwrap_or(PlacementConfig::Single);
-        if !matches!(
-            placement,
-            PlacementConfig::Single | PlacementConfig::SwapFile
-        ) {
-            return Err(Error::config(
-                "device.hybrid.placement",
-                "must be { policy = \"single\" } or { policy = \"swap_file\" }: the hybrid device \
-                 already splits its streams by cause and program mode",
-            ));
-        }
-        if placement == PlacementConfig::SwapFile && qlc_thr < 3 {
+        let placement = self.placement.unwrap_or_default();
+        if placement == HybridPlacement::SwapFile && qlc_thr < 3 {
             return Err(Error::config(
                 "device.hybrid.qlc_free_threshold_blocks",
                 format!(

@@ -36,7 +36,7 @@ mod tests;
 
 use serde::Serialize;
 
-pub use config::{HybridDeviceConfig, HybridParams, HybridPreset};
+pub use config::{HybridDeviceConfig, HybridParams, HybridPlacement, HybridPreset};
 pub use cost::{CostBreakdown, CostKind, OpCost};
 pub use device::{DeviceStats, HybridSsd};
 pub use ftl::{FtlCounters, HybridFtl, SlcLayout};

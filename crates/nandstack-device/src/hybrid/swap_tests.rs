@@ -7,7 +7,7 @@ use nandstack_core::{Rng, MAPPING_UNIT_BYTES as U};
 
 use super::*;
 use crate::ftl::blocks::NONE;
-use crate::ftl::config::{PlacementConfig, SwapDataConfig};
+use crate::ftl::config::SwapDataConfig;
 
 /// A device like `small` of `tests.rs` (16/64 units per SLC/QLC block, 25% OP), with 80 blocks so that a
 /// full logical space fits beside SDS's doubled open blocks; CL-SDI (`invalidate`) and SDS (`sds`).
@@ -18,7 +18,7 @@ fn params(buffer_units: u32, invalidate: bool, sds: bool) -> HybridParams {
         qlc_pages_per_block: Some(16),
         over_provisioning: Some(0.25),
         write_buffer_bytes: Some(buffer_units as u64 * U),
-        placement: sds.then_some(PlacementConfig::SwapFile),
+        placement: sds.then_some(HybridPlacement::SwapFile),
         swap: SwapDataConfig {
             invalidate_on_read: invalidate,
         },
@@ -235,11 +235,12 @@ fn registration_is_checked_and_sds_reserves_blocks_per_kind() {
     assert_eq!(p.qlc_reserve_blocks(), single.qlc_reserve_blocks() + 3);
     assert_eq!(p.min_slc_blocks(), single.min_slc_blocks() + 1);
     let e = HybridDeviceConfig {
-        placement: Some(PlacementConfig::HostGc),
+        placement: Some(HybridPlacement::SwapFile),
+        qlc_free_threshold_blocks: Some(2),
         ..Default::default()
     }
     .params()
     .unwrap_err()
     .to_string();
-    assert!(e.contains("device.hybrid.placement"), "{e}");
+    assert!(e.contains("device.hybrid.qlc_free_threshold_blocks"), "{e}");
 }
