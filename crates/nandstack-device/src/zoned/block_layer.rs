@@ -490,16 +490,16 @@ impl Device for ZonedBlockLayer {
             }
             valid[z as usize] += 1;
         }
-        for z in 0..self.zones as usize {
+        for (z, &mapped) in valid.iter().enumerate().take(self.zones as usize) {
             let counted = if self.table.state[z] == BlockState::Victim {
                 0
             } else {
-                valid[z]
+                mapped
             };
-            if counted != self.table.valid[z] || valid[z] != self.table.valid[z] {
+            if counted != self.table.valid[z] || mapped != self.table.valid[z] {
                 return bad(format!(
-                    "zone {z}: {} valid units mapped, {} counted",
-                    valid[z], self.table.valid[z]
+                    "zone {z}: {mapped} valid units mapped, {} counted",
+                    self.table.valid[z]
                 ));
             }
         }
