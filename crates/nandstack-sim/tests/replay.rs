@@ -131,3 +131,70 @@ fn out_of_range_trace_requests_name_the_request() {
         .to_string();
     assert!(e.contains("trace.format") && e.contains("mqsim"), "{e}");
 }
+
+/// One function fits trace addresses to every device (`source::map_lba`, the device's capacity its only
+/// input): the same trace — a request longer than either device, one ending exactly at the trace's
+/// extent, reads and writes across the space — replays onto a block and a hybrid device under `wrap` and
+/// `scale` with the same clipping, and each device receives exactly the bytes the rule gives for its
+/// capacity (computed here independently), with verification on.
+#[test]
+fn trace_addresses_fit_block_and_hybrid_devices_by_one_rule() {
+    let dir = std::env::temp_dir().join(format!("nandstack-fit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("fit.csv");
+    const MIB: u64 = 1 << 20;
+    // (op, offset, len): the extent is 64 MiB; the 40 MiB write is longer than both devices.
+    let reqs: [(&str, u64, u64); 6] = [
+        ("Write", 0, 64 << 10),
+        ("Write", 40 * MIB, 40 * MIB),
+        ("Read", 8 * MIB, 16 << 10),
+        ("Write", 64 * MIB - (128 << 10), 128 << 10),
+        ("Read", 64 * MIB - 4096, 4096),
+        ("Write", 33 * MIB + 512, 3 * 4096),
+    ];
+    let text: String = reqs
+        .iter()
+        .enumerate()
+        .map(|(i, (op, o, l))| format!("{},h,0,{op},{o},{l},1\n", 1000 + i))
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    let devices = [
+        (
+            "block",
+            "[device.geometry]\nchannels = 1\nchips_per_channel = 1\ndies_per_chip = 1\nplanes_per_die = 1\n\
+             blocks_per_plane = 160\npages_per_block = 32\npage_size_bytes = 4096\n[device.ftl]\n\
+             over_provisioning = 0.25\n[precondition]\nfill_fraction = 0.0\nwarmup_capacity_multiples = 0.0\n",
+        ),
+        (
+            "hybrid",
+            "[device]\nkind = \"hybrid\"\n[device.hybrid]\ntotal_blocks = 120\npage_bytes = 4096\n\
+             qlc_pages_per_block = 64\nslc_pages_per_block = 16\nover_provisioning = 0.25\n",
+        ),
+    ];
+    for lba in ["wrap", "scale"] {
+        for (kind, device) in devices {
+            let cfg = format!(
+                "{device}[workload]\nkind = \"trace\"\n[workload.trace]\npath = \"{}\"\nformat = \"msr\"\nlba = \"{lba}\"\n",
+                path.display()
+            );
+            let opts = RunOptions {
+                verify: true,
+                ..RunOptions::default()
+            };
+            let r = run_toml(&cfg, &opts).unwrap_or_else(|e| panic!("{kind} {lba}: {e}"));
+            let cap = r.device["logical_bytes"].as_u64().unwrap();
+            assert!(cap < 40 * MIB, "{kind}: the long write must not fit");
+            let fitted = |op: &str| -> u64 {
+                reqs.iter()
+                    .filter(|r| r.0 == op)
+                    .map(|r| r.2.min(cap))
+                    .sum()
+            };
+            assert_eq!(r.workload.clipped_requests, 1, "{kind} {lba}");
+            assert_eq!(r.host_write_bytes, fitted("Write"), "{kind} {lba}");
+            assert_eq!(r.host_read_bytes, fitted("Read"), "{kind} {lba}");
+            assert_eq!(r.requests, reqs.len() as u64, "{kind} {lba}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -165,10 +165,9 @@ impl Ftl {
             let old = base + off;
             // Valid iff the reverse entry's forward mapping points back here (stale reverse entries of
             // overwritten or trimmed units are left in place: invalidation never touches the reverse map).
-            let lpn = self.p2l[old as usize];
-            if lpn == NONE || self.l2p[lpn as usize] != old {
+            let Some(lpn) = self.map.owner(old) else {
                 continue;
-            }
+            };
             let page = old / self.upp;
             if page != last_page {
                 last_page = page;

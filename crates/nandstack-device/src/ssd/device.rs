@@ -64,6 +64,9 @@ impl Device for BlockSsd {
             "victim_policy": self.ftl.victim_policy_name(),
             "placement": self.ftl.placement_name(),
             "effective_over_provisioning": self.ftl.effective_over_provisioning(),
+            // DISS CL-SDI, under the names every device that takes the swap range uses.
+            "swap_invalidated_pages": self.ftl.counters().swap_invalidated_units,
+            "write_buffer_swap_dropped_pages": self.counters().buffer_swap_dropped_units,
             "ftl": self.ftl.counters(),
             "controller": self.counters(),
         })
