@@ -133,10 +133,17 @@ impl Host {
             cpus,
             slot_cache: h.swap.slot_cache,
         };
-        let backend: Box<dyn SwapBackend> = match h.swap.backend {
+        let backend: Box<dyn SwapBackend> = match &h.swap.backend {
             SwapBackendConfig::Block => Box::new(BlockSwap::new(swap_off)),
+            SwapBackendConfig::Zram(z) => Box::new(crate::swap::backend::Zram::new(
+                z,
+                &h.compression,
+                nslots as u32,
+                swap_off,
+            )?),
         };
-        let swap = SwapArea::new(geometry, &make, discard, backend);
+        let mut swap = SwapArea::new(geometry, &make, discard, backend);
+        swap.zswap = crate::zswap::build(h, frames, swap.map.len(), verify)?;
         let ra: Box<dyn Readahead> = match h.readahead.policy {
             ReadaheadPolicyKind::Vma => Box::new(VmaReadahead::new(h.readahead.page_cluster)),
             ReadaheadPolicyKind::Cluster => {
@@ -245,7 +252,6 @@ impl Host {
             h.swap.max_request_kib / 4,
             cfg.run.block_trace.as_ref(),
         )?;
-        let mut swap = swap;
         swap.backend.swapon(&mut io, swap.nslots)?;
         let p = Params {
             ns_per_ref: h.costs.ns_per_reference,
@@ -275,6 +281,7 @@ impl Host {
             frame_buf: Vec::new(),
             done_buf: Vec::new(),
             swap_pages: Vec::new(),
+            cswap: Default::default(),
             verify,
         })
     }

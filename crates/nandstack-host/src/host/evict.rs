@@ -149,10 +149,15 @@ impl Host {
     /// `pageout`: queue the write of dirty frame `f` in `plug` (flushing the plug first when the
     /// plug rules say so); the frame becomes clean, under writeback (not yet issued: completion
     /// unknown), marked for reclaim (rotated to the inactive tail when the write ends).
-    pub fn pageout(&mut self, ctx: &Ctx, f: u32, plug: &mut Plug) -> Result<()> {
+    /// A swap page first goes through `swap_writeout` (zero page, zswap, synchronous backend: done
+    /// at once, the page clean and idle).
+    pub fn pageout(&mut self, ctx: &mut Ctx, f: u32, plug: &mut Plug) -> Result<()> {
         let fr = self.vm.frames[f as usize];
         debug_assert!(fr.has(F_DIRTY) && !fr.has(F_WRITEBACK) && !fr.has(F_MAPPED));
         let file = fr.is_file();
+        if !file && self.swap_writeout(ctx, f)? != crate::zswap::swapio::Writeout::Queue {
+            return Ok(());
+        }
         let off = if file {
             self.pc.offset(fr.key)
         } else {
@@ -337,6 +342,10 @@ impl Host {
             self.pageout(ctx, f, &mut plug)?;
             self.submit_plug(ctx, &mut plug)?;
             self.wait_writeback(ctx, f);
+            if self.vm.frames[f as usize].has(F_DIRTY) {
+                // The backend refused the write: the page stays, unmapped in the swap cache.
+                return Ok(false);
+            }
         }
         self.remove_mapping(f, ctx.cpu);
         Ok(true)

@@ -6,7 +6,6 @@ use nandstack_core::{Error, Result};
 
 use super::{Ctx, FaultKind, Host};
 use crate::block::{IoKind, Region};
-use crate::swap::backend::{Submit, SwapPage};
 use crate::swap::readahead::RaInput;
 use crate::swap::{map_count, MAP_CACHE};
 use crate::vm::page::*;
@@ -17,6 +16,9 @@ impl Host {
     /// Handle a reference that missed: PTE not present, or a write through a read-only PTE.
     pub fn fault(&mut self, ctx: &mut Ctx, vpn: u32, write: bool) -> Result<()> {
         let t0 = ctx.now;
+        // zswap's writeback worker runs beside the program: bring it up to now.
+        self.zswap_worker_run(ctx.now)?;
+        self.sync_pool_frames();
         let pi = self.vm.proc_of(vpn);
         let pte = self.vm.ptes[vpn as usize];
         let kind = if is_present(pte) {
@@ -137,7 +139,7 @@ impl Host {
     }
 
     /// Workingset refault check for a page read back with `shadow` in its slot / index entry.
-    fn refault(&mut self, f: u32, shadow: u32, file: bool) {
+    pub(crate) fn refault(&mut self, f: u32, shadow: u32, file: bool) {
         if !is_shadow(shadow) || !self.p.workingset || !self.uses_active() {
             return;
         }
@@ -179,6 +181,10 @@ impl Host {
             return Ok(FaultKind::SwapCache);
         }
         ctx.now += self.p.major_ns;
+        if self.swap.backend.synchronous() && map_count(self.swap.map[slot as usize]) == 1 {
+            // SWP_SYNCHRONOUS_IO: no readahead, no swap cache.
+            return self.swap_fault_sync(ctx, pi, vpn, slot, write);
+        }
         let mut win = std::mem::take(&mut self.ra_buf);
         win.clear();
         {
@@ -228,36 +234,10 @@ impl Host {
         }
         self.ra_buf = win;
         let n = frames.len() as u64;
-        let mut pages = std::mem::take(&mut self.swap_pages);
-        pages.clear();
-        pages.extend(frames.iter().map(|&f| {
-            let fr = &self.vm.frames[f as usize];
-            SwapPage {
-                slot: fr.key,
-                vpn: fr.vpn,
-                memcg: m,
-            }
-        }));
-        let mut done = std::mem::take(&mut self.done_buf);
-        let memcgs = &mut self.vm.memcgs;
-        let mut sub = Submit {
-            io: &mut self.io,
-            at: ctx.now,
-            comm: ctx.comm,
-            dispatch: &mut |m, w, b, t| super::throttle(memcgs, m, w, b, t),
-        };
-        self.swap.backend.read(&mut sub, &pages, &mut done)?;
-        for (i, &f) in frames.iter().enumerate() {
-            self.vm.frames[f as usize].io_done = done[i];
-        }
-        self.swap_pages = pages;
-        self.done_buf = done;
+        // swap_read_folio for each: zero bit, zswap, else the backend (pswpin).
+        self.swap_read_folios(ctx, m, &frames)?;
         self.frame_buf = frames;
-        self.stats.pswpin += n;
         self.stats.readahead_pages += n.saturating_sub(1);
-        let ms = &mut self.vm.memcgs[m as usize].stats;
-        ms.pswpin += n;
-        ms.swap_read_bytes += n * 4096;
         let f = self.swap.cache[slot as usize];
         debug_assert!(f != NONE && !is_shadow(f));
         let fr = &mut self.vm.frames[f as usize];

@@ -157,6 +157,8 @@ pub struct Host {
     pub(crate) frame_buf: Vec<u32>,
     pub(crate) done_buf: Vec<u64>,
     pub(crate) swap_pages: Vec<crate::swap::backend::SwapPage>,
+    /// Compressed swap: page contents, frames held by the pools (`crate::zswap`).
+    pub cswap: crate::zswap::swapio::CswapState,
     /// Checking invariants (verify mode).
     pub verify: bool,
 }

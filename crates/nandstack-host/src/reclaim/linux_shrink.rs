@@ -178,7 +178,11 @@ impl LinuxReclaim {
             }
             h.pageout(ctx, f, plug)?;
             stat.nr_pageout += 1;
-            return Ok(Outcome::Keep);
+            let fr = h.vm.frames[f as usize];
+            if fr.has(F_DIRTY) || fr.has(F_WRITEBACK) {
+                return Ok(Outcome::Keep);
+            }
+            // A synchronous write (zero page, zswap, zram): the page is clean and idle, free it now.
         }
         h.remove_mapping(f, ctx.cpu);
         Ok(Outcome::Freed)
