@@ -50,8 +50,8 @@ fn main() {
             if let Some(z) = sim.host.swap.zswap.as_ref() {
                 let r = z.report();
                 println!(
-                    "  worker runs {} rotations {} reclaim_fail {}",
-                    r["worker_runs"], r["worker_rotations"], r["reject_reclaim_fail"]
+                    "  worker queued {} runs {} rotations {} reclaim_fail {} clock {:?}",
+                    r["worker_queued"], r["worker_runs"], r["worker_rotations"], r["reject_reclaim_fail"], z.worker
                 );
             }
         }

@@ -261,7 +261,8 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Capture>> {
 /// machine's RAM (zswap's pool limit is a percentage of it), 2 CPUs, `vm.page-cluster` as recorded, and
 /// either swap on a block device with zswap in front (zsmalloc, the recorded compressor and limits) or
 /// zram of the recorded `disksize`; the Silesia files from `corpus_dir`. The block device stands in for
-/// the loop device as in `crate::kswap::config`. Everything else is a Linux default; nothing is fitted.
+/// the loop device over tmpfs that the zswap captures swapped to: µs-scale reads and writes
+/// ([`LOOP_DEVICE_US`]). Everything else is a Linux default; nothing is fitted.
 pub fn config(c: &Capture, corpus_dir: &Path) -> Result<HostSimConfig> {
     let a = &c.args;
     let num = |i: usize| -> Result<u64> {
@@ -304,11 +305,19 @@ pub fn config(c: &Capture, corpus_dir: &Path) -> Result<HostSimConfig> {
         "seed": 1,
         "host": host,
         "processes": [{"name": "memtouch", "cgroup": "capture", "workload": workload}],
-        "device": {"geometry": {"blocks_per_plane": 256, "cell_mode": "slc"}},
+        "device": {
+            "geometry": {"blocks_per_plane": 256, "cell_mode": "slc"},
+            "timing": {"read_us": LOOP_DEVICE_US, "program_us": LOOP_DEVICE_US,
+                       "channel_mb_per_s": 4000.0, "plane_parallelism": true},
+        },
         "run": {"series_interval_ms": 1000.0},
     });
     HostSimConfig::from_json(&v.to_string())
 }
+
+/// Array time of a read or a write of the block device standing in for the captures' loop device over
+/// tmpfs, µs: a RAM copy behind the loop driver's worker, far faster than flash.
+pub const LOOP_DEVICE_US: f64 = 5.0;
 
 /// The model's figures after a run, named as the captures' (`kind`'s figures).
 pub fn model_figures(sim: &Sim, kind: Kind) -> BTreeMap<String, f64> {

@@ -92,8 +92,9 @@ pub struct ZswapConfig {
     /// is off).
     #[serde(default)]
     pub shrinker_enabled: bool,
-    /// Delay between a store that queues the writeback worker and the worker running
-    /// (`queue_work` on an unbound workqueue: wake-up and scheduling of a kworker), ns. Default 20000.
+    /// Delay between a store that queues the idle writeback worker and the worker running (`queue_work`
+    /// on an unbound workqueue: wake-up and scheduling of a kworker on an idle CPU), ns. Work queued
+    /// while the worker runs starts as soon as the run ends. Default 5000.
     #[serde(default = "d_wakeup")]
     pub worker_wakeup_ns: u64,
     /// Worker CPU time to look at one LRU entry (`list_lru_walk_one` of one item: a second-chance
@@ -118,7 +119,7 @@ fn d_accept() -> u32 {
     90
 }
 fn d_wakeup() -> u64 {
-    20_000
+    5_000
 }
 fn d_rotate() -> u64 {
     100

@@ -169,6 +169,11 @@ impl Host {
         self.policy.as_ref().map_or("?", |p| p.name())
     }
 
+    /// Whether a reclaim pass is running (the policy is out of its slot): nothing may reclaim now.
+    pub(crate) fn in_reclaim(&self) -> bool {
+        self.policy.is_none()
+    }
+
     /// Whether the policy uses active lists (refault activation applies).
     fn uses_active(&self) -> bool {
         self.policy.as_ref().is_none_or(|p| p.uses_active_lists())
@@ -314,6 +319,8 @@ impl Host {
 
     /// Run the reclaim policy.
     pub(crate) fn reclaim(&mut self, ctx: &mut Ctx, req: &ReclaimRequest) -> Result<u64> {
+        // zswap's writeback worker runs beside reclaim: bring it up to now first.
+        self.zswap_worker_run(ctx.now)?;
         self.process_completions(ctx.now);
         let mut pol = self.policy.take().expect("reclaim is not re-entrant");
         let r = pol.reclaim(self, ctx, req);

@@ -65,6 +65,8 @@ pub struct ZswapStats {
     /// Writeback worker runs, and entries it rotated (second chance).
     pub worker_runs: u64,
     pub worker_rotations: u64,
+    /// Times a refused store queued the worker (`queue_work` that found it idle or running).
+    pub worker_queued: u64,
     /// CPU time spent compressing and decompressing, ns.
     pub compress_ns: u64,
     pub decompress_ns: u64,
@@ -96,6 +98,8 @@ pub struct WorkerState {
     pub attempts: u32,
     /// `zswap_next_shrink`: the cgroup walk's cursor (index into the cgroups; `ncgroups` = end of walk).
     pub cursor: usize,
+    /// The host is advancing the worker (its own allocations reclaim, and reclaim advances the worker).
+    pub(crate) inside: bool,
 }
 
 /// Result of a store attempt.
@@ -504,6 +508,7 @@ impl Zswap {
             "reject_admission": s.reject_admission,
             "worker_runs": s.worker_runs,
             "worker_rotations": s.worker_rotations,
+            "worker_queued": s.worker_queued,
             "compress_ms": s.compress_ns as f64 / 1e6,
             "decompress_ms": s.decompress_ns as f64 / 1e6,
         })

@@ -126,6 +126,8 @@ impl Host {
     /// `swap_writeout` for anonymous frame `f` (unmapped, dirty, in the swap cache). See the module
     /// documentation.
     pub(crate) fn swap_writeout(&mut self, ctx: &mut Ctx, f: u32) -> Result<Writeout> {
+        // The writeback worker runs beside this reclaim.
+        self.zswap_worker_run(ctx.now)?;
         let fr = self.vm.frames[f as usize];
         let (slot, vpn, memcg) = (fr.key, fr.vpn, fr.memcg);
         let known = self.load_page(vpn);
@@ -152,6 +154,7 @@ impl Host {
                     ctx.now += ns;
                     if z.wants_worker() && z.worker.queued.is_none() {
                         z.worker.queued = Some(ctx.now);
+                        z.stats.worker_queued += 1;
                     }
                 }
             }

@@ -13,8 +13,10 @@
 //! with PG_reclaim set, so it goes to the inactive tail when the write ends and is freed by the next
 //! reclaim.
 //!
-//! The worker runs concurrently with the program: the host advances it to the faulting thread's time at
-//! every fault ([`Host::zswap_worker_run`]), never from inside reclaim.
+//! The worker runs concurrently with the program: the host advances it to a thread's time at every fault,
+//! before every reclaim and at every store attempt ([`Host::zswap_worker_run`]), not while the worker
+//! itself is being advanced (its allocations reclaim too). Inside another task's reclaim pass its page
+//! is charged without reclaiming (see `zswap_writeback_entry`).
 
 use nandstack_core::Result;
 
@@ -29,6 +31,18 @@ use crate::vm::workingset::is_shadow;
 impl Host {
     /// Run zswap's writeback worker until its clock reaches `now` (or it has nothing to do).
     pub fn zswap_worker_run(&mut self, now: u64) -> Result<()> {
+        match self.swap.zswap.as_mut() {
+            Some(z) if !z.worker.inside => z.worker.inside = true,
+            _ => return Ok(()),
+        }
+        let r = self.zswap_worker_steps(now);
+        if let Some(z) = self.swap.zswap.as_mut() {
+            z.worker.inside = false;
+        }
+        r
+    }
+
+    fn zswap_worker_steps(&mut self, now: u64) -> Result<()> {
         let ncg = self.vm.memcgs.len();
         // An unbound kworker: say the last CPU (slot allocation in its reclaim uses that CPU's cluster).
         let cpu = self.swap.cpus().saturating_sub(1) as u16;
@@ -108,6 +122,15 @@ impl Host {
         }
     }
 
+    /// A page charged to `m` without reclaim, over the limit if need be; `None` when RAM is exhausted.
+    fn alloc_page_forced(&mut self, m: u16) -> Option<u32> {
+        let f = self.vm.take_frame(m)?;
+        let mc = &mut self.vm.memcgs[m as usize];
+        mc.usage += 1;
+        mc.stats.max_usage_pages = mc.stats.max_usage_pages.max(mc.usage);
+        Some(f)
+    }
+
     /// `zswap_writeback_entry`: false when the writeback cannot happen (the slot's page is in the swap
     /// cache, or the entry went away while the page was being allocated).
     fn zswap_writeback_entry(&mut self, ctx: &mut Ctx, e: u32) -> Result<bool> {
@@ -122,7 +145,17 @@ impl Host {
         }
         let owner = self.swap.owner[slot as usize];
         let m = self.vm.procs[self.vm.proc_of(owner)].memcg;
-        let f = self.alloc_page(ctx, m)?;
+        // The worker runs beside a reclaim pass of another task: its charge cannot reclaim there and
+        // then, so it goes over the limit by a page, which that reclaim (still targeting the cgroup)
+        // takes back — two tasks reclaiming one cgroup at once, in the model's serial order.
+        let f = if self.in_reclaim() {
+            match self.alloc_page_forced(m) {
+                Some(f) => f,
+                None => return Ok(false),
+            }
+        } else {
+            self.alloc_page(ctx, m)?
+        };
         let still = self.swap.zswap.as_ref().expect("zswap on").entry_of(slot) == Some(e);
         if !still || cached(self) {
             self.vm.release_frame(f);
