@@ -86,10 +86,10 @@ pub struct ZswapConfig {
     /// at or below this percentage of the limit. Default 90.
     #[serde(default = "d_accept")]
     pub accept_threshold_percent: u32,
-    /// `shrinker_enabled`: memory reclaim also writes zswap entries back (`zswap_shrinker_scan`). It
-    /// counts only the entries charged to a cgroup, which cgroup v1 never charges, so it acts on
-    /// cgroup-v2 limit reclaim and global reclaim. Default false (`CONFIG_ZSWAP_SHRINKER_DEFAULT_ON`
-    /// is off).
+    /// `shrinker_enabled`: memory reclaim may also write zswap entries back (`zswap_shrinker_scan`).
+    /// It scales by the entries charged to a cgroup, which cgroup v1 never charges: under v1 (the
+    /// model's) it never writes anything back; zswap under cgroup v2 is not modelled. Default false
+    /// (`CONFIG_ZSWAP_SHRINKER_DEFAULT_ON` is off).
     #[serde(default)]
     pub shrinker_enabled: bool,
     /// Delay between a store that queues the idle writeback worker and the worker running (`queue_work`
@@ -226,8 +226,9 @@ pub struct AlgorithmCost {
 
 /// `[host.compression]`: the CPU time of compression, charged to the thread that compresses (the
 /// reclaiming task, the zswap writeback worker) or decompresses (the faulting task). Defaults measured
-/// by `cargo run --release -p nandstack-compress --example compress_bench` on Silesia pages (see
-/// docs/compressed-swap-foundations.md).
+/// by `cargo run --release -p nandstack-compress --example compress_bench` on Silesia pages at 2.6 GHz
+/// (docs/kernel-compressed-swap.md): compression on a quiet machine; decompression on a loaded one,
+/// scaled by the compression rate of the same run (LZO through this project's checking decoder).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CompressionCosts {
@@ -238,16 +239,16 @@ pub struct CompressionCosts {
     /// byte. Default 0.25.
     #[serde(default = "d_copy")]
     pub copy_cycles_per_byte: f64,
-    /// Default 6.51 / 1.4.
+    /// Default 6.51 / 3.6.
     #[serde(default = "d_lzo_cost")]
     pub lzo: AlgorithmCost,
-    /// Default 6.53 / 1.4.
+    /// Default 6.53 / 3.6.
     #[serde(default = "d_lzo_rle_cost")]
     pub lzo_rle: AlgorithmCost,
-    /// Default 4.06 / 0.6.
+    /// Default 4.06 / 0.8.
     #[serde(default = "d_lz4_cost")]
     pub lz4: AlgorithmCost,
-    /// Default 54.08 / 5.0.
+    /// Default 54.08 / 7.0.
     #[serde(default = "d_deflate_cost")]
     pub deflate: AlgorithmCost,
     /// Default 11.25 / 2.0.
@@ -267,16 +268,16 @@ fn cost(c: f64, d: f64) -> AlgorithmCost {
     }
 }
 fn d_lzo_cost() -> AlgorithmCost {
-    cost(6.51, 1.4)
+    cost(6.51, 3.6)
 }
 fn d_lzo_rle_cost() -> AlgorithmCost {
-    cost(6.53, 1.4)
+    cost(6.53, 3.6)
 }
 fn d_lz4_cost() -> AlgorithmCost {
-    cost(4.06, 0.6)
+    cost(4.06, 0.8)
 }
 fn d_deflate_cost() -> AlgorithmCost {
-    cost(54.08, 5.0)
+    cost(54.08, 7.0)
 }
 fn d_zstd_cost() -> AlgorithmCost {
     cost(11.25, 2.0)
