@@ -27,6 +27,7 @@ __all__ = [
     "Figure",
     "Series",
     "Table",
+    "config_task",
     "fifo_waf",
     "make_hybrid_task",
     "make_task",
@@ -82,6 +83,8 @@ class Analysis:
     figures: list[Figure] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: Extra keys of `report.json` (JSON-serialisable), e.g. a `headline` or per-program figures.
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,12 @@ def make_hybrid_task(overrides: Mapping[str, Any], params: Mapping[str, Any]) ->
     config = copy.deepcopy(HYBRID_BASE)
     for key, value in overrides.items():
         set_path(config, split_key(key), copy.deepcopy(value))
+    return _task(config, params)
+
+
+def config_task(config: dict[str, Any], params: Mapping[str, Any]) -> Task:
+    """A `Task` for a whole config dict (the one schema, e.g. a host program's `workload`, `host` and
+    `device` tables); `params` as for `make_task`."""
     return _task(config, params)
 
 
