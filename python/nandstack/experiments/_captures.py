@@ -343,6 +343,23 @@ def analyze(kind: str, task_list: list[Task], results: Sequence[Result | None]) 
     )
 
 
+#: Short axis labels of the figures.
+LABELS = {
+    "swpout_zero": "swpout0",
+    "swpin_zero": "swpin0",
+    "stored_pages": "stored",
+    "pool_total_size": "pool",
+    "stored_incompressible_pages": "incompr.",
+    "pool_limit_hit": "limit hit",
+    "pool_bytes_per_stored_page": "B/page",
+    "orig_data_size": "orig",
+    "compr_data_size": "compr",
+    "mem_used_total": "mem used",
+    "huge_pages": "huge",
+    "notify_free": "notify",
+}
+
+
 def _short(name: str) -> str:
     return name.removeprefix("kzswap_").removeprefix("kzram_")
 
@@ -359,14 +376,17 @@ def _figures(kind: str, frame: Any) -> list[Figure]:
             sub[f]["model"] / sub[f]["kernel_mean"] if f in sub and sub[f]["kernel_mean"] > 0 else None
             for f in figs
         ]
-        series.append(Series(_short(n), figs, y, style="points"))
+        series.append(Series(_short(n), [LABELS.get(f, f) for f in figs], y, style="points"))
     ratio = Figure(
         "model_vs_kernel",
         f"Model ÷ kernel mean, per figure ({kind} captures)",
         "figure",
         "model / kernel mean",
         series,
-        caption="1 = the kernel's mean over repetitions; figures whose kernel mean is 0 are left out.",
+        caption="1 = the kernel's mean over repetitions; figures whose kernel mean is 0 are left out. "
+        "swpout0/swpin0 = swpout_zero/swpin_zero, stored = stored_pages, pool = pool_total_size, "
+        "incompr. = stored_incompressible_pages, B/page = pool bytes per stored page; zram: orig, compr, "
+        "mem used = mm_stat's orig_data_size, compr_data_size, mem_used_total.",
     )
     per_page = frame.filter(pl.col("figure") == "pool_bytes_per_stored_page")
     pool = Figure(
