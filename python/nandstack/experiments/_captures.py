@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._core import NandstackError
 from ..sweep.spec import Task
 from .base import Analysis, Figure, Series, Table, config_task
 
@@ -135,16 +134,17 @@ def load(path: Path) -> Capture:
     )  # fmt: skip
 
 
+def missing_message(kind: str) -> str:
+    return (
+        f"No captures (*.json) in {captures_dir(kind)}: give the folder with --captures DIR (the shared "
+        f"captures are in ../shared/traces/kernel-{kind})."
+    )
+
+
 def programs(kind: str) -> dict[str, list[Capture]]:
-    """The captures of `kind` by program (repetitions in name order); an error naming the folder when
-    there are none."""
+    """The captures of `kind` by program (repetitions in name order); empty when the folder has none."""
     folder = captures_dir(kind)
     paths = sorted(folder.glob("*.json")) if folder.is_dir() else []
-    if not paths:
-        raise NandstackError(
-            f"kernel-{kind}: no captures (*.json) in {folder}; give the folder with --captures DIR "
-            f"(the shared captures are in ../shared/traces/kernel-{kind})"
-        )
     out: dict[str, list[Capture]] = {}
     for p in paths:
         c = load(p)
@@ -276,6 +276,8 @@ def analyze(kind: str, task_list: list[Task], results: Sequence[Result | None]) 
     import polars as pl
 
     progs = programs(kind)
+    if not progs:
+        return Analysis(missing_message(kind), "not comparable", data={"programs": {}})
     rows: list[dict[str, Any]] = []
     report: dict[str, Any] = {}
     failed: list[str] = []
