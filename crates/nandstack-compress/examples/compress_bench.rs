@@ -96,7 +96,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             i += 1;
             let n = match alg {
                 Algorithm::Lzo | Algorithm::LzoRle => {
-                    nandstack_compress::lzo::decompress(src, 4096).expect("lzo").len()
+                    nandstack_compress::lzo::decompress(src, 4096)
+                        .expect("lzo")
+                        .len()
                 }
                 Algorithm::Lz4 => lz4::block::decompress(src, Some(4096)).expect("lz4").len(),
                 Algorithm::Deflate => {

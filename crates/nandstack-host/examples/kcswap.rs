@@ -8,8 +8,7 @@ use nandstack_host::kcswap::{self, Kind};
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let mut traces =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
+    let mut traces = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
     if let Some(i) = args.iter().position(|a| a == "--traces") {
         traces = PathBuf::from(args.remove(i + 1));
         args.remove(i);
@@ -31,7 +30,11 @@ fn main() {
             let sim = nandstack_host::run_config(&cfg, false, &mut |_, _, _| true).expect("run");
             let model = kcswap::model_figures(&sim, kind);
             let range = kcswap::kernel_range(&reps);
-            println!("{name} ({:.1} s, sim {:.2} s)", t.elapsed().as_secs_f64(), sim.now as f64 / 1e9);
+            println!(
+                "{name} ({:.1} s, sim {:.2} s)",
+                t.elapsed().as_secs_f64(),
+                sim.now as f64 / 1e9
+            );
             for f in kind.figures() {
                 let Some(&r) = range.get(*f) else { continue };
                 let m = model[*f];
@@ -51,7 +54,11 @@ fn main() {
                 let r = z.report();
                 println!(
                     "  worker queued {} runs {} rotations {} reclaim_fail {} clock {:?}",
-                    r["worker_queued"], r["worker_runs"], r["worker_rotations"], r["reject_reclaim_fail"], z.worker
+                    r["worker_queued"],
+                    r["worker_runs"],
+                    r["worker_rotations"],
+                    r["reject_reclaim_fail"],
+                    z.worker
                 );
             }
         }

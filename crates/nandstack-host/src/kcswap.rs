@@ -166,12 +166,19 @@ pub fn load(path: &Path) -> Result<Capture> {
                 kernel.insert(k.into(), u(&vm[k], k)? as f64);
             }
             let end = &v["zswap_at_end"];
-            for k in ["stored_pages", "pool_total_size", "stored_incompressible_pages"] {
+            for k in [
+                "stored_pages",
+                "pool_total_size",
+                "stored_incompressible_pages",
+            ] {
                 kernel.insert(k.into(), u(&end[k], k)? as f64);
             }
             kernel.insert(
                 "pool_limit_hit".into(),
-                u(&v["zswap_counters_delta"]["pool_limit_hit"], "pool_limit_hit")? as f64,
+                u(
+                    &v["zswap_counters_delta"]["pool_limit_hit"],
+                    "pool_limit_hit",
+                )? as f64,
             );
             let stored = kernel["stored_pages"].max(1.0);
             kernel.insert(
@@ -266,9 +273,9 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Capture>> {
 pub fn config(c: &Capture, corpus_dir: &Path) -> Result<HostSimConfig> {
     let a = &c.args;
     let num = |i: usize| -> Result<u64> {
-        a.get(i)
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| Error::config(&c.name, format!("memtouch argument {i} `{:?}`", a.get(i))))
+        a.get(i).and_then(|s| s.parse().ok()).ok_or_else(|| {
+            Error::config(&c.name, format!("memtouch argument {i} `{:?}`", a.get(i)))
+        })
     };
     let mut workload = json!({
         "type": "memtouch", "pages": num(0)?, "ops": num(1)?, "pattern": a[2],
@@ -332,11 +339,7 @@ pub fn model_figures(sim: &Sim, kind: Kind) -> BTreeMap<String, f64> {
     put("swpin_zero", h.swap.stats.swpin_zero as f64);
     match kind {
         Kind::Zswap => {
-            let r = h
-                .swap
-                .zswap
-                .as_ref()
-                .map_or(json!({}), |z| z.report());
+            let r = h.swap.zswap.as_ref().map_or(json!({}), |z| z.report());
             for k in [
                 "zswpout",
                 "zswpin",
@@ -383,13 +386,19 @@ pub fn kernel_range(reps: &[&Capture]) -> BTreeMap<String, (f64, f64, f64)> {
     let mut out = BTreeMap::new();
     if let Some(first) = reps.first() {
         for &f in first.kind.figures() {
-            let v: Vec<f64> = reps.iter().filter_map(|c| c.kernel.get(f).copied()).collect();
+            let v: Vec<f64> = reps
+                .iter()
+                .filter_map(|c| c.kernel.get(f).copied())
+                .collect();
             if v.is_empty() {
                 continue;
             }
             let min = v.iter().copied().fold(f64::INFINITY, f64::min);
             let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            out.insert(f.to_string(), (min, max, v.iter().sum::<f64>() / v.len() as f64));
+            out.insert(
+                f.to_string(),
+                (min, max, v.iter().sum::<f64>() / v.len() as f64),
+            );
         }
     }
     out

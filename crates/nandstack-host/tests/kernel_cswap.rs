@@ -13,7 +13,9 @@ use nandstack_host::kcswap::{self, Kind};
 
 fn traces() -> Option<PathBuf> {
     let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
-    if d.join("kernel-zswap").is_dir() && d.join("kernel-zram").is_dir() && d.join("compress").is_dir()
+    if d.join("kernel-zswap").is_dir()
+        && d.join("kernel-zram").is_dir()
+        && d.join("compress").is_dir()
     {
         Some(d)
     } else {

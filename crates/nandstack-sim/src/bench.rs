@@ -240,9 +240,10 @@ fn compressed_bench(quick: bool) -> Result<CompressedBenchResult> {
     let cpu = cpu0.and_then(|c0| cpu_seconds().map(|c| c - c0));
     Ok(CompressedBenchResult {
         name: "compressed_swap",
-        description: "host-zswap (lzo) and host-zram (lzo-rle) presets: memtouch's sparse pages compressed \
+        description:
+            "host-zswap (lzo) and host-zram (lzo-rle) presets: memtouch's sparse pages compressed \
                       and decompressed for real on every swap-out and swap-in"
-            .into(),
+                .into(),
         presets,
         references: refs,
         pages_compressed: comp,

@@ -198,7 +198,10 @@ impl Host {
         let mut dev = std::mem::take(&mut self.cswap.dev);
         dev.clear();
         for &f in frames {
-            let (slot, vpn) = (self.vm.frames[f as usize].key, self.vm.frames[f as usize].vpn);
+            let (slot, vpn) = (
+                self.vm.frames[f as usize].key,
+                self.vm.frames[f as usize].vpn,
+            );
             if self.swap.is_zero(slot) {
                 self.swap.stats.swpin_zero += 1;
                 self.vm.frames[f as usize].io_done = t;
@@ -290,8 +293,8 @@ impl Host {
     /// Hold as many frames out of RAM as the pools (zswap's, the backend's) have pages; a pool that grew
     /// while RAM was short holds fewer until frames come free.
     pub fn sync_pool_frames(&mut self) {
-        let target = self.swap.zswap.as_ref().map_or(0, |z| z.pool_pages())
-            + self.swap.backend.ram_pages();
+        let target =
+            self.swap.zswap.as_ref().map_or(0, |z| z.pool_pages()) + self.swap.backend.ram_pages();
         let held = &mut self.cswap.pool_frames;
         while (held.len() as u64) < target {
             let Some(f) = self.vm.take_frame(0) else {
@@ -321,7 +324,9 @@ impl Host {
             let zero = sw.is_zero(s);
             let stored = sw.zswap.as_ref().is_some_and(|z| z.contains(s));
             if (zero || stored) && (m == 0 || m == crate::swap::MAP_BAD) {
-                return bad(format!("slot {s} is free but holds a zero bit or a zswap entry"));
+                return bad(format!(
+                    "slot {s} is free but holds a zero bit or a zswap entry"
+                ));
             }
             if zero && stored {
                 return bad(format!("slot {s} is both a zero page and a zswap entry"));

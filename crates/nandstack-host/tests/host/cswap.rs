@@ -57,10 +57,17 @@ fn a_load_drops_the_entry_so_read_pages_are_stored_again() {
     let z = stats(&run(&c, false));
     let zs = &z["zswap"];
     let u = |v: &Value| v.as_u64().unwrap();
-    assert_eq!(u(&z["swap"]["pswpout"]) + u(&z["swap"]["pswpin"]), 0, "nothing reaches the device");
+    assert_eq!(
+        u(&z["swap"]["pswpout"]) + u(&z["swap"]["pswpin"]),
+        0,
+        "nothing reaches the device"
+    );
     // The same faults on both sides.
     let (loads, reads) = (u(&zs["zswpin"]), u(&plain["swap"]["pswpin"]));
-    assert!(loads.abs_diff(reads) * 100 <= reads, "zswpin {loads} vs plain pswpin {reads}");
+    assert!(
+        loads.abs_diff(reads) * 100 <= reads,
+        "zswpin {loads} vs plain pswpin {reads}"
+    );
     // Plain swap wrote every evicted page once; zswap stores every eviction.
     assert!(u(&plain["swap"]["pswpout"]) <= 2000);
     assert!(u(&zs["zswpout"]) > 5 * u(&plain["swap"]["pswpout"]));
@@ -84,16 +91,27 @@ fn zero_pages_are_a_bit_of_the_swap_layer() {
         let mut c = one(500, w.clone());
         match backend {
             "zswap" => zswap(&mut c, json!({})),
-            "zram" => set(&mut c, &["host", "swap", "backend"], json!({"kind": "zram"})),
+            "zram" => set(
+                &mut c,
+                &["host", "swap", "backend"],
+                json!({"kind": "zram"}),
+            ),
             _ => {}
         }
         let r = stats(&run(&c, true));
         let s = &r["swap"];
         let u = |v: &Value| v.as_u64().unwrap();
-        assert_eq!(u(&s["pswpout"]) + u(&s["pswpin"]), 0, "{backend}: nothing written or read");
+        assert_eq!(
+            u(&s["pswpout"]) + u(&s["pswpin"]),
+            0,
+            "{backend}: nothing written or read"
+        );
         assert_eq!(r["zswap"]["zswpout"].as_u64().unwrap_or(0), 0, "{backend}");
         let (out, inn) = (u(&s["swpout_zero"]), u(&s["swpin_zero"]));
-        assert!(out >= 900 && inn > 5000, "{backend}: swpout_zero {out} swpin_zero {inn}");
+        assert!(
+            out >= 900 && inn > 5000,
+            "{backend}: swpout_zero {out} swpin_zero {inn}"
+        );
         if backend == "zram" {
             // Every swap-in frees its slot (notify_free) and the page needs a new bit when evicted.
             assert_eq!(u(&s["backend"]["io_stat"]["notify_free"]), inn);
@@ -103,7 +121,10 @@ fn zero_pages_are_a_bit_of_the_swap_layer() {
         } else {
             // A zero page read back keeps its slot and bit: evicted again unchanged, it is not
             // written again — each page goes out once.
-            assert!(out <= 1500 && inn > 4 * out, "{backend}: {out} out vs {inn} in");
+            assert!(
+                out <= 1500 && inn > 4 * out,
+                "{backend}: {out} out vs {inn} in"
+            );
         }
     }
 }
@@ -134,7 +155,13 @@ fn zram_holds_the_compressed_lengths_of_the_swapped_out_pages() {
     let h = &sim.host;
     let mut prog = nandstack_workload::content::MemtouchProgram::new(
         nandstack_workload::content::MemtouchParams::from_command(&[
-            "memtouch", "1500", "12000", "uniform", "50", "9", "mix:30:tiny",
+            "memtouch",
+            "1500",
+            "12000",
+            "uniform",
+            "50",
+            "9",
+            "mix:30:tiny",
         ])
         .unwrap(),
         Some(nandstack_workload::content::Corpus::load(dir.path(), "tiny").unwrap()),
@@ -165,9 +192,15 @@ fn zram_holds_the_compressed_lengths_of_the_swapped_out_pages() {
     assert_eq!(u(&mm["orig_data_size"]), pages * 4096);
     assert_eq!(u(&mm["compr_data_size"]), bytes);
     assert_eq!(u(&mm["huge_pages"]), huge_pages);
-    assert!(huge_pages > 100, "30% random pages stored whole: {huge_pages}");
+    assert!(
+        huge_pages > 100,
+        "30% random pages stored whole: {huge_pages}"
+    );
     assert!(u(&mm["mem_used_total"]) >= bytes);
-    assert_eq!(u(&r["compressed_pool_pages"]) * 4096, u(&mm["mem_used_total"]));
+    assert_eq!(
+        u(&r["compressed_pool_pages"]) * 4096,
+        u(&mm["mem_used_total"])
+    );
 }
 
 #[test]
@@ -220,7 +253,10 @@ fn compressed_swap_needs_page_contents_and_a_corpus() {
     );
     zswap(&mut c, json!({}));
     let e = err(&c);
-    assert!(e.contains("compress page contents") && e.contains("processes[0]"), "{e}");
+    assert!(
+        e.contains("compress page contents") && e.contains("processes[0]"),
+        "{e}"
+    );
     let mut w = memtouch(100, 10, "seq", 0, 1);
     content(&mut w, "corpus:nope", std::path::Path::new("/nonexistent"));
     let e = err(&one(50, w));
@@ -239,7 +275,9 @@ fn compressed_swap_runs_are_deterministic() {
     let mut c = one(400, w);
     zswap(&mut c, json!({"max_pool_percent": 1}));
     let strip = |mut v: Value| {
-        v.as_object_mut().unwrap().retain(|k, _| !k.starts_with("wall_"));
+        v.as_object_mut()
+            .unwrap()
+            .retain(|k, _| !k.starts_with("wall_"));
         v
     };
     assert_eq!(strip(stats(&run(&c, false))), strip(stats(&run(&c, false))));

@@ -33,7 +33,10 @@ enum Slot {
     /// Every word equal to this value (`ZRAM_SAME`).
     Same(u64),
     /// In the pool: compressed length (4096 for a huge page).
-    Stored { handle: Handle, len: u32 },
+    Stored {
+        handle: Handle,
+        len: u32,
+    },
     /// Written back to the backing device, block `blk` (`ZRAM_WB`).
     Backing(u32),
 }
@@ -81,12 +84,7 @@ pub struct Zram {
 
 impl Zram {
     /// A zram disk of `slots` 4 KiB blocks whose backing device starts at byte `base` of the SSD.
-    pub fn new(
-        cfg: &ZramConfig,
-        costs: &CompressionCosts,
-        slots: u32,
-        base: u64,
-    ) -> Result<Zram> {
+    pub fn new(cfg: &ZramConfig, costs: &CompressionCosts, slots: u32, base: u64) -> Result<Zram> {
         let c = costs.of(cfg.comp_algorithm);
         let pool = Zsmalloc::new();
         Ok(Zram {
@@ -202,7 +200,12 @@ impl SwapBackend for Zram {
         true
     }
 
-    fn write(&mut self, _sub: &mut Submit, _pages: &[SwapPage], _done: &mut Vec<u64>) -> Result<()> {
+    fn write(
+        &mut self,
+        _sub: &mut Submit,
+        _pages: &[SwapPage],
+        _done: &mut Vec<u64>,
+    ) -> Result<()> {
         Err(Error::Invariant(
             "zram is written page by page with the pages' bytes (write_page)".into(),
         ))

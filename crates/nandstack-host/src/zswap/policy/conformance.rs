@@ -61,7 +61,12 @@ fn replacement_policies_keep_their_contract() {
                     },
                 }
                 for (mi, l) in live.iter().enumerate() {
-                    assert_eq!(p.count(mi as u16), l.len() as u64, "{} seed {seed}", p.name());
+                    assert_eq!(
+                        p.count(mi as u16),
+                        l.len() as u64,
+                        "{} seed {seed}",
+                        p.name()
+                    );
                 }
             }
             // No starvation: 2n steps on a cgroup of n entries pick each one for writeback.
@@ -73,7 +78,12 @@ fn replacement_policies_keep_their_contract() {
                         seen.insert(id);
                     }
                 }
-                assert_eq!(seen, want, "{} seed {seed}: cgroup {m} starved entries", p.name());
+                assert_eq!(
+                    seen,
+                    want,
+                    "{} seed {seed}: cgroup {m} starved entries",
+                    p.name()
+                );
             }
         }
     }

@@ -168,7 +168,10 @@ mod tests {
             l.stored(e, 1);
         }
         assert_eq!(l.pick(0), Pick::Empty);
-        assert_eq!((l.pick(1), l.pick(1), l.pick(1)), (Pick::Rotate, Pick::Rotate, Pick::Rotate));
+        assert_eq!(
+            (l.pick(1), l.pick(1), l.pick(1)),
+            (Pick::Rotate, Pick::Rotate, Pick::Rotate)
+        );
         assert_eq!(l.order(1), vec![0, 1, 2]);
         assert_eq!(l.pick(1), Pick::Writeback(0));
         l.removed(0);
