@@ -320,7 +320,7 @@ impl CompressionCosts {
                 format!("is {}: must be ≥ 1", self.cpu_mhz),
             ));
         }
-        let ok = |v: f64| v.is_finite() && v >= 0.0 && v < 1e6;
+        let ok = |v: f64| (0.0..1e6).contains(&v);
         if !ok(self.copy_cycles_per_byte) {
             return Err(bad("copy_cycles_per_byte", self.copy_cycles_per_byte));
         }

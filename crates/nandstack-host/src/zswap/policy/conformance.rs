@@ -52,7 +52,7 @@ fn replacement_policies_keep_their_contract() {
                                 "{} seed {seed} step {step}: picked {id} not live in cgroup {m}",
                                 p.name()
                             );
-                            if rng.next_u64() % 2 == 0 {
+                            if rng.next_u64().is_multiple_of(2) {
                                 p.removed(id);
                                 live[m as usize].remove(&id);
                                 free_ids.push(id);
