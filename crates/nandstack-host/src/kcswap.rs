@@ -159,94 +159,81 @@ pub fn load(path: &Path) -> Result<Capture> {
     } else {
         return Err(bad(path, "zswap or zram section"));
     };
-    let c = match kind {
+    let section = &v[kind.name()];
+    let mut c = Capture {
+        name,
+        program,
+        kind,
+        args: cmd[1..].to_vec(),
+        limit_mib: u(&v["memory_limit_mb"], "memory_limit_mb")?,
+        swap_mib: 0,
+        compressor: String::new(),
+        max_pool_percent: 0,
+        accept_threshold_percent: 0,
+        shrinker_enabled: false,
+        page_cluster: u(&v["page_cluster"], "page_cluster")?,
+        total_ram_bytes: u(&section["total_ram_bytes"], "total_ram_bytes")?,
+        kernel: BTreeMap::new(),
+    };
+    let text = |x: &Value, k: &str| -> Result<String> {
+        x.as_str().map(str::to_string).ok_or_else(|| bad(path, k))
+    };
+    // (figure, value) pairs read from the kind's sections, then the derived per-page figure.
+    let (read, stored, pool): (Vec<(&str, &Value)>, f64, &str) = match kind {
         Kind::Zswap => {
-            let z = &v["zswap"];
-            for k in ["zswpout", "zswpin", "zswpwb"] {
-                kernel.insert(k.into(), u(&vm[k], k)? as f64);
-            }
+            c.swap_mib = u(&v["swap_mb"], "swap_mb")?;
+            c.compressor = text(&section["compressor"], "zswap.compressor")?;
+            c.max_pool_percent = u(&section["max_pool_percent"], "max_pool_percent")?;
+            c.accept_threshold_percent = u(
+                &section["accept_threshold_percent"],
+                "accept_threshold_percent",
+            )?;
+            c.shrinker_enabled = section["shrinker_enabled"].as_bool().unwrap_or(false);
             let end = &v["zswap_at_end"];
-            for k in [
-                "stored_pages",
-                "pool_total_size",
-                "stored_incompressible_pages",
-            ] {
-                kernel.insert(k.into(), u(&end[k], k)? as f64);
-            }
-            kernel.insert(
-                "pool_limit_hit".into(),
-                u(
-                    &v["zswap_counters_delta"]["pool_limit_hit"],
+            let read = vec![
+                ("zswpout", &vm["zswpout"]),
+                ("zswpin", &vm["zswpin"]),
+                ("zswpwb", &vm["zswpwb"]),
+                ("stored_pages", &end["stored_pages"]),
+                ("pool_total_size", &end["pool_total_size"]),
+                (
+                    "stored_incompressible_pages",
+                    &end["stored_incompressible_pages"],
+                ),
+                (
                     "pool_limit_hit",
-                )? as f64,
-            );
-            let stored = kernel["stored_pages"].max(1.0);
-            kernel.insert(
-                "pool_bytes_per_stored_page".into(),
-                kernel["pool_total_size"] / stored,
-            );
-            Capture {
-                name,
-                program,
-                kind,
-                args: cmd[1..].to_vec(),
-                limit_mib: u(&v["memory_limit_mb"], "memory_limit_mb")?,
-                swap_mib: u(&v["swap_mb"], "swap_mb")?,
-                compressor: z["compressor"]
-                    .as_str()
-                    .ok_or_else(|| bad(path, "zswap.compressor"))?
-                    .into(),
-                max_pool_percent: u(&z["max_pool_percent"], "max_pool_percent")?,
-                accept_threshold_percent: u(
-                    &z["accept_threshold_percent"],
-                    "accept_threshold_percent",
-                )?,
-                shrinker_enabled: z["shrinker_enabled"].as_bool().unwrap_or(false),
-                page_cluster: u(&v["page_cluster"], "page_cluster")?,
-                total_ram_bytes: u(&z["total_ram_bytes"], "total_ram_bytes")?,
-                kernel,
-            }
+                    &v["zswap_counters_delta"]["pool_limit_hit"],
+                ),
+            ];
+            (
+                read,
+                u(&end["stored_pages"], "stored_pages")? as f64,
+                "pool_total_size",
+            )
         }
         Kind::Zram => {
-            let z = &v["zram"];
+            c.swap_mib = u(&section["disksize_mb"], "disksize_mb")?;
+            c.compressor = text(&section["comp_algorithm"], "zram.comp_algorithm")?;
             let mm = &v["mm_stat_at_end"];
-            for k in [
-                "orig_data_size",
-                "compr_data_size",
-                "mem_used_total",
-                "huge_pages",
-            ] {
-                kernel.insert(k.into(), u(&mm[k], k)? as f64);
-            }
-            kernel.insert(
-                "notify_free".into(),
-                u(&v["io_stat_delta"]["notify_free"], "notify_free")? as f64,
-            );
-            let stored = (kernel["orig_data_size"] / 4096.0).max(1.0);
-            kernel.insert(
-                "pool_bytes_per_stored_page".into(),
-                kernel["mem_used_total"] / stored,
-            );
-            Capture {
-                name,
-                program,
-                kind,
-                args: cmd[1..].to_vec(),
-                limit_mib: u(&v["memory_limit_mb"], "memory_limit_mb")?,
-                swap_mib: u(&z["disksize_mb"], "disksize_mb")?,
-                compressor: z["comp_algorithm"]
-                    .as_str()
-                    .ok_or_else(|| bad(path, "zram.comp_algorithm"))?
-                    .into(),
-                max_pool_percent: 0,
-                accept_threshold_percent: 0,
-                shrinker_enabled: false,
-                page_cluster: u(&v["page_cluster"], "page_cluster")?,
-                total_ram_bytes: u(&z["total_ram_bytes"], "total_ram_bytes")?,
-                kernel,
-            }
+            let read = vec![
+                ("orig_data_size", &mm["orig_data_size"]),
+                ("compr_data_size", &mm["compr_data_size"]),
+                ("mem_used_total", &mm["mem_used_total"]),
+                ("huge_pages", &mm["huge_pages"]),
+                ("notify_free", &v["io_stat_delta"]["notify_free"]),
+            ];
+            let orig = u(&mm["orig_data_size"], "orig_data_size")?;
+            (read, orig as f64 / 4096.0, "mem_used_total")
         }
     };
+    for (k, x) in read {
+        kernel.insert(k.to_string(), u(x, k)? as f64);
+    }
+    kernel.insert(
+        "pool_bytes_per_stored_page".into(),
+        kernel[pool] / stored.max(1.0),
+    );
+    c.kernel = kernel;
     Ok(c)
 }
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..sweep.spec import Task
-from .base import Analysis, Figure, Series, Table, config_task
+from .base import Analysis, Experiment, Figure, Series, Table, config_task
 
 if TYPE_CHECKING:
     from .._api import Result
@@ -423,4 +423,24 @@ def _per_program(frame: Any) -> Any:
             pl.len().alias("figures"),
         )
         .sort("program")
+    )
+
+
+def experiment(kind: str, *, title: str, paper: str, claim: str, method: str) -> Experiment:
+    """The `kernel-KIND` experiment over the captures of `kind` (`zswap` or `zram`)."""
+    return Experiment(
+        name=f"kernel-{kind}",
+        title=title,
+        paper=paper,
+        claim=claim,
+        method=method,
+        tasks=lambda quick: tasks(kind, quick),
+        analyze=lambda task_list, results: analyze(kind, task_list, results),
+        setup=lambda quick: setup(kind, quick),
+        produces=(
+            "model_vs_kernel.png/.svg",
+            "pool_bytes_per_stored_page.png/.svg",
+            "figures.csv",
+            "programs.csv",
+        ),
     )

@@ -4,31 +4,10 @@ range over its repetitions."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
 from . import _captures
-from .base import Analysis, Experiment
 
-if TYPE_CHECKING:
-    from .._api import Result
-    from ..sweep.spec import Task
-
-
-def tasks(quick: bool) -> list[Task]:
-    return _captures.tasks("zram", quick)
-
-
-def setup(quick: bool) -> dict[str, str]:
-    return _captures.setup("zram", quick)
-
-
-def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis:
-    return _captures.analyze("zram", task_list, results)
-
-
-EXPERIMENT = Experiment(
-    name="kernel-zram",
+EXPERIMENT = _captures.experiment(
+    "zram",
     title="zram against the real kernel (Linux 6.18 captures)",
     paper="No paper: ground truth recorded on Linux 6.18 (x86-64, cgroup v1) by tools/capture-zram.sh — "
     "memtouch with page contents from the Silesia corpus swapping to zram0 (lzo, lzo-rle, lz4).",
@@ -40,13 +19,4 @@ EXPERIMENT = Experiment(
     "algorithm and disksize); the model's pswpout, pswpin, swpout_zero, swpin_zero, orig_data_size, "
     "compr_data_size, mem_used_total, huge_pages, notify_free and pool bytes per stored page at the last "
     "access compared with the kernel's min..max over repetitions.",
-    tasks=tasks,
-    analyze=analyze,
-    setup=setup,
-    produces=(
-        "model_vs_kernel.png/.svg",
-        "pool_bytes_per_stored_page.png/.svg",
-        "figures.csv",
-        "programs.csv",
-    ),
 )

@@ -4,31 +4,10 @@ range over its repetitions."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
 from . import _captures
-from .base import Analysis, Experiment
 
-if TYPE_CHECKING:
-    from .._api import Result
-    from ..sweep.spec import Task
-
-
-def tasks(quick: bool) -> list[Task]:
-    return _captures.tasks("zswap", quick)
-
-
-def setup(quick: bool) -> dict[str, str]:
-    return _captures.setup("zswap", quick)
-
-
-def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis:
-    return _captures.analyze("zswap", task_list, results)
-
-
-EXPERIMENT = Experiment(
-    name="kernel-zswap",
+EXPERIMENT = _captures.experiment(
+    "zswap",
     title="zswap against the real kernel (Linux 6.18 captures)",
     paper="No paper: ground truth recorded on Linux 6.18 (x86-64, cgroup v1) by tools/capture-zswap.sh — "
     "memtouch with page contents from the Silesia corpus, zswap with lzo or deflate over zsmalloc.",
@@ -41,13 +20,4 @@ EXPERIMENT = Experiment(
     "compressor, pool and limits); the model's zswpout, zswpin, zswpwb, pswpout, pswpin, swpout_zero, "
     "swpin_zero, stored_pages, pool_total_size, stored_incompressible_pages, pool_limit_hit and pool bytes "
     "per stored page at the last access compared with the kernel's min..max over repetitions.",
-    tasks=tasks,
-    analyze=analyze,
-    setup=setup,
-    produces=(
-        "model_vs_kernel.png/.svg",
-        "pool_bytes_per_stored_page.png/.svg",
-        "figures.csv",
-        "programs.csv",
-    ),
 )

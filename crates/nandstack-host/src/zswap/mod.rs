@@ -402,21 +402,22 @@ impl Zswap {
         let Some(e) = self.entry_of(slot) else {
             return Ok(None);
         };
-        self.check_bytes(e, bytes)?;
-        let cpu = self.decompress_cost(self.entries[e as usize].len);
-        self.stats.decompress_ns += cpu;
         self.stats.zswpin += 1;
-        self.erase(e)?;
-        Ok(Some(cpu))
+        self.take(e, bytes).map(Some)
     }
 
     /// The writeback worker decompresses entry `e` for its write to the backend and frees it; returns
     /// the CPU time.
     pub fn take_for_writeback(&mut self, e: EntryId, bytes: Option<&[u8; 4096]>) -> Result<u64> {
+        self.stats.zswpwb += 1;
+        self.take(e, bytes)
+    }
+
+    /// Decompress entry `e` (checking the bytes in verify mode) and free it; the CPU time.
+    fn take(&mut self, e: EntryId, bytes: Option<&[u8; 4096]>) -> Result<u64> {
         self.check_bytes(e, bytes)?;
         let cpu = self.decompress_cost(self.entries[e as usize].len);
         self.stats.decompress_ns += cpu;
-        self.stats.zswpwb += 1;
         self.erase(e)?;
         Ok(cpu)
     }

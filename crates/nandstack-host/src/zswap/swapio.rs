@@ -18,7 +18,7 @@ use nandstack_core::{Error, Result};
 use super::Store;
 use crate::contents::{is_zero, PageContents};
 use crate::host::{Ctx, FaultKind, Host};
-use crate::swap::backend::{Submit, SwapPage};
+use crate::swap::backend::{Submit, SwapBackend, SwapPage};
 use crate::vm::page::*;
 
 /// Host-level state of compressed swap: page contents per process, the frames the pools hold, scratch.
@@ -123,6 +123,25 @@ impl Host {
         ms.swap_read_bytes += n * 4096;
     }
 
+    /// Run `f` on the swap backend with a submission at `at` from task `comm` (the block layer below,
+    /// the cgroups' blk-throttle).
+    pub(crate) fn backend_io<R>(
+        &mut self,
+        at: u64,
+        comm: u16,
+        f: impl FnOnce(&mut dyn SwapBackend, &mut Submit) -> Result<R>,
+    ) -> Result<R> {
+        let memcgs = &mut self.vm.memcgs;
+        let mut dispatch = |m, w, b, t| crate::host::throttle(memcgs, m, w, b, t);
+        let mut sub = Submit {
+            io: &mut self.io,
+            at,
+            comm,
+            dispatch: &mut dispatch,
+        };
+        f(self.swap.backend.as_mut(), &mut sub)
+    }
+
     /// `swap_writeout` for anonymous frame `f` (unmapped, dirty, in the swap cache). See the module
     /// documentation.
     pub(crate) fn swap_writeout(&mut self, ctx: &mut Ctx, f: u32) -> Result<Writeout> {
@@ -163,17 +182,10 @@ impl Host {
             return Ok(Writeout::Queue);
         }
         let page = SwapPage { slot, vpn, memcg };
-        let done = {
-            let memcgs = &mut self.vm.memcgs;
-            let mut sub = Submit {
-                io: &mut self.io,
-                at: ctx.now,
-                comm: ctx.comm,
-                dispatch: &mut |m, w, b, t| crate::host::throttle(memcgs, m, w, b, t),
-            };
-            let bytes = known.then_some(&*self.cswap.buf);
-            self.swap.backend.write_page(&mut sub, page, bytes)?
-        };
+        let bytes = known.then(|| self.cswap.buf.clone());
+        let done = self.backend_io(ctx.now, ctx.comm, |b, sub| {
+            b.write_page(sub, page, bytes.as_deref())
+        })?;
         self.sync_pool_frames();
         match done {
             Some(t) => {
@@ -233,16 +245,7 @@ impl Host {
                 }
             }));
             let mut done = std::mem::take(&mut self.done_buf);
-            {
-                let memcgs = &mut self.vm.memcgs;
-                let mut sub = Submit {
-                    io: &mut self.io,
-                    at: ctx.now,
-                    comm: ctx.comm,
-                    dispatch: &mut |m, w, b, t| crate::host::throttle(memcgs, m, w, b, t),
-                };
-                self.swap.backend.read(&mut sub, &pages, &mut done)?;
-            }
+            self.backend_io(ctx.now, ctx.comm, |b, sub| b.read(sub, &pages, &mut done))?;
             for (i, &f) in dev.iter().enumerate() {
                 self.vm.frames[f as usize].io_done = done[i];
             }

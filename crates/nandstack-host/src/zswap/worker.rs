@@ -23,7 +23,7 @@ use nandstack_core::Result;
 use super::policy::Pick;
 use super::MAX_RECLAIM_RETRIES;
 use crate::host::{Ctx, Host, COMM_KWORKER};
-use crate::swap::backend::{Submit, SwapPage};
+use crate::swap::backend::SwapPage;
 use crate::swap::MAP_CACHE;
 use crate::vm::page::*;
 use crate::vm::workingset::is_shadow;
@@ -183,24 +183,16 @@ impl Host {
             vpn: owner,
             memcg: m,
         };
-        let memcgs = &mut self.vm.memcgs;
-        let mut sub = Submit {
-            io: &mut self.io,
-            at: ctx.now,
-            comm: ctx.comm,
-            dispatch: &mut |m, w, b, t| crate::host::throttle(memcgs, m, w, b, t),
-        };
-        let done = if self.swap.backend.synchronous() {
-            self.swap
-                .backend
-                .write_page(&mut sub, page, bytes.as_deref())?
-        } else {
-            let mut done = std::mem::take(&mut self.done_buf);
-            self.swap.backend.write(&mut sub, &[page], &mut done)?;
-            let t = done.first().copied();
-            self.done_buf = done;
-            t
-        };
+        let mut buf = std::mem::take(&mut self.done_buf);
+        let done = self.backend_io(ctx.now, ctx.comm, |b, sub| {
+            if b.synchronous() {
+                b.write_page(sub, page, bytes.as_deref())
+            } else {
+                b.write(sub, &[page], &mut buf)?;
+                Ok(buf.first().copied())
+            }
+        })?;
+        self.done_buf = buf;
         let fr = &mut self.vm.frames[f as usize];
         match done {
             Some(t) => {
