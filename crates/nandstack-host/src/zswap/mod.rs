@@ -511,6 +511,9 @@ impl Zswap {
             "reject_alloc_fail": s.reject_alloc_fail,
             "reject_compress_fail": s.reject_compress_fail,
             "reject_compress_poor": s.reject_compress_poor,
+            // Entry metadata and decompression never fail in the model.
+            "reject_kmemcache_fail": 0,
+            "decompress_fail": 0,
             "reject_admission": s.reject_admission,
             "invalidated": s.invalidated,
             "worker_runs": s.worker_runs,
