@@ -239,7 +239,7 @@ fn compressed_bench(quick: bool) -> Result<CompressedBenchResult> {
     let wall = t0.elapsed().as_secs_f64();
     let cpu = cpu0.and_then(|c0| cpu_seconds().map(|c| c - c0));
     Ok(CompressedBenchResult {
-        name: "compressed_swap",
+        name: "compressed",
         description:
             "host-zswap (lzo) and host-zram (lzo-rle) presets: memtouch's sparse pages compressed \
                       and decompressed for real on every swap-out and swap-in"
