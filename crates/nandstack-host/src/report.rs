@@ -56,6 +56,10 @@ fn swap_section(h: &crate::host::Host) -> Value {
         "slots": h.swap.usable,
         "pswpin": s.pswpin,
         "pswpout": s.pswpout,
+        "swpin_zero": h.swap.stats.swpin_zero,
+        "swpout_zero": h.swap.stats.swpout_zero,
+        "sync_swapins": h.cswap.sync_swapins,
+        "failed_writes": h.cswap.failed_writes,
         "swap_cache_hits": s.faults[1],
         "readahead_pages": s.readahead_pages,
         "readahead_hits": s.readahead_hits,
@@ -225,6 +229,11 @@ pub fn report(sim: &Sim) -> Value {
         },
         "fault_latency_us": Value::Object(lat),
         "swap": swap_section(h),
+        "zswap": match h.swap.zswap.as_ref() {
+            Some(z) => z.report(),
+            None => json!({"enabled": false}),
+        },
+        "compressed_pool_pages": h.cswap.pool_frames(),
         "file": {
             "pages": h.pc.pages(),
             "read_requests": frr,

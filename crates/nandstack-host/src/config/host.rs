@@ -39,6 +39,12 @@ pub struct HostConfig {
     pub cgroups: Vec<CgroupConfig>,
     #[serde(default)]
     pub costs: CostConfig,
+    /// zswap, the compressed cache in front of the swap backend. Default off.
+    #[serde(default)]
+    pub zswap: super::compress::ZswapConfig,
+    /// CPU time of compressing and decompressing pages (zswap, zram).
+    #[serde(default)]
+    pub compression: super::compress::CompressionCosts,
 }
 fn d_ram() -> u64 {
     1024
@@ -66,6 +72,8 @@ impl Default for HostConfig {
             pagecache: PageCacheConfig::default(),
             cgroups: Vec::new(),
             costs: CostConfig::default(),
+            zswap: Default::default(),
+            compression: Default::default(),
         }
     }
 }
@@ -242,6 +250,9 @@ pub enum SwapBackendConfig {
         #[serde(default = "d_loop_page")]
         page_us: f64,
     },
+    /// zram: a compressed RAM disk of `size_mib` (`disksize`) holding the swap area, a synchronous device
+    /// (swap-ins bypass the swap cache and free their slot); see `ZramConfig`.
+    Zram(super::compress::ZramConfig),
 }
 fn d_loop_req() -> f64 {
     5.0
@@ -544,6 +555,11 @@ impl HostConfig {
                     self.readahead.page_cluster
                 ),
             ));
+        }
+        self.zswap.validate()?;
+        self.compression.validate()?;
+        if let SwapBackendConfig::Zram(z) = &s.backend {
+            z.validate()?;
         }
         let p = &self.pagecache;
         if !p.read_ahead_kb.is_multiple_of(4) || p.read_ahead_kb > 65536 {

@@ -5,9 +5,14 @@
 //! generated from these types (`schemars::JsonSchema`). Values are checked by [`HostSimConfig::validate`]
 //! with errors naming the key.
 
+mod compress;
 mod host;
 mod workload;
 
+pub use compress::{
+    AlgorithmCost, CompressionCosts, CompressorKind, ZpoolKind, ZramConfig, ZramWritebackConfig,
+    ZramWritebackMode, ZswapConfig,
+};
 pub use host::{
     CgroupConfig, CostConfig, DiscardConfig, DiscardMode, HostConfig, PageCacheConfig,
     ReadaheadConfig, ReadaheadPolicyKind, ReclaimConfig, ReclaimPolicyKind, SwapAllocatorKind,

@@ -133,13 +133,13 @@ impl Host {
             cpus,
             slot_cache: h.swap.slot_cache,
         };
-        let backend: Box<dyn SwapBackend> = match h.swap.backend {
+        let backend: Box<dyn SwapBackend> = match &h.swap.backend {
             SwapBackendConfig::Block => Box::new(BlockSwap::new(swap_off)),
             SwapBackendConfig::Loop {
                 request_us,
                 page_us,
             } => {
-                for (k, v) in [("request_us", request_us), ("page_us", page_us)] {
+                for (k, v) in [("request_us", *request_us), ("page_us", *page_us)] {
                     if !(v.is_finite() && v >= 0.0) {
                         return Err(Error::config(
                             format!("host.swap.backend.{k}"),
@@ -147,10 +147,17 @@ impl Host {
                         ));
                     }
                 }
-                Box::new(LoopSwap::new(swap_off, request_us, page_us))
+                Box::new(LoopSwap::new(swap_off, *request_us, *page_us))
             }
+            SwapBackendConfig::Zram(z) => Box::new(crate::swap::backend::Zram::new(
+                z,
+                &h.compression,
+                nslots as u32,
+                swap_off,
+            )?),
         };
-        let swap = SwapArea::new(geometry, &make, discard, backend);
+        let mut swap = SwapArea::new(geometry, &make, discard, backend);
+        swap.zswap = crate::zswap::build(h, frames, swap.map.len(), verify)?;
         let ra: Box<dyn Readahead> = match h.readahead.policy {
             ReadaheadPolicyKind::Vma => Box::new(VmaReadahead::new(h.readahead.page_cluster)),
             ReadaheadPolicyKind::Cluster => {
@@ -259,7 +266,6 @@ impl Host {
             h.swap.max_request_kib / 4,
             cfg.run.block_trace.as_ref(),
         )?;
-        let mut swap = swap;
         swap.backend.swapon(&mut io, swap.nslots)?;
         let p = Params {
             ns_per_ref: h.costs.ns_per_reference,
@@ -293,6 +299,7 @@ impl Host {
             plug: Default::default(),
             kswapd_plug: Default::default(),
             rotate_batch: Vec::new(),
+            cswap: Default::default(),
             verify,
         })
     }

@@ -16,6 +16,9 @@ impl Host {
     /// Handle a reference that missed: PTE not present, or a write through a read-only PTE.
     pub fn fault(&mut self, ctx: &mut Ctx, vpn: u32, write: bool) -> Result<()> {
         let t0 = ctx.now;
+        // zswap's writeback worker runs beside the program: bring it up to now.
+        self.zswap_worker_run(ctx.now)?;
+        self.sync_pool_frames();
         let pi = self.vm.proc_of(vpn);
         let pte = self.vm.ptes[vpn as usize];
         let kind = if is_present(pte) {
@@ -136,7 +139,7 @@ impl Host {
     }
 
     /// Workingset refault check for a page read back with `shadow` in its slot / index entry.
-    fn refault(&mut self, f: u32, shadow: u32, file: bool) {
+    pub(crate) fn refault(&mut self, f: u32, shadow: u32, file: bool) {
         if !is_shadow(shadow) || !self.p.workingset || !self.uses_active() {
             return;
         }
@@ -178,6 +181,10 @@ impl Host {
             return Ok(FaultKind::SwapCache);
         }
         ctx.now += self.p.major_ns;
+        if self.swap.backend.synchronous() && map_count(self.swap.map[slot as usize]) == 1 {
+            // SWP_SYNCHRONOUS_IO: no readahead, no swap cache.
+            return self.swap_fault_sync(ctx, pi, vpn, slot, write);
+        }
         let mut win = std::mem::take(&mut self.ra_buf);
         win.clear();
         let ra_pages;
@@ -234,7 +241,7 @@ impl Host {
         win: &[(u32, u32)],
         plugged: bool,
     ) -> Result<u64> {
-        let mut n = 0;
+        let (mut n, mut t) = (0, ctx.now);
         if plugged {
             self.blk_start_plug();
         }
@@ -262,9 +269,16 @@ impl Host {
             self.swap.map[s as usize] |= MAP_CACHE;
             self.refault(f, shadow, false);
             self.lru_admit(f);
+            // swap_read_folio: a zero bit or a zswap entry is served in memory (one after the other
+            // on this CPU); the rest is read from the backend.
+            t = t.max(ctx.now);
+            if self.swap_read_folio_mem(&mut t, f)? {
+                continue;
+            }
             n += 1;
             self.submit_bio(ctx, IoKind::Read, Region::Swap, self.swap.offset(s), f)?;
         }
+        self.sync_pool_frames();
         if plugged {
             self.blk_finish_plug(ctx)?;
         }

@@ -24,6 +24,7 @@ impl Host {
         self.check_ptes()?;
         self.check_frames()?;
         self.check_swap()?;
+        self.cswap_check()?;
         Ok(())
     }
 

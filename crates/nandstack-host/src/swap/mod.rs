@@ -42,6 +42,10 @@ pub struct SwapStats {
     pub used_max: u64,
     /// Highest slot ever allocated (how far into the partition swap reached).
     pub max_slot: u32,
+    /// Zero-filled pages kept as a bit instead of being written (vmstat `swpout_zero`) and read back
+    /// from that bit (`swpin_zero`).
+    pub swpout_zero: u64,
+    pub swpin_zero: u64,
 }
 
 pub struct SwapArea {
@@ -64,6 +68,10 @@ pub struct SwapArea {
     discard: Box<dyn DiscardPolicy>,
     /// Where the slots' data goes (`swap_info_struct`'s device and its I/O path).
     pub backend: Box<dyn SwapBackend>,
+    /// `si->zeromap`: the slot's page was zero-filled and never written (one bit per slot).
+    pub zeromap: Vec<u64>,
+    /// zswap, the compressed cache in front of the backend (`None` when disabled).
+    pub zswap: Option<Box<crate::zswap::Zswap>>,
     slot_cache: usize,
     /// Per CPU: slots taken ahead from the allocator (last = next to use) and freed slots waiting.
     pcp_slots: Vec<Vec<u32>>,
@@ -132,6 +140,8 @@ impl SwapArea {
             alloc,
             discard,
             backend,
+            zeromap: vec![0; (padded as usize).div_ceil(64)],
+            zswap: None,
             slot_cache: slot_cache as usize,
             pcp_slots: vec![Vec::new(); cpus.max(1)],
             pcp_ret: vec![Vec::new(); cpus.max(1)],
@@ -144,6 +154,10 @@ impl SwapArea {
 
     pub fn enabled(&self) -> bool {
         self.usable > 0
+    }
+    /// CPUs (each with its own current cluster and slot cache).
+    pub fn cpus(&self) -> usize {
+        self.pcp_slots.len()
     }
     pub fn allocator_name(&self) -> &'static str {
         self.alloc.name()
@@ -287,6 +301,11 @@ impl SwapArea {
     fn free_now_unmarked(&mut self, slot: u32) {
         self.used -= 1;
         self.stats.frees += 1;
+        // swap_range_free: the zero bit and any zswap entry go with the slot.
+        self.zeromap_set(slot, false);
+        if let Some(z) = self.zswap.as_mut() {
+            z.invalidate(slot);
+        }
         self.backend.slot_freed(slot);
         self.alloc.free(slot);
         self.discard.slot_freed(slot, &self.map, &mut self.scratch);
@@ -297,6 +316,23 @@ impl SwapArea {
         let cs = self.cluster_slots;
         for c in self.scratch_cl.drain(..) {
             self.to_discard.push((c * cs, cs, c));
+        }
+    }
+
+    /// Whether `slot`'s page is kept as a zero bit.
+    #[inline]
+    pub fn is_zero(&self, slot: u32) -> bool {
+        self.zeromap[slot as usize / 64] & (1 << (slot % 64)) != 0
+    }
+
+    /// Set or clear `slot`'s zero bit (`swap_zeromap_folio_set` / `_clear`).
+    #[inline]
+    pub fn zeromap_set(&mut self, slot: u32, zero: bool) {
+        let w = &mut self.zeromap[slot as usize / 64];
+        if zero {
+            *w |= 1 << (slot % 64);
+        } else {
+            *w &= !(1 << (slot % 64));
         }
     }
 
