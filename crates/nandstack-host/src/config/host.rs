@@ -230,6 +230,10 @@ pub enum SwapBackendConfig {
     /// the 4 KiB at offset + s × 4096; consecutive slots of one submission merge into one request.
     #[default]
     Block,
+    /// ZNSwap on a zoned device (`device.kind = "zoned"`): slots live in zones, swap-outs are zone
+    /// appends through swap-zones chosen by a placement policy, a host-side GC (ZNGC) reclaims zones;
+    /// no discard and no swap-cache cutoff (docs/znswap.md).
+    Znswap(super::znswap::ZnswapConfig),
 }
 fn d_alloc() -> SwapAllocatorKind {
     SwapAllocatorKind::Cluster

@@ -31,6 +31,7 @@ impl Host {
         // Read-after-write version checks and FTL invariants in the device too, under verify.
         let dev = nandstack_device::build(&cfg.device, cfg.seed, verify, None)?;
         let capacity = dev.capacity_bytes();
+        let dev_zones = dev.zone_model();
         // Partitions.
         let swap_off = mib("host.swap.offset_mib", h.swap.offset_mib)?;
         let swap_len = mib("host.swap.size_mib", h.swap.size_mib)?;
@@ -55,6 +56,15 @@ impl Host {
             None => swap_off + swap_len,
         };
         let file_len = file_pages * 4096;
+        if file_pages > 0 && dev_zones.is_some() {
+            return Err(Error::config(
+                "processes",
+                format!(
+                    "the workloads map {} MiB of files: the page cache writes its file partition in place,                      which a zoned device refuses (writes only at a zone's write pointer); run file-backed                      workloads on a block device",
+                    file_len_mib(file_pages)
+                ),
+            ));
+        }
         if file_pages > 0 {
             if file_off.checked_add(file_len).is_none_or(|e| e > capacity) {
                 return Err(Error::config(
@@ -133,10 +143,16 @@ impl Host {
             cpus,
             slot_cache: h.swap.slot_cache,
         };
-        let backend: Box<dyn SwapBackend> = match h.swap.backend {
-            SwapBackendConfig::Block => Box::new(BlockSwap::new(swap_off)),
+        let swap = match &h.swap.backend {
+            SwapBackendConfig::Block => {
+                let backend: Box<dyn SwapBackend> = Box::new(BlockSwap::new(swap_off));
+                SwapArea::new(geometry, &make, discard, backend)
+            }
+            SwapBackendConfig::Znswap(z) => {
+                let names = vm.memcgs.iter().map(|m| m.name.clone()).collect();
+                crate::swap::backend::znswap::swap_area(z, h, dev_zones, names)?
+            }
         };
-        let swap = SwapArea::new(geometry, &make, discard, backend);
         let ra: Box<dyn Readahead> = match h.readahead.policy {
             ReadaheadPolicyKind::Vma => Box::new(VmaReadahead::new(h.readahead.page_cluster)),
             ReadaheadPolicyKind::Cluster => {
@@ -278,4 +294,8 @@ impl Host {
             verify,
         })
     }
+}
+
+fn file_len_mib(pages: u64) -> u64 {
+    (pages * 4096).div_ceil(1 << 20)
 }

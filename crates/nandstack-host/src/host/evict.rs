@@ -52,10 +52,14 @@ impl Host {
         if !fr.has(F_MAPPED) {
             return 0;
         }
-        let pte = &mut self.vm.ptes[fr.vpn as usize];
+        let vpn = fr.vpn;
+        let pte = &mut self.vm.ptes[vpn as usize];
         debug_assert!(is_present(*pte) && pte_frame(*pte) == f);
         let young = *pte & PTE_YOUNG != 0;
         *pte &= !PTE_YOUNG;
+        if fr.has(F_ANON) {
+            self.swap.backend.page_referenced(vpn, young);
+        }
         young as u32
     }
 
@@ -207,12 +211,18 @@ impl Host {
                     memcg: fr.memcg,
                 }
             }));
+            // A backend that places pages itself may make room first (and move slots doing so).
+            self.swap_write_prepare(ctx.now, ctx.cpu, &pages)?;
+            for (p, &(_, f)) in pages.iter_mut().zip(&swap) {
+                p.slot = self.vm.frames[f as usize].key;
+            }
             let mut done = std::mem::take(&mut self.done_buf);
             let memcgs = &mut self.vm.memcgs;
             let mut sub = Submit {
                 io: &mut self.io,
                 at: ctx.now,
                 comm: ctx.comm,
+                cpu: ctx.cpu,
                 dispatch: &mut |m, w, b, t| super::throttle(memcgs, m, w, b, t),
             };
             self.swap.backend.write(&mut sub, &pages, &mut done)?;
@@ -227,6 +237,7 @@ impl Host {
             self.stats.pswpout += swap.len() as u64;
             self.done_buf = done;
             self.swap_pages = pages;
+            self.apply_swap_moves()?;
         }
         let mut swap = swap;
         swap.clear();

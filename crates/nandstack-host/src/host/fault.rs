@@ -244,6 +244,7 @@ impl Host {
             io: &mut self.io,
             at: ctx.now,
             comm: ctx.comm,
+            cpu: ctx.cpu,
             dispatch: &mut |m, w, b, t| super::throttle(memcgs, m, w, b, t),
         };
         self.swap.backend.read(&mut sub, &pages, &mut done)?;

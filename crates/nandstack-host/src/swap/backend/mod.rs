@@ -17,10 +17,20 @@
 //! * Requests pass the writer's cgroup throttle (`Dispatch`) before they reach the device: blk-throttle
 //!   acts on bios, above the device and below the swap layer.
 //! * Deterministic; no I/O is issued that the counters do not show.
+//! * Backends that place pages themselves (zone appends: the location is known only when the append
+//!   completes) report each relocation through [`SwapBackend::take_moves`] right after the `write` (or
+//!   the host-side work) that made it; the swap layer moves the slot's state (swap count, swap cache,
+//!   owner) to the new slot, remaps the page-table entry and frees the old slot, which the backend is
+//!   then told of like any freed slot. Such a backend is paired with an allocator that hands out only
+//!   staging slots (never slots the backend places).
+//! * Host-side work that needs the swap layer (ZNSwap's garbage collector) is driven by the host through
+//!   [`SwapBackend::as_any_mut`]; a backend that has none keeps the defaults.
 
 pub mod block;
+pub mod znswap;
 
 pub use block::BlockSwap;
+pub use znswap::ZnSwap;
 
 use nandstack_core::Result;
 
@@ -45,6 +55,8 @@ pub struct Submit<'a, 'b> {
     pub io: &'a mut BlockLayer,
     pub at: u64,
     pub comm: u16,
+    /// CPU of the submitting thread (per-core placement).
+    pub cpu: u16,
     pub dispatch: &'a mut Dispatch<'b>,
 }
 
@@ -82,6 +94,25 @@ pub trait SwapBackend: Send {
 
     /// The swap layer freed `slot` (no PTE and no swap-cache page holds it any more).
     fn slot_freed(&mut self, _slot: u32) {}
+
+    /// Reclaim tested the accessed bit of the PTE of `vpn` (`folio_referenced`; `young`: it was set) —
+    /// the per-page access history a placement policy may keep. Default: ignored.
+    fn page_referenced(&mut self, _vpn: u32, _young: bool) {}
+
+    /// Slot relocations `(from, to)` made since the last call, in order (see the module contract).
+    /// Default: none.
+    fn take_moves(&mut self, _out: &mut Vec<(u32, u32)>) {}
+
+    /// Check the backend's own state against the swap layer's slot map (verification); the error names
+    /// the first mismatch. Default: nothing to check.
+    fn check(&self, _map: &[u8]) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The concrete backend, for host-side work that needs it (ZNSwap's GC). Default: none.
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
 
     /// The backend's own section of the report (`host.swap.backend`).
     fn report(&self) -> serde_json::Value;
