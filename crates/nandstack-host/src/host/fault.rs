@@ -202,6 +202,14 @@ impl Host {
         frames.clear();
         let m = self.vm.procs[pi].memcg;
         for &(v, s) in &win {
+            // Reclaim for an earlier page of the window may have run a backend's GC, which moves
+            // slots (ZNSwap): a page whose listed slot was freed is where its PTE now says.
+            let pte = self.vm.ptes[v as usize];
+            let s = if is_swap(pte) && pte_slot(pte) != s && self.swap.map[s as usize] == 0 {
+                pte_slot(pte)
+            } else {
+                s
+            };
             let c = self.swap.cache[s as usize];
             if (c != NONE && !is_shadow(c))
                 || map_count(self.swap.map[s as usize]) == 0
@@ -210,6 +218,8 @@ impl Host {
                 continue;
             }
             let f = self.alloc_page(ctx, m)?;
+            // The same after this allocation's reclaim (`pte_same` after a sleep).
+            let s = pte_slot(self.vm.ptes[v as usize]);
             let shadow = self.swap.cache[s as usize];
             let fr = &mut self.vm.frames[f as usize];
             fr.set(F_ANON | F_SWAPCACHE | F_LOCKED);
@@ -259,6 +269,7 @@ impl Host {
         let ms = &mut self.vm.memcgs[m as usize].stats;
         ms.pswpin += n;
         ms.swap_read_bytes += n * 4096;
+        let slot = pte_slot(self.vm.ptes[vpn as usize]);
         let f = self.swap.cache[slot as usize];
         debug_assert!(f != NONE && !is_shadow(f));
         let fr = &mut self.vm.frames[f as usize];

@@ -509,3 +509,25 @@ impl Host {
         Ok(())
     }
 }
+
+#[cfg(test)]
+impl Host {
+    /// Collect full zone `z` now: the GC's steps back to back, whatever the clock.
+    pub(crate) fn zns_collect(&mut self, z: u32) -> Result<()> {
+        let zn = self.zn();
+        assert_eq!(zn.tbl.zones[z as usize].state, ZoneUse::Full);
+        zn.tbl.zones[z as usize].state = ZoneUse::Victim;
+        zn.gc.victim = Some(z);
+        zn.gc.pos = 0;
+        zn.gc.victims += 1;
+        while self.zn().gc.victim.is_some() {
+            self.zns_step(true)?;
+        }
+        Ok(())
+    }
+
+    /// One GC step now, whatever the clock.
+    pub(crate) fn zns_step_now(&mut self) -> Result<bool> {
+        self.zns_step(true)
+    }
+}

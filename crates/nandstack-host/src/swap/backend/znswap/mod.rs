@@ -585,11 +585,10 @@ pub fn swap_area(
         return Err(Error::config(
             "host.swap.size_mib",
             format!(
-                "is {} MiB: ZNSwap on {zones} zones of {} MiB with {used} swap-zones in use needs {spare} zones \
-                 of spare room (emergency, open zones, the low watermark, two zones of garbage), so at most \
-                 {} MiB of swap",
+                "is {} MiB: ZNSwap on {zones} zones of {cap} slots with {used} swap-zones in use needs \
+                 {spare} zones of spare room (emergency, open zones, the low watermark, two zones of \
+                 garbage), so at most {} MiB of swap",
                 h.swap.size_mib,
-                cap / 256,
                 max_logical / 256
             ),
         ));

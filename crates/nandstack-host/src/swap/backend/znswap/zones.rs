@@ -320,12 +320,14 @@ mod tests {
         for _ in 0..4 {
             t.invalidate(1);
         }
-        t.reset(t.to_reset.pop().unwrap(), 9);
+        let z = t.to_reset.pop().unwrap();
+        t.reset(z, 9);
         assert_eq!((t.emergency, t.free), (Some(1), 0));
         for _ in 0..4 {
             t.invalidate(2);
         }
-        t.reset(t.to_reset.pop().unwrap(), 9);
+        let z = t.to_reset.pop().unwrap();
+        t.reset(z, 9);
         assert_eq!(t.free, 1);
         t.check().unwrap();
     }
