@@ -109,7 +109,10 @@ fn the_host_znswap_preset_runs_with_verification() {
         host["pswpout"].as_u64().unwrap(),
         b["gc"]["pages_written"].as_u64().unwrap(),
     );
-    assert!(out > 100_000 && b["gc"]["victims"].as_u64().unwrap() > 5, "{b}");
+    assert!(
+        out > 100_000 && b["gc"]["victims"].as_u64().unwrap() > 5,
+        "{b}"
+    );
     // The device wrote exactly the swap-outs and the GC's copies.
     assert_eq!(r.host_write_bytes, (out + gc) * 4096);
     assert_eq!(b["append_pages"].as_u64().unwrap(), out);
@@ -123,11 +126,13 @@ fn the_host_znswap_preset_runs_with_verification() {
 #[test]
 fn block_swap_on_a_zoned_device_is_refused_by_name() {
     let toml = nandstack_sim::presets::preset("host-znswap").unwrap().toml;
-    let toml = toml.replace("kind = \"znswap\"", "kind = \"block\"").replace(
-        "policy = { kind = \"per_core\" }\n",
-        "",
-    );
+    let toml = toml
+        .replace("kind = \"znswap\"", "kind = \"block\"")
+        .replace("policy = { kind = \"per_core\" }\n", "");
     let cfg = nandstack_sim::config::SimConfig::from_toml(&toml).unwrap();
     let e = cfg.validate().unwrap_err().to_string();
-    assert!(e.contains("host.swap.backend.kind") && e.contains("znswap"), "{e}");
+    assert!(
+        e.contains("host.swap.backend.kind") && e.contains("znswap"),
+        "{e}"
+    );
 }
