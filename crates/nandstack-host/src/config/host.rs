@@ -180,6 +180,10 @@ pub enum SwapAllocatorKind {
     Cluster,
     /// One cursor taking the next free slot (old Linux on rotational disks; textbook).
     NextFit,
+    /// Linux 5.x–6.11 (`scan_swap_map_slots`): per-CPU clusters taken from the free-cluster list
+    /// (FIFO) before any freed slot is reused, then a linear scan — the kernel of the ZNSwap paper's
+    /// baseline.
+    ClusterV5,
 }
 
 /// The swap partition and its slot allocator.
@@ -192,7 +196,7 @@ pub struct SwapConfig {
     /// Start of the swap partition on the device, MiB. Default 0.
     #[serde(default)]
     pub offset_mib: u64,
-    /// `cluster` or `next_fit`. Default `cluster`.
+    /// `cluster` (Linux ≥ 6.12), `cluster_v5` (Linux 5.x–6.11) or `next_fit`. Default `cluster`.
     #[serde(default = "d_alloc")]
     pub allocator: SwapAllocatorKind,
     /// `SWAPFILE_CLUSTER`: slots per cluster, 512 (x86-64 with THP) or 256. Default 512.

@@ -14,7 +14,7 @@ use crate::config::{
 };
 use crate::pagecache::PageCache;
 use crate::reclaim::{ClockReclaim, FifoReclaim, LinuxReclaim, ReclaimPolicy};
-use crate::swap::alloc::{ClusterAllocator, NextFitAllocator, SlotAllocator};
+use crate::swap::alloc::{ClusterAllocator, ClusterV5Allocator, NextFitAllocator, SlotAllocator};
 use crate::swap::backend::{BlockSwap, SwapBackend};
 use crate::swap::discard::{ClusterDiscard, DiscardPolicy, FineDiscard, NoDiscard};
 use crate::swap::readahead::{ClusterReadahead, NoReadahead, Readahead, VmaReadahead};
@@ -133,6 +133,9 @@ impl Host {
                     Box::new(ClusterAllocator::new(map, cs, cpus, solid, whole))
                 }
                 SwapAllocatorKind::NextFit => Box::new(NextFitAllocator::new(map)),
+                SwapAllocatorKind::ClusterV5 => {
+                    Box::new(ClusterV5Allocator::new(map, cs, cpus, whole))
+                }
             }
         };
         let geometry = SwapGeometry {
