@@ -75,13 +75,16 @@ class Table:
 @dataclass
 class Analysis:
     """What an experiment measured: `measured` is the one-paragraph result shown beside the paper's
-    claim; `verdict` is `agrees`, `partly agrees`, `differs` or `not comparable`."""
+    claim; `verdict` is `agrees`, `partly agrees`, `differs` or `not comparable`; `headline` (optional)
+    goes to `report.json` as is."""
 
     measured: str
     verdict: str
     figures: list[Figure] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: The headline figures for machines (`report.json`'s `headline`): ours beside the paper's.
+    headline: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
