@@ -5,7 +5,7 @@ hyphens) defining `EXPERIMENT = Experiment(...)`; it is found automatically. See
 
     >>> from nandstack import experiments
     >>> [e.name for e in experiments.all_experiments()]
-    ['gc-policies-vs-op', 'hot-cold-skew', 'rl-slc-cache', 'sup-gc', 'trace-replay']
+    ['gc-policies-vs-op', 'hot-cold-skew', 'rl-slc-cache', 'sup-gc', 'trace-replay', 'znswap']
 """
 
 from __future__ import annotations

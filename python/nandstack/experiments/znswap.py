@@ -244,7 +244,7 @@ def analyze(tasks: list[Task], results: list[Result | None]) -> Analysis:
         figs.append(
             Figure(
                 "fig4_cutoff",
-                "Swap reclamation cutoff: 80% of swap used, half the working set in RAM",
+                f"Swap reclamation cutoff: working set {2 * runs.CUTOFF_USE:.0%} of swap, half of it in RAM",
                 "cutoff (% of swap used)",
                 "MiB/s",
                 series,
@@ -612,7 +612,7 @@ def setup(quick: bool) -> dict[str, str]:
         "512-slot / 8-slot; ZNSwap: per-core, hot/cold or cgroup placement",
         "host": "8 CPUs, 4 GiB RAM, the workload in a memory-limited cgroup; VMA readahead",
         "workloads": "vm-scalability random writes/reads over utilisation × swap + 64 MiB (16 threads); "
-        "reclamation cutoff at 80% use with half the working set in RAM; pmbench-like skewed writes "
+        "reclamation cutoff with a working set of 0.8× the swap space, half in RAM; pmbench-like skewed writes "
         "(4 × ¼ of 0.625 × swap); two throttled cgroups (writer 30%, reader 10%); memcached-ETC-like "
         "(4 instances); redis-YCSB-like 50/50 hotspot 20/80 (4 shards)",
         "points": f"write utilisations {p['write_utils']}, read {p['read_utils']}, cutoffs {p['cutoffs']}, "

@@ -114,7 +114,7 @@ impl ClusterV5Allocator {
     }
 
     /// From the CPU's cluster, taking free clusters from the head of the list as needed.
-    fn from_clusters(&mut self, cpu: usize, map: &[u8]) -> Option<(u32, u64)> {
+    fn alloc_in_clusters(&mut self, cpu: usize, map: &[u8]) -> Option<(u32, u64)> {
         loop {
             let (mut c, mut next) = self.pcp[cpu];
             if c == NO {
@@ -160,7 +160,7 @@ impl SlotAllocator for ClusterV5Allocator {
         let mut t = now;
         loop {
             self.settle(t);
-            if let Some((s, ready)) = self.from_clusters(cpu, map) {
+            if let Some((s, ready)) = self.alloc_in_clusters(cpu, map) {
                 self.stats.from_cluster += 1;
                 return Some((s, t.max(ready)));
             }
@@ -279,7 +279,7 @@ mod tests {
         // 4 clusters of 4 slots; slot 0 is the header (cluster 0 is never free).
         let mut m = map(16);
         let mut a = ClusterV5Allocator::new(&m, 4, 1, false);
-        let mut alloc = |m: &mut Vec<u8>, a: &mut ClusterV5Allocator| {
+        let alloc = |m: &mut Vec<u8>, a: &mut ClusterV5Allocator| {
             let (s, _) = a.alloc(0, m, 0).unwrap();
             m[s as usize] = 1;
             s
@@ -315,8 +315,8 @@ mod tests {
             let (s, _) = a.alloc(0, &m, 0).unwrap();
             m[s as usize] = 1;
         }
-        for s in 4..8 {
-            m[s] = 0;
+        for (s, x) in m.iter_mut().enumerate().take(8).skip(4) {
+            *x = 0;
             a.free(s as u32);
         }
         let mut d = Vec::new();

@@ -98,8 +98,8 @@ mod tests {
         assert_eq!(got, [12, 13, 14]);
         map[13] = 0;
         assert_eq!(a.alloc(0, &map, 5).unwrap(), (15, 5));
-        for s in 12..20 {
-            map[s] = 1;
+        for m in &mut map[12..20] {
+            *m = 1;
         }
         assert_eq!(a.alloc(0, &map, 0), None); // the zone slots 1..12 are never handed out
     }
