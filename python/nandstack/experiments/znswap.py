@@ -612,8 +612,8 @@ def setup(quick: bool) -> dict[str, str]:
         "512-slot / 8-slot; ZNSwap: per-core, hot/cold or cgroup placement",
         "host": "8 CPUs, 4 GiB RAM, the workload in a memory-limited cgroup; VMA readahead",
         "workloads": "vm-scalability random writes/reads over utilisation × swap + 64 MiB (16 threads); "
-        "reclamation cutoff with a working set of 0.8× the swap space, half in RAM; pmbench-like skewed writes "
-        "(4 × ¼ of 0.625 × swap); two throttled cgroups (writer 30%, reader 10%); memcached-ETC-like "
+        "reclamation cutoff with a working set of 0.8× the swap space, half in RAM; pmbench-like skewed "
+        "writes (4 × ¼ of 0.625 × swap); two throttled cgroups (writer 30%, reader 10%); memcached-ETC-like "
         "(4 instances); redis-YCSB-like 50/50 hotspot 20/80 (4 shards)",
         "points": f"write utilisations {p['write_utils']}, read {p['read_utils']}, cutoffs {p['cutoffs']}, "
         f"swapped fractions {p['skew']}, memcached {p['mc_utils']}, redis memory {p['redis_ram']}",
