@@ -76,8 +76,8 @@ def test_the_headline_has_the_keys_the_issue_names(analysis):
     h = analysis.headline
     assert set(h["block_swap_waf"]) == {"trim_off", "cluster_512", "fine_8"}
     for mode in h["block_swap_waf"].values():
-        assert mode["0.4"] >= 1.0
-    assert h["znswap_waf"]["0.4"] >= 1.0
+        assert mode["0.4"] > 0.99  # flash pages per swapped-out page, over a window (edges: ±1 page)
+    assert h["znswap_waf"]["0.4"] > 0.99
     reads = h["random_read_swap_in_mib_per_s"]
     assert set(reads) == {"block_off", "znswap"} and reads["znswap"]["0.7"] > 0
     mc = h["memcached"]
