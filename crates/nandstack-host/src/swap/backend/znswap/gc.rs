@@ -170,6 +170,17 @@ impl Host {
         Ok(())
     }
 
+    /// Every zone's statistics (swap-cache-only slots read from the slot map).
+    fn zns_zone_stats(&mut self) -> Vec<super::ZoneStat> {
+        let sw = &mut self.swap;
+        let map = &sw.map;
+        let zn = sw
+            .backend
+            .as_any_mut()
+            .and_then(|b| b.downcast_mut::<ZnSwap>());
+        zn.expect("ZNSwap").zone_stats(map)
+    }
+
     fn memcg_of(&self, vpn: u32) -> u16 {
         self.vm.procs[self.vm.proc_of(vpn)].memcg
     }
@@ -226,15 +237,7 @@ impl Host {
         if !due {
             return false;
         }
-        let stats = {
-            let sw = &mut self.swap;
-            let map = &sw.map;
-            let zn = sw
-                .backend
-                .as_any_mut()
-                .and_then(|b| b.downcast_mut::<ZnSwap>());
-            zn.expect("ZNSwap").zone_stats(map)
-        };
+        let stats = self.zns_zone_stats();
         let zn = self.zn();
         zn.gc.taken_seen = zn.tbl.taken;
         zn.gc.changes_seen = zn.changes;
@@ -272,15 +275,7 @@ impl Host {
     /// Choose the next victim (`find_victim_zone`); in the background the round ends at the high
     /// watermark or when less than two zones' worth is reclaimable.
     fn zns_pick_victim(&mut self, sync: bool) -> bool {
-        let stats = {
-            let sw = &mut self.swap;
-            let map = &sw.map;
-            let zn = sw
-                .backend
-                .as_any_mut()
-                .and_then(|b| b.downcast_mut::<ZnSwap>());
-            zn.expect("ZNSwap").zone_stats(map)
-        };
+        let stats = self.zns_zone_stats();
         let zn = self.zn();
         if !sync && (zn.tbl.free >= zn.high || ZnSwap::potential(&stats, zn.cap()) < 2) {
             zn.gc.running = false;
