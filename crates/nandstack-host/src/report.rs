@@ -275,6 +275,8 @@ pub fn report(sim: &Sim) -> Value {
             "major_faults": sr.major_faults,
             "minor_faults": sr.minor_faults,
             "free_pages": sr.free_pages,
+            "device_write_pages": sr.device_write_pages,
+            "flash_write_pages": sr.flash_write_pages,
             "cgroups": Value::Object(cg_series),
         },
         "wall_seconds": sim.wall_seconds,

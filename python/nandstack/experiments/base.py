@@ -76,7 +76,8 @@ class Table:
 @dataclass
 class Analysis:
     """What an experiment measured: `measured` is the one-paragraph result shown beside the paper's
-    claim; `verdict` is `agrees`, `partly agrees`, `differs` or `not comparable`."""
+    claim; `verdict` is `agrees`, `partly agrees`, `differs` or `not comparable`; `headline` (optional)
+    goes to `report.json` as is."""
 
     measured: str
     verdict: str

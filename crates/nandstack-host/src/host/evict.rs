@@ -28,10 +28,14 @@ impl Host {
         if !fr.has(F_MAPPED) {
             return 0;
         }
-        let pte = &mut self.vm.ptes[fr.vpn as usize];
+        let vpn = fr.vpn;
+        let pte = &mut self.vm.ptes[vpn as usize];
         debug_assert!(is_present(*pte) && pte_frame(*pte) == f);
         let young = *pte & PTE_YOUNG != 0;
         *pte &= !PTE_YOUNG;
+        if fr.has(F_ANON) {
+            self.swap.backend.page_referenced(vpn, young);
+        }
         young as u32
     }
 
@@ -241,12 +245,22 @@ impl Host {
                 }
             }));
             let kind = rq.kind;
-            let r = self.backend_io(ctx.now, comm, |b, sub| match kind {
+            if kind == IoKind::Write {
+                // A backend that places pages itself may make room first (and move slots doing so).
+                self.swap_write_prepare(ctx.now, ctx.cpu, &pages)?;
+                for (p, &f) in pages.iter_mut().zip(&rq.frames) {
+                    p.slot = self.vm.frames[f as usize].key;
+                }
+            }
+            let r = self.backend_io(ctx.now, comm, ctx.cpu, |b, sub| match kind {
                 IoKind::Write => b.write(sub, &pages, &mut done),
                 _ => b.read(sub, &pages, &mut done),
             });
             self.swap_pages = pages;
             r?;
+            if kind == IoKind::Write {
+                self.apply_swap_moves()?;
+            }
         } else {
             debug_assert_eq!(rq.kind, IoKind::Write, "file reads are not plugged");
             let d = self

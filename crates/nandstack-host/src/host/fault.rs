@@ -209,11 +209,14 @@ impl Host {
         let mut n = self.swapin_window(ctx, m, vpn, &win, ra_pages > 1)?;
         // Reclaim run by a later allocation of the window may have freed the faulting page once its
         // read was done (a plug flushed early): read it again, alone (`__read_swap_cache_async` of
-        // the target after the readahead loop).
+        // the target after the readahead loop). A backend's GC run by that reclaim may have moved
+        // the page's slot (ZNSwap): its PTE says where it is now.
+        let mut slot = pte_slot(self.vm.ptes[vpn as usize]);
         while self.swap.cache[slot as usize] == NONE || is_shadow(self.swap.cache[slot as usize]) {
             win.clear();
             win.push((vpn, slot));
             n += self.swapin_window(ctx, m, vpn, &win, false)?;
+            slot = pte_slot(self.vm.ptes[vpn as usize]);
         }
         self.ra_buf = win;
         self.stats.pswpin += n;
@@ -246,6 +249,14 @@ impl Host {
             self.blk_start_plug();
         }
         for &(v, s) in win {
+            // Reclaim for an earlier page of the window may have run a backend's GC, which moves
+            // slots (ZNSwap): a page whose listed slot was freed is where its PTE now says.
+            let pte = self.vm.ptes[v as usize];
+            let s = if is_swap(pte) && pte_slot(pte) != s && self.swap.map[s as usize] == 0 {
+                pte_slot(pte)
+            } else {
+                s
+            };
             let c = self.swap.cache[s as usize];
             if (c != NONE && !is_shadow(c))
                 || map_count(self.swap.map[s as usize]) == 0
@@ -254,6 +265,8 @@ impl Host {
                 continue;
             }
             let f = self.alloc_page(ctx, m)?;
+            // The same after this allocation's reclaim (`pte_same` after a sleep).
+            let s = pte_slot(self.vm.ptes[v as usize]);
             let shadow = self.swap.cache[s as usize];
             let fr = &mut self.vm.frames[f as usize];
             fr.set(F_ANON | F_SWAPCACHE | F_LOCKED);

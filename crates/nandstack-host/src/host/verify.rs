@@ -225,6 +225,7 @@ impl Host {
                 used, sw.used
             )));
         }
-        sw.verify_allocator().map_err(bad)
+        sw.verify_allocator().map_err(bad)?;
+        sw.backend.check(&sw.map)
     }
 }

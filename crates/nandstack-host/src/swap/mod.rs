@@ -196,6 +196,9 @@ impl SwapArea {
             return None;
         }
         let cpu = cpu % self.pcp_slots.len();
+        if self.slot_cache == 0 && self.used >= self.usable {
+            return None;
+        }
         let (slot, ready) = if self.slot_cache > 0 {
             if self.pcp_slots[cpu].is_empty() {
                 self.refill(cpu, now);
@@ -301,7 +304,12 @@ impl SwapArea {
     fn free_now_unmarked(&mut self, slot: u32) {
         self.used -= 1;
         self.stats.frees += 1;
-        // swap_range_free: the zero bit and any zswap entry go with the slot.
+        self.notify_freed(slot);
+    }
+
+    /// Tell the backend, the allocator and the discard policy that `slot` is free
+    /// (`swap_range_free`: the zero bit and any zswap entry go with the slot).
+    fn notify_freed(&mut self, slot: u32) {
         self.zeromap_set(slot, false);
         if let Some(z) = self.zswap.as_mut() {
             z.invalidate(slot);
@@ -334,6 +342,35 @@ impl SwapArea {
         } else {
             *w &= !(1 << (slot % 64));
         }
+    }
+
+    /// Limit the slots in use to `n` (a backend whose slot space is larger than the swap size the OS
+    /// sees: ZNSwap's zones hold more slots than its logical size, the rest is its spare space).
+    pub fn limit_usable(&mut self, n: u64) {
+        self.usable = self.usable.min(n);
+    }
+
+    /// A backend relocated the page of in-use slot `from` to free slot `to` (a zone append that
+    /// completed, a host-side GC copy): `to` takes over the swap count, the swap-cache entry and the
+    /// owner, and `from` is freed (the backend, the allocator and the discard policy are told, as for
+    /// any freed slot). The caller remaps the page-table entry and the swap-cache frame. Only for
+    /// backends paired with an allocator that never hands out the slots they place.
+    pub fn move_slot(&mut self, from: u32, to: u32) {
+        let (f, t) = (from as usize, to as usize);
+        debug_assert!(self.map[f] != 0 && self.map[f] != MAP_BAD && self.map[t] == 0);
+        // Only slots whose data the backend holds move: never a zero bit or a zswap entry.
+        debug_assert!(
+            !self.is_zero(from) && !self.zswap.as_ref().is_some_and(|z| z.contains(from))
+        );
+        self.map[t] = self.map[f];
+        self.cache[t] = self.cache[f];
+        self.owner[t] = self.owner[f];
+        self.stats.max_slot = self.stats.max_slot.max(to);
+        self.cache[f] = NONE;
+        self.owner[f] = NONE;
+        // `to` is counted in `used` in place of `from`.
+        self.map[f] = 0;
+        self.notify_freed(from);
     }
 
     /// The discard of whole cluster `cluster` completes at `done`.

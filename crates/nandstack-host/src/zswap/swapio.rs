@@ -129,6 +129,7 @@ impl Host {
         &mut self,
         at: u64,
         comm: u16,
+        cpu: u16,
         f: impl FnOnce(&mut dyn SwapBackend, &mut Submit) -> Result<R>,
     ) -> Result<R> {
         let memcgs = &mut self.vm.memcgs;
@@ -137,6 +138,7 @@ impl Host {
             io: &mut self.io,
             at,
             comm,
+            cpu,
             dispatch: &mut dispatch,
         };
         f(self.swap.backend.as_mut(), &mut sub)
@@ -183,7 +185,7 @@ impl Host {
         }
         let page = SwapPage { slot, vpn, memcg };
         let bytes = known.then(|| self.cswap.buf.clone());
-        let done = self.backend_io(ctx.now, ctx.comm, |b, sub| {
+        let done = self.backend_io(ctx.now, ctx.comm, ctx.cpu, |b, sub| {
             b.write_page(sub, page, bytes.as_deref())
         })?;
         self.sync_pool_frames();
@@ -255,7 +257,9 @@ impl Host {
                 }
             }));
             let mut done = std::mem::take(&mut self.done_buf);
-            self.backend_io(ctx.now, ctx.comm, |b, sub| b.read(sub, &pages, &mut done))?;
+            self.backend_io(ctx.now, ctx.comm, ctx.cpu, |b, sub| {
+                b.read(sub, &pages, &mut done)
+            })?;
             for (i, &f) in dev.iter().enumerate() {
                 self.vm.frames[f as usize].io_done = done[i];
             }

@@ -184,7 +184,7 @@ impl Host {
             memcg: m,
         };
         let mut buf = std::mem::take(&mut self.done_buf);
-        let done = self.backend_io(ctx.now, ctx.comm, |b, sub| {
+        let done = self.backend_io(ctx.now, ctx.comm, ctx.cpu, |b, sub| {
             if b.synchronous() {
                 b.write_page(sub, page, bytes.as_deref())
             } else {

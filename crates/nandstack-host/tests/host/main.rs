@@ -8,6 +8,7 @@ mod outputs;
 mod scenarios;
 mod swap_rules;
 mod workloads;
+mod znswap;
 
 use nandstack_host::{report, HostSimConfig, Sim};
 use serde_json::{json, Value};

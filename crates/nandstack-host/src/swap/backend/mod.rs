@@ -26,12 +26,23 @@
 //!   time — the reclaiming task's `lru_add_drain` only drains its own CPU. Local completion (the
 //!   default) rotates at once.
 
+//! * Backends that place pages themselves (zone appends: the location is known only when the append
+//!   completes) report each relocation through [`SwapBackend::take_moves`] right after the `write` (or
+//!   the host-side work) that made it; the swap layer moves the slot's state (swap count, swap cache,
+//!   owner) to the new slot, remaps the page-table entry and frees the old slot, which the backend is
+//!   then told of like any freed slot. Such a backend is paired with an allocator that hands out only
+//!   staging slots (never slots the backend places).
+//! * Host-side work that needs the swap layer (ZNSwap's garbage collector) is driven by the host through
+//!   [`SwapBackend::as_any_mut`]; a backend that has none keeps the defaults.
+
 pub mod block;
 pub mod loopdev;
+pub mod znswap;
 pub mod zram;
 
 pub use block::BlockSwap;
 pub use loopdev::LoopSwap;
+pub use znswap::ZnSwap;
 pub use zram::Zram;
 
 use nandstack_core::Result;
@@ -57,6 +68,8 @@ pub struct Submit<'a, 'b> {
     pub io: &'a mut BlockLayer,
     pub at: u64,
     pub comm: u16,
+    /// CPU of the submitting thread (per-core placement).
+    pub cpu: u16,
     pub dispatch: &'a mut Dispatch<'b>,
 }
 
@@ -131,6 +144,19 @@ pub trait SwapBackend: Send {
     /// in use; verify mode). Default: nothing to check.
     fn check(&self, _map: &[u8]) -> Result<()> {
         Ok(())
+    }
+
+    /// Reclaim tested the accessed bit of the PTE of `vpn` (`folio_referenced`; `young`: it was set) —
+    /// the per-page access history a placement policy may keep. Default: ignored.
+    fn page_referenced(&mut self, _vpn: u32, _young: bool) {}
+
+    /// Slot relocations `(from, to)` made since the last call, in order (see the module contract).
+    /// Default: none.
+    fn take_moves(&mut self, _out: &mut Vec<(u32, u32)>) {}
+
+    /// The concrete backend, for host-side work that needs it (ZNSwap's GC). Default: none.
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
     }
 
     /// The backend's own section of the report (`host.swap.backend`).
