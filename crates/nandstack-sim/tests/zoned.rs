@@ -29,7 +29,11 @@ fn pair(pattern: &str, victim: &str) -> (String, String) {
 
 #[test]
 fn block_layer_waf_matches_the_block_ftl_on_the_same_media() {
-    for (pattern, victim) in [("uniform", "greedy"), ("hot_cold", "greedy"), ("uniform", "fifo")] {
+    for (pattern, victim) in [
+        ("uniform", "greedy"),
+        ("hot_cold", "greedy"),
+        ("uniform", "fifo"),
+    ] {
         let (zoned, block) = pair(pattern, victim);
         let z = run_toml(&zoned, &RunOptions::default()).unwrap();
         let b = run_toml(&block, &RunOptions::default()).unwrap();
@@ -44,7 +48,10 @@ fn block_layer_waf_matches_the_block_ftl_on_the_same_media() {
         // The layer's own figures: every migrated unit was read and rewritten, victims were reset.
         let layer = &z.device["block_layer"]["counters"];
         assert!(layer["gc_victim_zones"].as_u64().unwrap() > 0);
-        assert_eq!(z.gc_migrated_pages, layer["gc_migrated_units"].as_u64().unwrap());
+        assert_eq!(
+            z.gc_migrated_pages,
+            layer["gc_migrated_units"].as_u64().unwrap()
+        );
         // Timing is on for the zoned device: latencies exist and GC shows in the write tail.
         let w = z.write_latency_us.as_ref().unwrap();
         assert!(w.p99 > w.p50, "{pattern}/{victim}");
@@ -54,7 +61,10 @@ fn block_layer_waf_matches_the_block_ftl_on_the_same_media() {
 #[test]
 fn block_layer_verifies_reads_and_trims_reset_empty_zones() {
     let (mut zoned, _) = pair("uniform", "greedy");
-    zoned = zoned.replace("read_fraction = 0.2", "read_fraction = 0.3\ntrim_fraction = 0.1");
+    zoned = zoned.replace(
+        "read_fraction = 0.2",
+        "read_fraction = 0.3\ntrim_fraction = 0.1",
+    );
     let r = run_toml(
         &zoned,
         &RunOptions {
@@ -65,9 +75,15 @@ fn block_layer_verifies_reads_and_trims_reset_empty_zones() {
     .unwrap();
     assert!(r.verified && r.host_trim_requests > 0 && r.host_read_requests > 0);
     // A sequential overwrite of everything leaves whole zones invalid: they are reset without GC.
-    let seq = pair("sequential", "greedy").0.replace("read_fraction = 0.2", "read_fraction = 0.0");
+    let seq = pair("sequential", "greedy")
+        .0
+        .replace("read_fraction = 0.2", "read_fraction = 0.0");
     let s = run_toml(&seq, &RunOptions::default()).unwrap();
     let c = &s.device["block_layer"]["counters"];
     assert!(c["empty_zone_resets"].as_u64().unwrap() > 10, "{c}");
-    assert!(s.waf.unwrap() < 1.05, "sequential overwrite needs no migration: {:?}", s.waf);
+    assert!(
+        s.waf.unwrap() < 1.05,
+        "sequential overwrite needs no migration: {:?}",
+        s.waf
+    );
 }

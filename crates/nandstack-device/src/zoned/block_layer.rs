@@ -21,7 +21,9 @@ use nandstack_core::{Error, Nanos, Result, Rng, MAPPING_UNIT_BYTES};
 use serde::Serialize;
 
 use super::config::{BlockLayerConfig, ZonedParams};
-use crate::device::{unsupported, Command, Completion, Device, DeviceKind, DeviceStats, ZoneCommand};
+use crate::device::{
+    unsupported, Command, Completion, Device, DeviceKind, DeviceStats, ZoneCommand,
+};
 use crate::ftl::blocks::{BlockState, BlockTable, NONE};
 use crate::ftl::gc::{self, Scope, VictimPolicy};
 
@@ -89,7 +91,10 @@ impl ZonedBlockLayer {
         let key = |k: &str| format!("device.zoned.block_layer.{k}");
         let op = cfg.over_provisioning;
         if !(op.is_finite() && (0.0..=10.0).contains(&op)) {
-            return Err(Error::config(key("over_provisioning"), format!("is {op}: must be in [0, 10]")));
+            return Err(Error::config(
+                key("over_provisioning"),
+                format!("is {op}: must be in [0, 10]"),
+            ));
         }
         if cfg.gc_low_free_zones < 1 || cfg.gc_high_free_zones < cfg.gc_low_free_zones {
             return Err(Error::config(
@@ -205,7 +210,10 @@ impl ZonedBlockLayer {
     }
 
     fn reset_zone(&mut self, z: u32, at: u64) -> Result<u64> {
-        let done = self.issue(at, Command::Zone(ZoneCommand::Reset { zone: z }))?.done.0;
+        let done = self
+            .issue(at, Command::Zone(ZoneCommand::Reset { zone: z }))?
+            .done
+            .0;
         self.table.state[z as usize] = BlockState::Free;
         self.table.valid[z as usize] = 0;
         self.table.written[z as usize] = 0;
@@ -317,7 +325,10 @@ impl ZonedBlockLayer {
                 read_done = read_done.max(c.done.0);
                 k = e;
             }
-            let lpns: Vec<u32> = live.iter().map(|&o| self.p2l[(base + o) as usize]).collect();
+            let lpns: Vec<u32> = live
+                .iter()
+                .map(|&o| self.p2l[(base + o) as usize])
+                .collect();
             // The copies in the victim stop counting as it is emptied.
             self.table.valid[v as usize] = 0;
             let write_done = self.append(1, &lpns, read_done)?;
@@ -468,7 +479,10 @@ impl Device for ZonedBlockLayer {
                 continue;
             }
             if self.p2l[slot as usize] != l as u32 {
-                return bad(format!("unit {l} maps to slot {slot}, which belongs to {}", self.p2l[slot as usize]));
+                return bad(format!(
+                    "unit {l} maps to slot {slot}, which belongs to {}",
+                    self.p2l[slot as usize]
+                ));
             }
             let z = slot / self.cap;
             if slot % self.cap >= self.wp[z as usize] {
@@ -477,9 +491,16 @@ impl Device for ZonedBlockLayer {
             valid[z as usize] += 1;
         }
         for z in 0..self.zones as usize {
-            let counted = if self.table.state[z] == BlockState::Victim { 0 } else { valid[z] };
+            let counted = if self.table.state[z] == BlockState::Victim {
+                0
+            } else {
+                valid[z]
+            };
             if counted != self.table.valid[z] || valid[z] != self.table.valid[z] {
-                return bad(format!("zone {z}: {} valid units mapped, {} counted", valid[z], self.table.valid[z]));
+                return bad(format!(
+                    "zone {z}: {} valid units mapped, {} counted",
+                    valid[z], self.table.valid[z]
+                ));
             }
         }
         for &z in &self.free {

@@ -188,6 +188,7 @@ Skips: 0 forward (0 -   0.0%)
     fn other_actions_on_request() {
         let queue = TraceOptions {
             blkparse_action: BlkparseAction::Queue,
+            ..TraceOptions::default()
         };
         let got = parse_with(TRACE, Blkparse, queue).unwrap();
         // `Q FWS` has no sector: a flush, skipped.
@@ -197,6 +198,7 @@ Skips: 0 forward (0 -   0.0%)
         );
         let complete = TraceOptions {
             blkparse_action: BlkparseAction::Complete,
+            ..TraceOptions::default()
         };
         let got = parse_with(TRACE, Blkparse, complete).unwrap();
         assert_eq!(

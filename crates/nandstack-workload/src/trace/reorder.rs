@@ -1,0 +1,289 @@
+//! Time order: records pass through a bounded reorder window before their times are made relative to
+//! the first record, so a trace whose rows are not sorted (SYSTOR'17, Tencent CBS, merged per-CPU
+//! blkparse output) is replayed in arrival order.
+//!
+//! The window holds the records read but not yet released, in a min-heap by (time, read order). The
+//! earliest is released once the window holds more than `window_rows` records or spans more than
+//! `window_ns` of trace time (latest time read − earliest held), and every record is released at the
+//! end. A record is *out of order* when it is earlier than a record read before it (the window sorts
+//! it); it is *late* when it is earlier than a record already released — the window was too small for
+//! it. A late record is kept (never lost) and released at once with the time of the last released
+//! record; past `max_late_rows` of them the reader stops with an error naming the line.
+//!
+//! Records without a time (ARC, u32 blocks, fio v2) keep their file order.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
+use nandstack_core::{Error, Result};
+
+use super::{Raw, TraceRecord};
+use crate::block::Op;
+
+/// A parsed, checked record with its absolute time and where it came from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Staged {
+    pub raw: Raw,
+    /// Line (text formats) or record number (binary formats).
+    pub line: u64,
+}
+
+/// A held record: ordered by (key time, read order) only.
+struct Held {
+    key: u128,
+    seq: u64,
+    staged: Staged,
+}
+
+impl PartialEq for Held {
+    fn eq(&self, other: &Self) -> bool {
+        (self.key, self.seq) == (other.key, other.seq)
+    }
+}
+impl Eq for Held {}
+impl PartialOrd for Held {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Held {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.key, self.seq).cmp(&(other.key, other.seq))
+    }
+}
+
+/// The reorder window and the clock that makes released times relative to the first released record.
+pub(crate) struct Reorder {
+    window_ns: u128,
+    window_rows: usize,
+    max_late_rows: u64,
+    heap: BinaryHeap<Reverse<Held>>,
+    seq: u64,
+    /// Latest time read so far.
+    latest: Option<u128>,
+    /// Time of the last released record (released times never decrease).
+    released: Option<u128>,
+    /// Time of the first released record: arrival 0.
+    base: Option<u128>,
+    pub out_of_order: u64,
+    pub late: u64,
+}
+
+impl Reorder {
+    pub(crate) fn new(window_ns: u64, window_rows: u64, max_late_rows: u64) -> Reorder {
+        Reorder {
+            window_ns: u128::from(window_ns),
+            window_rows: usize::try_from(window_rows).unwrap_or(usize::MAX),
+            max_late_rows,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            latest: None,
+            released: None,
+            base: None,
+            out_of_order: 0,
+            late: 0,
+        }
+    }
+
+    /// Take in a record read from `file`. Fails when it is one late record too many.
+    pub(crate) fn push(&mut self, s: Staged, file: &str) -> Result<()> {
+        let key = match s.raw.time_ns {
+            None => self.latest.or(self.released).unwrap_or(0),
+            Some(t) => {
+                if self.latest.is_some_and(|l| t < l) {
+                    self.out_of_order += 1;
+                }
+                self.latest = Some(self.latest.map_or(t, |l| l.max(t)));
+                match self.released {
+                    Some(r) if t < r => {
+                        self.late += 1;
+                        if self.late > self.max_late_rows {
+                            return Err(late_error(file, &s, r, self));
+                        }
+                        r
+                    }
+                    _ => t,
+                }
+            }
+        };
+        self.seq += 1;
+        self.heap.push(Reverse(Held {
+            key,
+            seq: self.seq,
+            staged: s,
+        }));
+        Ok(())
+    }
+
+    /// The next record the window lets go of (`end`: the input has ended, release everything).
+    pub(crate) fn pop(&mut self, end: bool, file: &str) -> Option<Result<TraceRecord>> {
+        let min = self.heap.peek()?.0.key;
+        let due = end
+            || self.heap.len() > self.window_rows
+            || self
+                .latest
+                .is_some_and(|l| l.saturating_sub(min) > self.window_ns);
+        if !due {
+            return None;
+        }
+        let Reverse(h) = self.heap.pop()?;
+        Some(self.release(h, file))
+    }
+
+    fn release(&mut self, h: Held, file: &str) -> Result<TraceRecord> {
+        let raw = h.staged.raw;
+        let arrival_ns = match raw.time_ns {
+            None => None,
+            Some(_) => {
+                self.released = Some(h.key);
+                let base = *self.base.get_or_insert(h.key);
+                let relative = h.key - base;
+                Some(u64::try_from(relative).map_err(|_| {
+                    super::trace_error(
+                        file,
+                        h.staged.line,
+                        describe(&raw).as_bytes(),
+                        "timestamp is more than 2^64 ns (584 years) after the first record"
+                            .to_string(),
+                    )
+                })?)
+            }
+        };
+        Ok(TraceRecord {
+            arrival_ns,
+            op: raw.op,
+            offset: raw.offset,
+            len: raw.len,
+            device: raw.device,
+        })
+    }
+}
+
+fn late_error(file: &str, s: &Staged, released: u128, w: &Reorder) -> Error {
+    let t = s.raw.time_ns.unwrap_or(0);
+    super::trace_error(
+        file,
+        s.line,
+        describe(&s.raw).as_bytes(),
+        format!(
+            "arrives {:.6} s before a record already replayed: {} records so far came too late for the \
+             reorder window ({} s of trace time or {} records), more than the {} allowed; raise \
+             workload.trace.reorder_window_seconds / reorder_window_rows (or max_late_rows)",
+            (released - t) as f64 / 1e9,
+            w.late,
+            w.window_ns as f64 / 1e9,
+            w.window_rows,
+            w.max_late_rows
+        ),
+    )
+}
+
+/// A record as text for error messages (the line itself is no longer at hand).
+fn describe(raw: &Raw) -> String {
+    let op = match raw.op {
+        Op::Read => "read",
+        Op::Write => "write",
+        Op::Trim => "trim",
+    };
+    let time = raw
+        .time_ns
+        .map_or_else(String::new, |t| format!("time {t} ns, "));
+    format!("{time}{op} of {} bytes at {}", raw.len, raw.offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn staged(t: u128, line: u64) -> Staged {
+        Staged {
+            raw: Raw {
+                time_ns: Some(t),
+                op: Op::Write,
+                offset: line * 4096,
+                len: 4096,
+                device: 0,
+            },
+            line,
+        }
+    }
+
+    /// Push every time in order, popping whatever is due; the released (line, arrival) pairs.
+    fn run(w: &mut Reorder, times: &[u128]) -> Result<Vec<(u64, u64)>> {
+        let mut out = Vec::new();
+        for (i, &t) in times.iter().enumerate() {
+            w.push(staged(t, i as u64 + 1), "f")?;
+            while let Some(r) = w.pop(false, "f") {
+                let r = r?;
+                out.push((r.offset / 4096, r.arrival_ns.unwrap()));
+            }
+        }
+        while let Some(r) = w.pop(true, "f") {
+            let r = r?;
+            out.push((r.offset / 4096, r.arrival_ns.unwrap()));
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn sorts_within_the_window() {
+        let mut w = Reorder::new(1_000, 100, 0);
+        let out = run(&mut w, &[500, 100, 300, 200, 900]).unwrap();
+        assert_eq!(out, [(2, 0), (4, 100), (3, 200), (1, 400), (5, 800)]);
+        assert_eq!((w.out_of_order, w.late), (3, 0));
+    }
+
+    #[test]
+    fn rows_bound_the_window_and_late_rows_are_counted() {
+        // A window of one row: 100 comes after 300 has been released, so it is late and replayed at
+        // 300's time, right after it.
+        let mut w = Reorder::new(u64::MAX, 1, 5);
+        let out = run(&mut w, &[200, 300, 350, 100, 400]).unwrap();
+        assert_eq!(out, [(1, 0), (2, 100), (4, 100), (3, 150), (5, 200)]);
+        assert_eq!((w.out_of_order, w.late), (1, 1));
+    }
+
+    #[test]
+    fn time_bounds_the_window() {
+        // 10 ns of trace time: 0 goes when 20 arrives, 15 when 30 arrives, so 5 comes too late.
+        let mut w = Reorder::new(10, 1000, 5);
+        let out = run(&mut w, &[0, 20, 15, 30, 5]).unwrap();
+        assert_eq!((w.out_of_order, w.late), (2, 1));
+        assert_eq!(out, [(1, 0), (3, 15), (5, 15), (2, 20), (4, 30)]);
+        let mut w = Reorder::new(10, 1000, 5);
+        run(&mut w, &[0, 8, 5, 30]).unwrap();
+        assert_eq!((w.out_of_order, w.late), (1, 0));
+    }
+
+    #[test]
+    fn too_many_late_rows_is_an_error_naming_the_line() {
+        let mut w = Reorder::new(0, 0, 1);
+        match run(&mut w, &[100, 200, 50, 300, 60]) {
+            Err(Error::Trace { line, msg, .. }) => {
+                assert_eq!(line, 5);
+                assert!(msg.contains("reorder window"), "{msg}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn untimed_records_keep_file_order() {
+        let mut w = Reorder::new(10, 10, 0);
+        for i in 0..3u64 {
+            let mut s = staged(0, i);
+            s.raw.time_ns = None;
+            w.push(s, "f").unwrap();
+        }
+        let lines: Vec<u64> = std::iter::from_fn(|| w.pop(true, "f"))
+            .map(|r| r.unwrap().offset / 4096)
+            .collect();
+        assert_eq!(lines, [0, 1, 2]);
+    }
+
+    #[test]
+    fn span_past_2_64_ns_is_an_error() {
+        let mut w = Reorder::new(0, 0, 0);
+        assert!(run(&mut w, &[0, 1u128 << 70]).is_err());
+    }
+}
