@@ -35,7 +35,10 @@ pub struct Estimate {
 
 impl Estimate {
     pub fn total_bytes(&self) -> u64 {
-        self.parts.iter().map(|p| p.bytes).fold(0, u64::saturating_add)
+        self.parts
+            .iter()
+            .map(|p| p.bytes)
+            .fold(0, u64::saturating_add)
     }
     fn add(&mut self, what: &'static str, keys: &'static str, bytes: f64) {
         if bytes > 0.0 {
@@ -65,25 +68,28 @@ const FTL_PER_PHYSICAL: f64 = 4.0;
 const FTL_PER_BLOCK: f64 = 56.0;
 /// Version tables under `--verify`: a u64 per logical and per physical unit.
 const VERIFY_PER_UNIT: f64 = 8.0;
-/// An LRU map (write buffer, mapping cache): a slot index per key plus 13 B per entry.
+/// An LRU map (write buffer, mapping cache): a slot index per key plus 17 B per entry (key, links,
+/// dirty bit, free list).
 const LRU_PER_KEY: f64 = 4.0;
-const LRU_PER_ENTRY: f64 = 13.0;
+const LRU_PER_ENTRY: f64 = 17.0;
 /// Mapping cache: the epoch of each logical unit's dirtying.
 const MAPCACHE_PER_LOGICAL: f64 = 4.0;
 /// Hybrid FTL: per block (state, counters, owner, sequence, free list).
 const HYBRID_PER_BLOCK: f64 = 38.0;
 /// Hybrid write buffer slot (logical unit, region, version).
 const HYBRID_PER_BUFFERED: f64 = 16.0;
-/// Zoned device: the per-unit metadata a zone keeps for the units written to it (u64).
-const ZONED_PER_UNIT: f64 = 8.0;
+/// Zoned device: the per-unit metadata a zone keeps for the units written to it (a u64 each, in a vector
+/// grown by doubling: up to twice that).
+const ZONED_PER_UNIT: f64 = 16.0;
 /// Host: a page frame (LRU links, owner, key, flags, cgroup) and its free-stack entry.
 const HOST_PER_FRAME: f64 = 28.0;
 /// Host: a swap slot (map byte, swap cache entry, owner) plus its cluster's share.
 const HOST_PER_SLOT: f64 = 9.5;
 /// Host: a page-table entry.
 const HOST_PER_PTE: f64 = 4.0;
-/// A trace record waiting in the reorder window (record, arrival, line, heap slot).
-const REORDER_PER_ROW: f64 = 64.0;
+/// A trace record waiting in the reorder window: 64 bytes, in a heap that doubles its capacity as it
+/// grows (old and new storage live together while it moves: up to 3 × 64 bytes a record).
+const REORDER_PER_ROW: f64 = 192.0;
 /// A time-series value kept in memory.
 const SERIES_PER_VALUE: f64 = 8.0;
 /// Columns of an in-memory time series, about (common columns + gauges).
@@ -128,7 +134,8 @@ pub fn estimate(cfg: &SimConfig, verify: bool, series_in_memory: bool) -> Result
                 e.add(
                     "mapping cache",
                     "device.ftl.mapping_cache.entries",
-                    logical * (LRU_PER_KEY + MAPCACHE_PER_LOGICAL) + cached.min(logical) * LRU_PER_ENTRY,
+                    logical * (LRU_PER_KEY + MAPCACHE_PER_LOGICAL)
+                        + cached.min(logical) * LRU_PER_ENTRY,
                 );
             }
             if let nandstack_device::ftl::PlacementConfig::Mbf(m) = &ftl.placement {
@@ -175,7 +182,9 @@ pub fn estimate(cfg: &SimConfig, verify: bool, series_in_memory: bool) -> Result
             e.add(
                 "zone metadata",
                 keys,
-                units * ZONED_PER_UNIT + p.geometry.total_blocks() as f64 * 4.0 + p.zones as f64 * 96.0,
+                units * ZONED_PER_UNIT
+                    + p.geometry.total_blocks() as f64 * 4.0
+                    + p.zones as f64 * 96.0,
             );
             e.add("version tables (--verify)", keys, units * 2.0 * v);
             if cfg.workload.kind.is_block() {
@@ -306,7 +315,9 @@ fn mem_available_bytes() -> Option<u64> {
 /// `Max address space` (soft limit) minus the current `VmSize`, when a limit is set.
 fn address_space_headroom_bytes() -> Option<u64> {
     let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
-    let line = limits.lines().find(|l| l.starts_with("Max address space"))?;
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
     let soft = line
         .trim_start_matches("Max address space")
         .split_whitespace()
@@ -336,9 +347,9 @@ pub fn check(e: &Estimate, limit: &Limit) -> Result<()> {
         .take(4)
         .map(|p| format!("{} {} ({})", p.what, human(p.bytes), p.keys))
         .collect();
-    let key = parts
-        .first()
-        .map_or("run.memory_limit_bytes", |p| p.keys.split(", ").next().unwrap_or(p.keys));
+    let key = parts.first().map_or("run.memory_limit_bytes", |p| {
+        p.keys.split(", ").next().unwrap_or(p.keys)
+    });
     Err(Error::config(
         key,
         format!(
@@ -404,7 +415,7 @@ mod tests {
         )
         .unwrap();
         let e = estimate(&cfg, false, false).unwrap();
-        assert!(e.total_bytes() > 8 << 30, "{e:?}");
+        assert!(e.total_bytes() > 4 << 30, "{e:?}");
         let limit = Limit {
             bytes: 1 << 30,
             source: "run.memory_limit_bytes".into(),
@@ -413,6 +424,13 @@ mod tests {
         assert!(msg.contains("`device.geometry`"), "{msg}");
         assert!(msg.contains("block FTL mapping tables"), "{msg}");
         assert!(msg.contains("1.0 GiB"), "{msg}");
-        assert!(check(&e, &Limit { bytes: u64::MAX, source: String::new() }).is_ok());
+        assert!(check(
+            &e,
+            &Limit {
+                bytes: u64::MAX,
+                source: String::new()
+            }
+        )
+        .is_ok());
     }
 }

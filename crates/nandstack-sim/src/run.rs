@@ -36,7 +36,10 @@ fn precondition(dev: &mut dyn Device, r: &BlockRequest) -> Result<()> {
     })
 }
 
-/// Run one config to its report.
+/// Run one config to its report. The config is checked whole — values, the workload against the
+/// device's capacity, the memory its tables need against the limit ([`crate::limits`]) — before anything
+/// is allocated; a panic or an allocation failure anywhere below becomes an error
+/// ([`nandstack_core::alloc::catch`]), so a caller never dies.
 pub fn run(
     mut cfg: SimConfig,
     opts: &RunOptions,
@@ -45,6 +48,13 @@ pub fn run(
     if let Some(s) = opts.seed {
         cfg.seed = s;
     }
+    check(&cfg)?;
+    crate::limits::ensure_fits(&cfg, opts.verify, opts.series_csv.is_none())?;
+    nandstack_core::alloc::catch(|| run_checked(cfg, opts, cb))
+}
+
+/// Values, and the workload against the device's capacity (no allocation).
+pub fn check(cfg: &SimConfig) -> Result<()> {
     cfg.validate()?;
     let capacity = if cfg.workload.kind == WorkloadKind::Host {
         logical_bytes(&cfg.device)?
@@ -55,6 +65,14 @@ pub fn run(
     for (i, w) in cfg.pretrain.iter().enumerate() {
         w.validate(&format!("pretrain[{i}]"), capacity)?;
     }
+    Ok(())
+}
+
+fn run_checked(
+    cfg: SimConfig,
+    opts: &RunOptions,
+    cb: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<Report> {
     if cfg.workload.kind == WorkloadKind::Host {
         return crate::hostrun::run(&cfg, opts, cb);
     }
@@ -268,6 +286,7 @@ fn measure(
             kind: w.kind.name(),
             name,
             clipped_requests: source.clipped(),
+            trace: source.trace_counts(),
         },
         measured,
     ))

@@ -23,12 +23,14 @@ impl LruMap {
     /// A map for keys in `[0, key_space)` holding at most `capacity` (≥ 1) entries.
     pub fn new(key_space: u32, capacity: u32) -> LruMap {
         let cap = capacity.max(1) as usize;
+        // Allocation failures unwind to the run boundary as `Error::Memory` (nandstack_core::alloc).
+        let table = |n: usize| nandstack_core::alloc::filled_or_unwind(NONE, n, "cache table");
         LruMap {
-            slot_of: vec![NONE; key_space as usize],
-            key_of: vec![NONE; cap],
-            prev: vec![NONE; cap],
-            next: vec![NONE; cap],
-            dirty: vec![false; cap],
+            slot_of: table(key_space as usize),
+            key_of: table(cap),
+            prev: table(cap),
+            next: table(cap),
+            dirty: nandstack_core::alloc::filled_or_unwind(false, cap, "cache table"),
             head: NONE,
             tail: NONE,
             free: (0..cap as u32).rev().collect(),

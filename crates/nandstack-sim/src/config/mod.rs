@@ -133,6 +133,12 @@ pub struct RunConfig {
     /// Hybrid RL: put the final Q-table in the summary. Default false.
     #[serde(default)]
     pub include_q_table: bool,
+    /// Memory the run may use, bytes: a config whose estimated tables (mapping tables, block metadata,
+    /// buffers, caches, host frames, …; docs/reliability.md) exceed it is refused before anything is
+    /// allocated, with an error naming the keys. Default: the memory available when the run starts
+    /// (`MemAvailable`, or less under `ulimit -v`).
+    #[serde(default)]
+    pub memory_limit_bytes: Option<u64>,
 }
 impl Default for RunConfig {
     fn default() -> Self {
@@ -146,6 +152,7 @@ impl Default for RunConfig {
             block_trace: None,
             refs_out: None,
             include_q_table: false,
+            memory_limit_bytes: None,
         }
     }
 }

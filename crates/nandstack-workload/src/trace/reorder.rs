@@ -28,11 +28,17 @@ pub(crate) struct Staged {
     pub line: u64,
 }
 
-/// A held record: ordered by (key time, read order) only.
+/// A held record (64 bytes): ordered by (key time, read order) only. `key` is the record's time (a late
+/// record's: the last released time; an untimed record's: the latest time read).
 struct Held {
     key: u128,
     seq: u64,
-    staged: Staged,
+    line: u64,
+    offset: u64,
+    len: u64,
+    device: u32,
+    op: Op,
+    timed: bool,
 }
 
 impl PartialEq for Held {
@@ -110,7 +116,12 @@ impl Reorder {
         self.heap.push(Reverse(Held {
             key,
             seq: self.seq,
-            staged: s,
+            line: s.line,
+            offset: s.raw.offset,
+            len: s.raw.len,
+            device: s.raw.device,
+            op: s.raw.op,
+            timed: s.raw.time_ns.is_some(),
         }));
         Ok(())
     }
@@ -131,17 +142,22 @@ impl Reorder {
     }
 
     fn release(&mut self, h: Held, file: &str) -> Result<TraceRecord> {
-        let raw = h.staged.raw;
+        let raw = Raw {
+            time_ns: h.timed.then_some(h.key),
+            op: h.op,
+            offset: h.offset,
+            len: h.len,
+            device: h.device,
+        };
         let arrival_ns = match raw.time_ns {
             None => None,
-            Some(_) => {
-                self.released = Some(h.key);
-                let base = *self.base.get_or_insert(h.key);
-                let relative = h.key - base;
-                Some(u64::try_from(relative).map_err(|_| {
+            Some(t) => {
+                self.released = Some(t);
+                let base = *self.base.get_or_insert(t);
+                Some(u64::try_from(t - base).map_err(|_| {
                     super::trace_error(
                         file,
-                        h.staged.line,
+                        h.line,
                         describe(&raw).as_bytes(),
                         "timestamp is more than 2^64 ns (584 years) after the first record"
                             .to_string(),
@@ -265,6 +281,11 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_held_record_is_64_bytes() {
+        assert_eq!(std::mem::size_of::<Reverse<Held>>(), 64);
     }
 
     #[test]
