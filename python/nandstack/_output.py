@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ._core import NandstackError
+from ._interrupt import cleanup_on_exit
 
 __all__ = ["OutputError", "atomic_output_dir", "verify_manifest", "write_manifest"]
 
@@ -117,16 +118,17 @@ def atomic_output_dir(
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     meta: dict[str, Any] = dict(info or {})
-    try:
-        yield tmp, meta
-    except BaseException:
-        if not meta.pop("publish", False):
-            shutil.rmtree(tmp, ignore_errors=True)
+    with cleanup_on_exit(tmp):
+        try:
+            yield tmp, meta
+        except BaseException:
+            if not meta.pop("publish", False):
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+            _publish(tmp, out, meta)
             raise
+        meta.pop("publish", None)
         _publish(tmp, out, meta)
-        raise
-    meta.pop("publish", None)
-    _publish(tmp, out, meta)
 
 
 def _publish(tmp: Path, out: Path, meta: Mapping[str, Any]) -> None:

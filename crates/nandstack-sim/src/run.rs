@@ -246,7 +246,7 @@ fn measure(
         WorkloadKind::Synthetic => (Source::synthetic(gen, w.synthetic.requests), String::new()),
         WorkloadKind::Trace => {
             let t = w.trace.as_ref().expect("validated");
-            (Source::trace(t, capacity)?, t.path.clone())
+            (Source::trace(t, capacity, ticker)?, t.path.clone())
         }
         WorkloadKind::Standin => {
             let s = w.standin.as_ref().expect("validated");

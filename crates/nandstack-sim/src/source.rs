@@ -9,6 +9,7 @@ use nandstack_workload::trace::{self, TraceFormat, TraceOptions, TraceReader};
 use nandstack_workload::{BlockGenerator, BlockRequest, Op};
 
 use crate::config::{LbaPolicy, TraceConfig};
+use crate::progress::Ticker;
 
 /// A request with its arrival time (ns), when the source has one.
 pub type Timed = (BlockRequest, Option<u64>);
@@ -65,13 +66,19 @@ impl Source {
         Source::Standin { generator }
     }
 
-    pub fn trace(cfg: &TraceConfig, capacity: u64) -> Result<Source> {
+    /// A trace replay. With `lba = "scale"` the trace is read once first for its extent (progress
+    /// phase "scan", interruptible through `ticker`).
+    pub fn trace(cfg: &TraceConfig, capacity: u64, ticker: &mut Ticker) -> Result<Source> {
         let path = Path::new(&cfg.path);
         let options = cfg.options();
         let extent = if cfg.lba == LbaPolicy::Scale {
-            trace::scan_with(path, cfg.format, options)?
-                .max_end_bytes
-                .max(1)
+            ticker.phase("scan", 0)?;
+            let mut end = 1u64;
+            for (i, r) in trace::open_with(path, cfg.format, options)?.enumerate() {
+                end = end.max(r?.end_bytes());
+                ticker.tick(i as u64 + 1)?;
+            }
+            end
         } else {
             0
         };

@@ -37,7 +37,7 @@ from typing import Any
 from .. import _toml
 from .._config_obj import canonical_json, config_hash
 from .._core import ConfigError
-from ..config import apply_overrides, load_config
+from ..config import apply_overrides, load_config, read_text
 from ..workloads import Workload
 from ..workloads import parse as parse_workload
 
@@ -113,7 +113,7 @@ def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
     """Read a sweep spec TOML file (`config` is resolved relative to it)."""
     path = Path(path)
     try:
-        data = _toml.loads(path.read_text(encoding="utf-8"))
+        data = _toml.loads(read_text(path))
     except _toml.TOMLDecodeError as e:
         raise _error(f"{path}: invalid TOML: {e}", "") from None
     return spec_from_dict(data, name=path.stem, root=path.parent)

@@ -113,8 +113,9 @@ pub struct RunConfig {
     /// A time-series row every this many host bytes written. 0 = not by written bytes. Default 0.
     #[serde(default)]
     pub interval_written_bytes: u64,
-    /// A time-series row every this many simulated seconds. 0 = not by time. Default 0. With no interval
-    /// set: a row every 1/20 of the measured requests (block workloads) or every 0.1 s (host programs).
+    /// A time-series row every this many simulated seconds: 0 (not by time) or in [1e-6, 1e9]. Default 0.
+    /// With no interval set: a row every 1/20 of the measured requests (block workloads) or every 0.1 s
+    /// (host programs).
     #[serde(default)]
     pub interval_sim_seconds: f64,
     /// Host programs: stop after this many memory references in total. Default: run to the end.
@@ -156,6 +157,10 @@ impl Default for RunConfig {
         }
     }
 }
+
+/// Shortest time-series interval: a row every simulated microsecond at most (a typo bound; the host
+/// model keeps its series in memory).
+pub const MIN_INTERVAL_SECONDS: f64 = 1e-6;
 
 /// The top-level keys, in the order of the reference.
 const TOP_KEYS: [&str; 7] = [
@@ -358,10 +363,10 @@ impl SimConfig {
             (_, None) => {}
         }
         let i = self.run.interval_sim_seconds;
-        if !(i.is_finite() && i >= 0.0) {
+        if !(i.is_finite() && (i == 0.0 || (MIN_INTERVAL_SECONDS..=1e9).contains(&i))) {
             return Err(Error::config(
                 "run.interval_sim_seconds",
-                format!("is {i}: must be ≥ 0"),
+                format!("is {i}: must be 0 or in [{MIN_INTERVAL_SECONDS}, 1e9]"),
             ));
         }
         if let Some(s) = self.run.max_seconds {
@@ -369,6 +374,18 @@ impl SimConfig {
                 return Err(Error::config(
                     "run.max_seconds",
                     format!("is {s}: must be > 0"),
+                ));
+            }
+        }
+        if kind == DeviceKindName::Block {
+            let buffer = self.device.controller().write_buffer.bytes;
+            let capacity = nandstack_device::spec::logical_bytes(&self.device)?;
+            if buffer > capacity {
+                return Err(Error::config(
+                    "device.controller.write_buffer.bytes",
+                    format!(
+                        "is {buffer}: at most the drive's logical capacity ({capacity} bytes)"
+                    ),
                 ));
             }
         }
