@@ -153,8 +153,17 @@ def spec_from_dict(data: Mapping[str, Any], name: str = "sweep", root: Path | No
         points=[_dotted(p, "points") for p in points],
         workloads=_workloads(data.get("workloads")),
         seeds=_seeds(data.get("seeds", [1])),
-        tags=[str(t) for t in data.get("tags", [])],
+        tags=_tags(data.get("tags", [])),
     )
+
+
+def _tags(value: Any) -> list[str]:
+    """`tags = "a"` is one tag (never its letters); `tags = ["a", "b"]` two."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(t, (str, int, float)) for t in value):
+        return [str(t) for t in value]
+    raise _error("`tags` must be a string or an array of strings", "tags")
 
 
 def _workloads(value: Any) -> list[Workload]:
@@ -175,8 +184,8 @@ def _seeds(value: Any) -> list[int]:
     if isinstance(value, bool):
         raise _error("`seeds` must be a count or an array of integers", "seeds")
     if isinstance(value, int):
-        if value < 1:
-            raise _error(f"`seeds` is {value}: must be at least 1", "seeds")
+        if not 1 <= value <= MAX_TASKS:
+            raise _error(f"`seeds` is {value}: must be in [1, {MAX_TASKS:,}]", "seeds")
         return list(range(1, value + 1))
     if (
         isinstance(value, list)

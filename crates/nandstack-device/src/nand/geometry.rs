@@ -158,10 +158,18 @@ impl Geometry {
         // Typo bounds (far beyond any real SSD), checked before any product is formed.
         for (name, v, max) in [
             ("channels", self.channels, MAX_CHANNELS),
-            ("chips_per_channel", self.chips_per_channel, MAX_CHIPS_PER_CHANNEL),
+            (
+                "chips_per_channel",
+                self.chips_per_channel,
+                MAX_CHIPS_PER_CHANNEL,
+            ),
             ("dies_per_chip", self.dies_per_chip, MAX_DIES_PER_CHIP),
             ("planes_per_die", self.planes_per_die, MAX_PLANES_PER_DIE),
-            ("blocks_per_plane", self.blocks_per_plane, MAX_BLOCKS_PER_PLANE),
+            (
+                "blocks_per_plane",
+                self.blocks_per_plane,
+                MAX_BLOCKS_PER_PLANE,
+            ),
             ("pages_per_block", self.pages_per_block, MAX_PAGES_PER_BLOCK),
         ] {
             if v > max {

@@ -383,9 +383,7 @@ impl SimConfig {
             if buffer > capacity {
                 return Err(Error::config(
                     "device.controller.write_buffer.bytes",
-                    format!(
-                        "is {buffer}: at most the drive's logical capacity ({capacity} bytes)"
-                    ),
+                    format!("is {buffer}: at most the drive's logical capacity ({capacity} bytes)"),
                 ));
             }
         }

@@ -225,7 +225,7 @@ impl Iterator for TraceReader {
             if let Some(r) = self.window.pop(self.done, &self.file) {
                 if r.is_err() {
                     self.done = true;
-                    self.window = Reorder::new(0, 0, 0);
+                    self.window.clear();
                 }
                 return Some(r);
             }
@@ -247,7 +247,7 @@ impl Iterator for TraceReader {
             };
             if let Err(e) = pushed {
                 self.done = true;
-                self.window = Reorder::new(0, 0, 0);
+                self.window.clear();
                 return Some(Err(e));
             }
         }
@@ -284,13 +284,23 @@ const ERROR_TEXT_MAX_CHARS: usize = 200;
 
 /// An [`Error::Trace`] for line (or record) `line` of `file`, quoting `text` (truncated).
 pub(crate) fn trace_error(file: &str, line: u64, text: &[u8], msg: String) -> Error {
-    let lossy = String::from_utf8_lossy(text);
+    // Control characters are shown escaped (`\u{b}`), so garbage cannot move a terminal's cursor.
+    let lossy: String = String::from_utf8_lossy(text)
+        .chars()
+        .flat_map(|c| {
+            let escaped = (c.is_control() && c != '\t').then(|| c.escape_default());
+            escaped
+                .into_iter()
+                .flatten()
+                .chain((!c.is_control() || c == '\t').then_some(c))
+        })
+        .collect();
     let text = if lossy.chars().count() > ERROR_TEXT_MAX_CHARS {
         let mut t: String = lossy.chars().take(ERROR_TEXT_MAX_CHARS).collect();
         t.push('…');
         t
     } else {
-        lossy.into_owned()
+        lossy
     };
     Error::Trace {
         file: file.to_string(),
@@ -409,5 +419,7 @@ mod tests {
         }
         let shown = trace_error("a.csv", 7, b"1,2", "field `size` is zero".into()).to_string();
         assert_eq!(shown, "a.csv:7: field `size` is zero: `1,2`");
+        let shown = trace_error("a", 1, b"x\x0b\x1b[2J\ty\r", "bad".into()).to_string();
+        assert_eq!(shown, "a:1: bad: `x\\u{b}\\u{1b}[2J\ty\\r`");
     }
 }

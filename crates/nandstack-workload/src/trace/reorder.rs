@@ -91,6 +91,11 @@ impl Reorder {
         }
     }
 
+    /// Drop the records held (after an error: nothing follows it); the counts stay.
+    pub(crate) fn clear(&mut self) {
+        self.heap.clear();
+    }
+
     /// Take in a record read from `file`. Fails when it is one late record too many.
     pub(crate) fn push(&mut self, s: Staged, file: &str) -> Result<()> {
         let key = match s.raw.time_ns {
