@@ -138,7 +138,7 @@ impl Source {
 /// What a trace replay did with the rows of its file(s): the summary's `trace` section.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct TraceCounts {
-    /// Rows earlier than a row before them in the file, put in time order by the reorder window.
+    /// Rows earlier than the row just before them in the file (put in time order by the reorder window).
     pub out_of_order_rows: u64,
     /// Rows earlier than a row already replayed (the window was too small): replayed at once.
     pub late_rows: u64,

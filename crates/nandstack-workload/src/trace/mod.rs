@@ -206,7 +206,8 @@ impl TraceReader {
         }
     }
 
-    /// Records read so far that were earlier than a record read before them (sorted by the window).
+    /// Records read so far that were earlier than the record read just before them (places where the
+    /// file's time goes backwards; the window sorts them).
     pub fn out_of_order(&self) -> u64 {
         self.window.out_of_order
     }
@@ -404,7 +405,7 @@ mod tests {
             TraceOptions::default(),
         );
         assert_eq!(reader.by_ref().count(), 4);
-        assert_eq!((reader.out_of_order(), reader.late()), (2, 0));
+        assert_eq!((reader.out_of_order(), reader.late()), (1, 0));
     }
 
     #[test]

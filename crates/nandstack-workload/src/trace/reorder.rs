@@ -3,11 +3,12 @@
 //! blkparse output) is replayed in arrival order.
 //!
 //! The window holds the records read but not yet released, in a min-heap by (time, read order). The
-//! earliest is released once the window holds more than `window_rows` records or spans more than
-//! `window_ns` of trace time (latest time read − earliest held), and every record is released at the
-//! end. A record is *out of order* when it is earlier than a record read before it (the window sorts
-//! it); it is *late* when it is earlier than a record already released — the window was too small for
-//! it. A late record is kept (never lost) and released at once with the time of the last released
+//! earliest is released once the window holds more than `window_rows` records, or once it spans more
+//! than `window_ns` of trace time (latest time read − earliest held) while holding more than
+//! [`MIN_WINDOW_ROWS`] records (so a sparse trace, a few rows a second, is still sorted over a useful
+//! number of rows), and every record is released at the end. A record is *out of order* when it is earlier than the record read just before it (a place where
+//! the file's time goes backwards; the window sorts it); it is *late* when it is earlier than a record
+//! already released — the window was too small for it. A late record is kept (never lost) and released at once with the time of the last released
 //! record; past `max_late_rows` of them the reader stops with an error naming the line.
 //!
 //! Records without a time (ARC, u32 blocks, fio v2) keep their file order.
@@ -19,6 +20,10 @@ use nandstack_core::{Error, Result};
 
 use super::{Raw, TraceRecord};
 use crate::block::Op;
+
+/// The time bound of the window applies only beyond this many held records (fewer than `window_rows`
+/// when that is smaller).
+pub const MIN_WINDOW_ROWS: usize = 1024;
 
 /// A parsed, checked record with its absolute time and where it came from.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -65,8 +70,9 @@ pub(crate) struct Reorder {
     max_late_rows: u64,
     heap: BinaryHeap<Reverse<Held>>,
     seq: u64,
-    /// Latest time read so far.
+    /// Latest time read so far, and the time of the record read last.
     latest: Option<u128>,
+    previous: Option<u128>,
     /// Time of the last released record (released times never decrease).
     released: Option<u128>,
     /// Time of the first released record: arrival 0.
@@ -84,6 +90,7 @@ impl Reorder {
             heap: BinaryHeap::new(),
             seq: 0,
             latest: None,
+            previous: None,
             released: None,
             base: None,
             out_of_order: 0,
@@ -101,9 +108,10 @@ impl Reorder {
         let key = match s.raw.time_ns {
             None => self.latest.or(self.released).unwrap_or(0),
             Some(t) => {
-                if self.latest.is_some_and(|l| t < l) {
+                if self.previous.is_some_and(|p| t < p) {
                     self.out_of_order += 1;
                 }
+                self.previous = Some(t);
                 self.latest = Some(self.latest.map_or(t, |l| l.max(t)));
                 match self.released {
                     Some(r) if t < r => {
@@ -134,11 +142,13 @@ impl Reorder {
     /// The next record the window lets go of (`end`: the input has ended, release everything).
     pub(crate) fn pop(&mut self, end: bool, file: &str) -> Option<Result<TraceRecord>> {
         let min = self.heap.peek()?.0.key;
+        let held = self.heap.len();
         let due = end
-            || self.heap.len() > self.window_rows
-            || self
-                .latest
-                .is_some_and(|l| l.saturating_sub(min) > self.window_ns);
+            || held > self.window_rows
+            || (held > MIN_WINDOW_ROWS.min(self.window_rows)
+                && self
+                    .latest
+                    .is_some_and(|l| l.saturating_sub(min) > self.window_ns));
         if !due {
             return None;
         }
@@ -251,7 +261,7 @@ mod tests {
         let mut w = Reorder::new(1_000, 100, 0);
         let out = run(&mut w, &[500, 100, 300, 200, 900]).unwrap();
         assert_eq!(out, [(2, 0), (4, 100), (3, 200), (1, 400), (5, 800)]);
-        assert_eq!((w.out_of_order, w.late), (3, 0));
+        assert_eq!((w.out_of_order, w.late), (2, 0));
     }
 
     #[test]
@@ -266,14 +276,18 @@ mod tests {
 
     #[test]
     fn time_bounds_the_window() {
-        // 10 ns of trace time: 0 goes when 20 arrives, 15 when 30 arrives, so 5 comes too late.
-        let mut w = Reorder::new(10, 1000, 5);
-        let out = run(&mut w, &[0, 20, 15, 30, 5]).unwrap();
-        assert_eq!((w.out_of_order, w.late), (2, 1));
-        assert_eq!(out, [(1, 0), (3, 15), (5, 15), (2, 20), (4, 30)]);
-        let mut w = Reorder::new(10, 1000, 5);
-        run(&mut w, &[0, 8, 5, 30]).unwrap();
-        assert_eq!((w.out_of_order, w.late), (1, 0));
+        // 2,000 rows 1 µs apart and a 10 ns window: beyond the 1,024-row floor the time bound releases
+        // rows, so a row 1,995 µs back comes too late while one 10 µs back is still sorted in.
+        let mut times: Vec<u128> = (0..2000).map(|i| i * 1000).collect();
+        times.extend([5_000, 1_990_000, 2_000_000]);
+        let mut w = Reorder::new(10, 1 << 20, 5);
+        let out = run(&mut w, &times).unwrap();
+        assert_eq!((w.out_of_order, w.late), (1, 1));
+        assert!(out.windows(2).all(|p| p[0].1 <= p[1].1));
+        // Below the floor the time bound does not apply: everything is sorted.
+        let mut w = Reorder::new(10, 1 << 20, 0);
+        run(&mut w, &[0, 20, 15, 30, 5]).unwrap();
+        assert_eq!((w.out_of_order, w.late), (2, 0));
     }
 
     #[test]
