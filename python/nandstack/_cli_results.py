@@ -36,6 +36,7 @@ ACCEPTS: dict[str | None, set[str]] = {
     "compare": {"db"},
     "metrics": {"db"},
     "info": {"db"},
+    "verify": set(),
 }
 
 
@@ -148,6 +149,17 @@ def add_parser(commands: Any) -> None:
     add_db_option(metrics, suppress=True)
     metrics.set_defaults(func=cmd_metrics)
 
+    verify = sub.add_parser(
+        "verify",
+        help="check output folders (complete, or an incomplete run)",
+        description="Check folders written by `nandstack run --out` or `nandstack reproduce`: complete when "
+        "manifest.json lists exactly the files present with matching SHA-256; a folder without a manifest "
+        "is an incomplete run. Hidden `.NAME.tmp-*` siblings are runs in progress or killed ones (removed by "
+        "the next run into NAME). Exit code 1 when any folder is not complete.",
+    )
+    verify.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="output folders")
+    verify.set_defaults(func=cmd_verify)
+
     info = sub.add_parser("info", help="database path, run count and schema", description="Database facts.")
     add_db_option(info, suppress=True)
     info.set_defaults(func=cmd_info)
@@ -239,6 +251,25 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     for name in _db(args).metric_names():
         print(name)
     return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from ._output import verify_manifest
+
+    settle(args)
+    bad = 0
+    for folder in args.folders:
+        if not folder.is_dir():
+            print(f"{folder}: not a folder", file=sys.stderr)
+            bad += 1
+            continue
+        problems = verify_manifest(folder)
+        for p in problems:
+            print(p)
+        if not problems:
+            print(f"{folder}: complete")
+        bad += bool(problems)
+    return 1 if bad else 0
 
 
 def cmd_info(args: argparse.Namespace) -> int:

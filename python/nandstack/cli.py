@@ -242,20 +242,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     }
     interrupted = None
     with output.atomic_output_dir(out, overwrite=overwrite, info=info) as (tmp, meta):
-        try:
-            with progress_bar(args.quiet) as bar:
+        # The series streams into an anonymous file, linked into the folder once the run has ended.
+        with progress_bar(args.quiet) as bar, output.staged_file(tmp, "timeseries.csv") as series:
+            try:
                 result = api_run(
                     effective,
                     seed=args.seed,
                     verify=args.verify,
                     progress=bar,
                     record=False,  # recorded below, once the run has finished, with source "cli"
-                    series_csv=tmp / "timeseries.csv",
+                    series_csv=series,
                 )
-        except Interrupted as e:
-            if e.result is None:
-                raise
-            result, interrupted = e.result, e
+            except Interrupted as e:
+                if e.result is None:
+                    raise
+                result, interrupted = e.result, e
         if not args.no_record and interrupted is None:
             from .results import ResultsDB
 
