@@ -43,7 +43,10 @@ BLOCK: dict[str, Any] = {
     "workload": {"requests": 3000},
 }
 HYBRID: dict[str, Any] = {
-    "device": {"kind": "hybrid", "hybrid": {"total_blocks": 256, "page_bytes": 4096, "over_provisioning": 0.5}},
+    "device": {
+        "kind": "hybrid",
+        "hybrid": {"total_blocks": 256, "page_bytes": 4096, "over_provisioning": 0.5},
+    },
     "workload": {"kind": "standin", "standin": {"name": "pc", "scale": 0.0005}},
 }
 ZONED: dict[str, Any] = {
@@ -129,10 +132,27 @@ def reference_keys() -> list[Key]:
     return keys
 
 
-INTS = [0, 1, -1, 2, 7, 1000, 10**6, 10**9, 2**31 - 1, 2**32 - 1, 2**32, 2**40, 2**44, 2**53, 2**63 - 1, -(2**63)]
+INTS = [
+    0,
+    1,
+    -1,
+    2,
+    7,
+    1000,
+    10**6,
+    10**9,
+    2**31 - 1,
+    2**32 - 1,
+    2**32,
+    2**40,
+    2**44,
+    2**53,
+    2**63 - 1,
+    -(2**63),
+]
 FLOATS = [0.0, -0.0, 1e-300, 1e-9, 0.5, 0.999999, 1.0, 1.5, 100.0, 1e6, 1e18, 1e300, -1.0]
 FLOATS += [float("nan"), float("inf"), float("-inf")]
-STRINGS = ["", "x" * 5000, "/nonexistent/file", "é\u0000\u202e", "../../etc/passwd"]
+STRINGS = ["", "x" * 5000, "/nonexistent/file", "é\u0000\u202e", "no/such/folder/file"]
 ARRAYS: list[Any] = [[], [1] * 1000, ["x"], [{"bytes": 2**62, "weight": 1}], [[]]]
 
 
@@ -204,7 +224,9 @@ def _set(config: dict[str, Any], key: Key, value: Any) -> str:
             table = _table(table, p)
     elif key.section in ("workload.request_sizes", "host.cgroups"):
         head, name = key.section.split(".")
-        element = {"bytes": 4096, "weight": 1.0} if name == "request_sizes" else {"name": "g", "limit_pages": 512}
+        element = (
+            {"bytes": 4096, "weight": 1.0} if name == "request_sizes" else {"name": "g", "limit_pages": 512}
+        )
         _table(config, head)[name] = [element]
         table = element
     else:
@@ -326,11 +348,13 @@ for line in sys.stdin:
 """
 
 
-def run_api(configs: list[dict[str, Any]], run_seconds: float = RUN_SECONDS) -> list[Outcome]:
-    """Run `configs` through `nandstack.run` in one child interpreter (a crash names the config it
-    died on); each stops itself (progress callback) after `run_seconds`."""
+def run_api(configs: list[dict[str, Any]], cwd: Path, run_seconds: float = RUN_SECONDS) -> list[Outcome]:
+    """Run `configs` through `nandstack.run` in one child interpreter working in `cwd` (files a config
+    names are written there; a crash names the config it died on); each stops itself (progress
+    callback) after `run_seconds`."""
     proc = subprocess.Popen(
         [sys.executable, "-c", API_DRIVER, str(run_seconds)],
+        cwd=cwd,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

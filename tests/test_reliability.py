@@ -96,13 +96,15 @@ def test_a_16_tib_write_buffer_is_a_named_error_within_seconds(cli):
 
 
 def test_memory_limit_names_the_keys_and_the_estimate():
-    with pytest.raises(nandstack.ConfigError, match=r"needs about .* MiB of memory — block FTL mapping tables") as e:
+    with pytest.raises(
+        nandstack.ConfigError, match=r"needs about .* MiB of memory — block FTL mapping tables"
+    ) as e:
         nandstack.run(set={"run.memory_limit_bytes": 10_000}, record=False)
     assert e.value.key == "device.geometry"
     # Validation alone says so too when the limit is part of the config.
     from nandstack._config_obj import normalize_config
 
-    with pytest.raises(nandstack.ConfigError, match="run.memory_limit_bytes"):
+    with pytest.raises(nandstack.ConfigError, match=r"run\.memory_limit_bytes"):
         normalize_config({"run": {"memory_limit_bytes": 10_000}})
 
 
@@ -166,7 +168,10 @@ def _leftovers(parent: Path, name: str) -> list[str]:
 
 def test_six_concurrent_runs_into_one_out(tmp_path):
     procs = [
-        popen(["run", *TINY_ARGS, "--seed", str(s), "--out", "shared", "--overwrite", "--no-record", "-q"], tmp_path)
+        popen(
+            ["run", *TINY_ARGS, "--seed", str(s), "--out", "shared", "--overwrite", "--no-record", "-q"],
+            tmp_path,
+        )
         for s in range(6)
     ]
     for p in procs:
@@ -182,7 +187,16 @@ def test_six_concurrent_runs_into_one_out(tmp_path):
 
 def test_kill_9_at_random_moments_never_leaves_a_half_written_out(tmp_path):
     rng = random.Random(9)
-    args = ["run", *TINY_ARGS, "--set", "workload.requests=200000", "--out", "out", "--overwrite", "--no-record"]
+    args = [
+        "run",
+        *TINY_ARGS,
+        "--set",
+        "workload.requests=200000",
+        "--out",
+        "out",
+        "--overwrite",
+        "--no-record",
+    ]
     for _ in range(8):
         proc = popen([*args, "--seed", str(rng.randrange(100))], tmp_path)
         time.sleep(rng.uniform(0.0, 2.0))
@@ -221,7 +235,10 @@ def test_a_non_utf8_config_is_a_named_error(cli, tmp_path):
     (tmp_path / "bad.toml").write_bytes(b"seed = 1\n[workload]\nrequests = 10 # \xff\xfe\n")
     proc = cli("run", "bad.toml", "--no-record")
     assert proc.returncode == 2
-    assert proc.stderr == "error: bad.toml: line 3: not UTF-8 text (byte 36 is 0xff); a config file is UTF-8 TOML\n"
+    assert (
+        proc.stderr
+        == "error: bad.toml: line 3: not UTF-8 text (byte 36 is 0xff); a config file is UTF-8 TOML\n"
+    )
     with pytest.raises(nandstack.ConfigError, match="not UTF-8"):
         nandstack.load_config(tmp_path / "bad.toml")
     debug = cli("--debug", "run", "bad.toml", "--no-record")
@@ -256,7 +273,7 @@ def test_blkparse_garbage_is_an_error_naming_the_line_or_skipped_when_lenient(cl
 
 
 def test_arrival_iops_outside_open_loop_is_an_error():
-    with pytest.raises(nandstack.ConfigError, match="applies only to workload.io.mode") as e:
+    with pytest.raises(nandstack.ConfigError, match=r"applies only to workload\.io\.mode") as e:
         nandstack.run(set=[*TINY, "workload.arrival_iops=100"], record=False)
     assert e.value.key == "workload.arrival_iops"
 
@@ -264,7 +281,12 @@ def test_arrival_iops_outside_open_loop_is_an_error():
 def test_time_past_2_64_ns_is_an_error_not_a_cap():
     with pytest.raises(nandstack.ConfigError, match="2\\^64 ns") as e:
         nandstack.run(
-            set=[*TINY, 'workload.io.mode="open_loop"', "workload.arrival_iops=0.000001", "workload.requests=100000"],
+            set=[
+                *TINY,
+                'workload.io.mode="open_loop"',
+                "workload.arrival_iops=0.000001",
+                "workload.requests=100000",
+            ],
             record=False,
         )
     assert e.value.key == "workload.arrival_iops"
@@ -276,7 +298,9 @@ def test_time_past_2_64_ns_is_an_error_not_a_cap():
 def test_sweep_workers_die_with_their_parent(tmp_path):
     spec = tmp_path / "long.toml"
     tiny = "\n".join(f'"{k.split("=")[0]}" = {k.split("=")[1]}' for k in TINY if "requests" not in k)
-    spec.write_text(f'name = "long"\ntags = "abc"\nseeds = 2\n[set]\n{tiny}\n"workload.requests" = 1000000000\n')
+    spec.write_text(
+        f'name = "long"\ntags = "abc"\nseeds = 2\n[set]\n{tiny}\n"workload.requests" = 1000000000\n'
+    )
     proc = popen(["sweep", str(spec), "--db", str(tmp_path / "r.duckdb"), "-q", "-j", "2"], tmp_path)
     try:
         deadline = time.monotonic() + 60

@@ -78,9 +78,8 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
     given = sorted(k for k in SHARED_DEFAULTS if k in vars(args) and k not in accepted)
     if given:
         flags = ", ".join("--" + k for k in given)
-        raise ConfigError(
-            f"{flags} does not apply to `nandstack results {command}` (see `nandstack results {command} --help`)"
-        )
+        where = f"nandstack results {command}"
+        raise ConfigError(f"{flags} does not apply to `{where}` (see `{where} --help`)")
     for key, default in SHARED_DEFAULTS.items():
         if key not in vars(args):
             setattr(args, key, default)

@@ -69,7 +69,9 @@ def _watch(reader: socket.socket, done: threading.Event, grace_seconds: float) -
             _exit_now("interrupted")
         first = threading.Timer(
             grace_seconds,
-            lambda: done.is_set() or _exit_now(f"interrupted (the run did not stop within {grace_seconds:g} s)"),
+            lambda: (
+                done.is_set() or _exit_now(f"interrupted (the run did not stop within {grace_seconds:g} s)")
+            ),
         )
         first.daemon = True
         first.start()

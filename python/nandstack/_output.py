@@ -118,7 +118,9 @@ def _link_anonymous(proc_path: str, target: Path) -> bool:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         at_fdcwd, at_symlink_follow = -100, 0x400
-        return libc.linkat(at_fdcwd, proc_path.encode(), at_fdcwd, os.fsencode(target), at_symlink_follow) == 0
+        return (
+            libc.linkat(at_fdcwd, proc_path.encode(), at_fdcwd, os.fsencode(target), at_symlink_follow) == 0
+        )
     except (OSError, AttributeError):
         return False
 

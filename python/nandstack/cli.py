@@ -73,7 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\ninterrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as e:  # a bug: say so in one line; --debug shows where
-        _fail(f"internal error: {type(e).__name__}: {e} (a bug in nandstack; --debug shows the traceback)", debug)
+        _fail(
+            f"internal error: {type(e).__name__}: {e} (a bug in nandstack; --debug shows the traceback)",
+            debug,
+        )
         return EXIT_INTERNAL
 
 

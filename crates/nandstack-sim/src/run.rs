@@ -49,6 +49,7 @@ pub fn run(
         cfg.seed = s;
     }
     check(&cfg)?;
+    check_output_paths(&cfg)?;
     crate::limits::ensure_fits(&cfg, opts.verify, opts.series_csv.is_none())?;
     nandstack_core::alloc::catch(|| run_checked(cfg, opts, cb))
 }
@@ -64,6 +65,37 @@ pub fn check(cfg: &SimConfig) -> Result<()> {
     cfg.workload.validate("workload", capacity)?;
     for (i, w) in cfg.pretrain.iter().enumerate() {
         w.validate(&format!("pretrain[{i}]"), capacity)?;
+    }
+    Ok(())
+}
+
+/// Files the run will write (Q-table, host block trace, reference file) must have an existing folder:
+/// found out now, not after the run.
+fn check_output_paths(cfg: &SimConfig) -> Result<()> {
+    let m = (cfg.device.kind == DeviceKindName::Hybrid).then(|| cfg.device.manager());
+    let outputs = [
+        (
+            "device.manager.rl.save_q_table",
+            m.as_ref().and_then(|m| m.rl.save_q_table.clone()),
+        ),
+        (
+            "run.block_trace.path",
+            cfg.run.block_trace.as_ref().map(|b| b.path.clone()),
+        ),
+        ("run.refs_out", cfg.run.refs_out.clone()),
+    ];
+    for (key, path) in outputs {
+        let Some(path) = path else { continue };
+        let parent = std::path::Path::new(&path)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if path.is_empty() || !parent.is_dir() {
+            return Err(Error::config(
+                key,
+                format!("`{path}`: its folder does not exist, so the file cannot be written"),
+            ));
+        }
     }
     Ok(())
 }

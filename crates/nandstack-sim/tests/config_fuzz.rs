@@ -109,6 +109,24 @@ fn extreme() -> impl Strategy<Value = Value> {
     ]
 }
 
+/// Files a run writes (a host reference or block trace, a Q-table) go to the temporary folder, never
+/// to the working directory, whatever a mutation put there.
+fn keep_outputs_in_temp(v: &mut Value) {
+    let dir = std::env::temp_dir().join(format!("nandstack-config-fuzz-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let file = Value::from(dir.join("out").to_string_lossy().into_owned());
+    for path in [
+        &["run", "refs_out"][..],
+        &["run", "block_trace", "path"],
+        &["device", "manager", "rl", "save_q_table"],
+    ] {
+        let path: Vec<String> = path.iter().map(|p| p.to_string()).collect();
+        if !get(v, &path).is_null() {
+            set(v, &path, file.clone());
+        }
+    }
+}
+
 /// Cases that ran (the rest were refused with an error): the fuzzer must reach the engine.
 static RAN: AtomicU64 = AtomicU64::new(0);
 static CASES: AtomicU64 = AtomicU64::new(0);
@@ -126,6 +144,7 @@ fn contract(base: &Value, leaves: &[Vec<String>], picks: &[Pick]) -> Result<(), 
         };
         set(&mut v, path, new);
     }
+    keep_outputs_in_temp(&mut v);
     CASES.fetch_add(1, Ordering::Relaxed);
     let outcome = SimConfig::from_value(v).and_then(|cfg| {
         run::check(&cfg)?;

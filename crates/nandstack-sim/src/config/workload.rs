@@ -123,11 +123,13 @@ pub struct TraceConfig {
     /// Replay the trace this many times in a row, in [1, 10000]. Default 1.
     #[serde(default = "d_repeat")]
     pub repeat: u32,
-    /// Rows are replayed in time order through a reorder window: at most this many seconds of trace time
-    /// (before `workload.io.time_scale`), in [0, 1000000]. Default 10.
+    /// Rows are replayed in time order through a reorder window (docs/trace-formats.md): a row is
+    /// released once it is this many seconds of trace time (before `workload.io.time_scale`) older than
+    /// the newest row read, while the window holds more than 1,024 rows; in [0, 1000000]. Default 10.
     #[serde(default = "d_window_s")]
     pub reorder_window_seconds: f64,
-    /// … and at most this many rows, in [0, 100000000]; 0 = replay in file order. Default 1000000.
+    /// … and once the window holds more than this many rows, in [0, 100000000]; 0 = replay in file
+    /// order. Default 1000000.
     #[serde(default = "d_window_rows")]
     pub reorder_window_rows: u64,
     /// Rows that may come too late for the window (earlier than a row already replayed; they are
