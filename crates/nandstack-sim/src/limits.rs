@@ -50,10 +50,6 @@ impl Estimate {
             self.parts.push(Part { what, keys, bytes });
         }
     }
-    /// The biggest part.
-    pub fn largest(&self) -> Option<&Part> {
-        self.parts.iter().max_by_key(|p| p.bytes)
-    }
 }
 
 /// Fixed cost of a run besides its tables (code, buffers, histograms, small structures).
@@ -237,7 +233,7 @@ pub fn estimate(cfg: &SimConfig, verify: bool, series_in_memory: bool) -> Result
     if series_in_memory {
         e.add(
             "time series kept in memory",
-            "run.interval_*",
+            "run.interval_host_bytes, run.interval_written_bytes",
             series_rows(cfg) * SERIES_COLUMNS * SERIES_PER_VALUE,
         );
     }

@@ -225,7 +225,7 @@ fn like(old: &Value, k: u64) -> Value {
             ];
             options[pick(options.len())].clone()
         }
-        Value::String(_) if k % 4 == 0 => Value::from("bogus"),
+        Value::String(_) if k.is_multiple_of(4) => Value::from("bogus"),
         other => other.clone(),
     }
 }

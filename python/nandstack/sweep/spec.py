@@ -185,7 +185,7 @@ def _seeds(value: Any) -> list[int]:
         raise _error("`seeds` must be a count or an array of integers", "seeds")
     if isinstance(value, int):
         if not 1 <= value <= MAX_TASKS:
-            raise _error(f"`seeds` is {value}: must be in [1, {MAX_TASKS:,}]", "seeds")
+            raise _error(f"`seeds` is {value}: must be at least 1 and at most {MAX_TASKS:,}", "seeds")
         return list(range(1, value + 1))
     if (
         isinstance(value, list)
