@@ -11,6 +11,7 @@
 //! — at their per-entry sizes in the engine's structures. `tests/limits.rs` checks it against the bytes
 //! the engine actually allocates (a counting allocator) on devices of every kind.
 
+use nandstack_core::units::fmt_bytes;
 use nandstack_core::{Error, Result, MAPPING_UNIT_BYTES};
 use nandstack_device::hybrid::ManagerKind;
 use nandstack_host::config::WorkloadConfig;
@@ -341,7 +342,7 @@ pub fn check(e: &Estimate, limit: &Limit) -> Result<()> {
     let listed: Vec<String> = parts
         .iter()
         .take(4)
-        .map(|p| format!("{} {} ({})", p.what, human(p.bytes), p.keys))
+        .map(|p| format!("{} {} ({})", p.what, fmt_bytes(p.bytes), p.keys))
         .collect();
     let key = parts.first().map_or("run.memory_limit_bytes", |p| {
         p.keys.split(", ").next().unwrap_or(p.keys)
@@ -351,9 +352,9 @@ pub fn check(e: &Estimate, limit: &Limit) -> Result<()> {
         format!(
             "this run needs about {} of memory — {} — but the limit is {}, {}; make the device or \
              workload smaller, or set run.memory_limit_bytes if the estimate is wrong for this machine",
-            human(total),
+            fmt_bytes(total),
             listed.join(", "),
-            human(limit.bytes),
+            fmt_bytes(limit.bytes),
             limit.source
         ),
     ))
@@ -370,32 +371,9 @@ pub fn ensure_fits(cfg: &SimConfig, verify: bool, series_in_memory: bool) -> Res
     Ok(e)
 }
 
-/// Bytes for people: `1.5 GiB`.
-pub fn human(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = bytes as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < UNITS.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", UNITS[i])
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn human_sizes() {
-        assert_eq!(human(512), "512 B");
-        assert_eq!(human(3 << 29), "1.5 GiB");
-        assert_eq!(human(8 << 40), "8.0 TiB");
-    }
 
     #[test]
     fn proc_fields_parse() {
@@ -419,7 +397,7 @@ mod tests {
         let msg = check(&e, &limit).unwrap_err().to_string();
         assert!(msg.contains("`device.geometry`"), "{msg}");
         assert!(msg.contains("block FTL mapping tables"), "{msg}");
-        assert!(msg.contains("1.0 GiB"), "{msg}");
+        assert!(msg.contains("the limit is 1 GiB"), "{msg}");
         assert!(check(
             &e,
             &Limit {

@@ -218,14 +218,23 @@ impl TextSource {
     }
 }
 
+/// `fill_buf`, retried when a signal interrupts it. (Once a call succeeds the buffer is borrowed again,
+/// which reads nothing: returning the borrow from inside the loop does not pass the borrow checker.)
+fn fill(reader: &mut dyn BufRead) -> io::Result<&[u8]> {
+    loop {
+        match reader.fill_buf() {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+            Ok(_) => break,
+        }
+    }
+    reader.fill_buf()
+}
+
 /// Consume input up to and including the next `\n` (the rest of an over-long line).
 fn skip_rest_of_line(reader: &mut dyn BufRead) -> io::Result<()> {
     loop {
-        let available = match reader.fill_buf() {
-            Ok(a) => a,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
+        let available = fill(reader)?;
         if available.is_empty() {
             return Ok(());
         }
@@ -245,11 +254,7 @@ fn skip_rest_of_line(reader: &mut dyn BufRead) -> io::Result<()> {
 /// Append one line (without its `\n`) to `buf`, reading at most `max` bytes of it.
 fn read_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<LineRead> {
     loop {
-        let available = match reader.fill_buf() {
-            Ok(a) => a,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
+        let available = fill(reader)?;
         if available.is_empty() {
             return Ok(if buf.is_empty() {
                 LineRead::Eof
