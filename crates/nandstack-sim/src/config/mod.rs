@@ -113,7 +113,8 @@ pub struct RunConfig {
     /// A time-series row every this many host bytes written. 0 = not by written bytes. Default 0.
     #[serde(default)]
     pub interval_written_bytes: u64,
-    /// A time-series row every this many simulated seconds: 0 (not by time) or in [1e-6, 1e9]. Default 0.
+    /// A time-series row every this many simulated seconds: 0 (not by time) or in [1e-6, 1e9] (host
+    /// programs: [0.001, 1e9]). Default 0.
     /// With no interval set: a row every 1/20 of the measured requests (block workloads) or every 0.1 s
     /// (host programs).
     #[serde(default)]
@@ -158,9 +159,10 @@ impl Default for RunConfig {
     }
 }
 
-/// Shortest time-series interval: a row every simulated microsecond at most (a typo bound; the host
-/// model keeps its series in memory).
+/// Shortest time-series interval: a row every simulated microsecond at most (a typo bound).
 pub const MIN_INTERVAL_SECONDS: f64 = 1e-6;
+/// Shortest time-series interval of host programs, whose series the host model keeps in memory.
+pub const MIN_HOST_INTERVAL_SECONDS: f64 = 1e-3;
 
 /// The top-level keys, in the order of the reference.
 const TOP_KEYS: [&str; 7] = [
@@ -363,10 +365,16 @@ impl SimConfig {
             (_, None) => {}
         }
         let i = self.run.interval_sim_seconds;
-        if !(i.is_finite() && (i == 0.0 || (MIN_INTERVAL_SECONDS..=1e9).contains(&i))) {
+        // The host model keeps its series in memory until the end: a row per millisecond at most.
+        let min = if w.kind == WorkloadKind::Host {
+            MIN_HOST_INTERVAL_SECONDS
+        } else {
+            MIN_INTERVAL_SECONDS
+        };
+        if !(i.is_finite() && (i == 0.0 || (min..=1e9).contains(&i))) {
             return Err(Error::config(
                 "run.interval_sim_seconds",
-                format!("is {i}: must be 0 or in [{MIN_INTERVAL_SECONDS}, 1e9]"),
+                format!("is {i}: must be 0 or in [{min}, 1e9] (for this workload kind)"),
             ));
         }
         if let Some(s) = self.run.max_seconds {
