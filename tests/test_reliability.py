@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import resource
 import signal
 import subprocess
@@ -339,3 +340,23 @@ def test_a_string_of_tags_is_one_tag(tmp_path):
     db = nandstack.ResultsDB(tmp_path / "r.duckdb")
     db.record(result, tags="abc")
     assert db.runs(columns=["tags"]).to_dicts()[0]["tags"] == ["abc"]
+
+
+def test_typo_bounds_name_the_key():
+    """Values that can only be typos are refused before the run, naming the key and the bound."""
+    cases = {
+        "device.geometry.channels": ({"device.geometry.channels": 1_000_000}, "at most 1024"),
+        "device.ftl.gc.victim.d": (
+            {"device.ftl.gc.victim": {"policy": "d_choices", "d": 4294967295}},
+            "must be in [1, ",
+        ),
+        "device.zoned.block_layer.victim.d": (
+            {"device.kind": "zoned", "device.zoned.block_layer.victim": {"policy": "d_choices", "d": 10**9}},
+            "the zones GC samples from",
+        ),
+        "run.interval_sim_seconds": ({"run.interval_sim_seconds": 1e-12}, "must be 0 or in"),
+    }
+    for key, (overrides, message) in cases.items():
+        with pytest.raises((nandstack.ConfigError, nandstack.GeometryError), match=re.escape(message)) as e:
+            nandstack.run({}, set=overrides, record=False)
+        assert key.endswith(getattr(e.value, "key", None) or getattr(e.value, "field", "")), (key, e.value)
