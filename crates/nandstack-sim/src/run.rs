@@ -36,7 +36,10 @@ fn precondition(dev: &mut dyn Device, r: &BlockRequest) -> Result<()> {
     })
 }
 
-/// Run one config to its report.
+/// Run one config to its report. The config is checked whole — values, the workload against the
+/// device's capacity, the memory its tables need against the limit ([`crate::limits`]) — before anything
+/// is allocated; a panic or an allocation failure anywhere below becomes an error
+/// ([`nandstack_core::alloc::catch`]), so a caller never dies.
 pub fn run(
     mut cfg: SimConfig,
     opts: &RunOptions,
@@ -45,6 +48,14 @@ pub fn run(
     if let Some(s) = opts.seed {
         cfg.seed = s;
     }
+    check(&cfg)?;
+    check_output_paths(&cfg)?;
+    crate::limits::ensure_fits(&cfg, opts.verify, opts.series_csv.is_none())?;
+    nandstack_core::alloc::catch(|| run_checked(cfg, opts, cb))
+}
+
+/// Values, and the workload against the device's capacity (no allocation).
+pub fn check(cfg: &SimConfig) -> Result<()> {
     cfg.validate()?;
     let capacity = if cfg.workload.kind == WorkloadKind::Host {
         logical_bytes(&cfg.device)?
@@ -55,6 +66,45 @@ pub fn run(
     for (i, w) in cfg.pretrain.iter().enumerate() {
         w.validate(&format!("pretrain[{i}]"), capacity)?;
     }
+    Ok(())
+}
+
+/// Files the run will write (Q-table, host block trace, reference file) must have an existing folder:
+/// found out now, not after the run.
+fn check_output_paths(cfg: &SimConfig) -> Result<()> {
+    let m = (cfg.device.kind == DeviceKindName::Hybrid).then(|| cfg.device.manager());
+    let outputs = [
+        (
+            "device.manager.rl.save_q_table",
+            m.as_ref().and_then(|m| m.rl.save_q_table.clone()),
+        ),
+        (
+            "run.block_trace.path",
+            cfg.run.block_trace.as_ref().map(|b| b.path.clone()),
+        ),
+        ("run.refs_out", cfg.run.refs_out.clone()),
+    ];
+    for (key, path) in outputs {
+        let Some(path) = path else { continue };
+        let parent = std::path::Path::new(&path)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if path.is_empty() || !parent.is_dir() {
+            return Err(Error::config(
+                key,
+                format!("`{path}`: its folder does not exist, so the file cannot be written"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn run_checked(
+    cfg: SimConfig,
+    opts: &RunOptions,
+    cb: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<Report> {
     if cfg.workload.kind == WorkloadKind::Host {
         return crate::hostrun::run(&cfg, opts, cb);
     }
@@ -228,7 +278,7 @@ fn measure(
         WorkloadKind::Synthetic => (Source::synthetic(gen, w.synthetic.requests), String::new()),
         WorkloadKind::Trace => {
             let t = w.trace.as_ref().expect("validated");
-            (Source::trace(t, capacity)?, t.path.clone())
+            (Source::trace(t, capacity, ticker)?, t.path.clone())
         }
         WorkloadKind::Standin => {
             let s = w.standin.as_ref().expect("validated");
@@ -240,7 +290,11 @@ fn measure(
         WorkloadKind::Host => unreachable!("host programs run in hostrun"),
     };
     let total = source.len_hint();
-    ticker.phase(phase, total.unwrap_or(0))?;
+    match ticker.phase(phase, total.unwrap_or(0)) {
+        // Stopped as the phase begins: the issuer stops at its first request, with a partial summary.
+        Err(Error::Interrupted) | Ok(()) => {}
+        Err(e) => return Err(e),
+    }
     let mut checks = periodic(cfg, total.unwrap_or(1 << 20), verify);
     let r = &cfg.run;
     let intervals = Intervals::new(
@@ -268,6 +322,7 @@ fn measure(
             kind: w.kind.name(),
             name,
             clipped_requests: source.clipped(),
+            trace: source.trace_counts(),
         },
         measured,
     ))
