@@ -5,9 +5,11 @@
 //! generated from these types (`schemars::JsonSchema`). Values are checked by [`HostSimConfig::validate`]
 //! with errors naming the key.
 
+mod diss;
 mod host;
 mod workload;
 
+pub use diss::IdleTrimConfig;
 pub use host::{
     CgroupConfig, CostConfig, DiscardConfig, DiscardMode, HostConfig, PageCacheConfig,
     ReadaheadConfig, ReadaheadPolicyKind, ReclaimConfig, ReclaimPolicyKind, SwapAllocatorKind,

@@ -16,7 +16,9 @@ use crate::pagecache::PageCache;
 use crate::reclaim::{ClockReclaim, FifoReclaim, LinuxReclaim, ReclaimPolicy};
 use crate::swap::alloc::{ClusterAllocator, NextFitAllocator, SlotAllocator};
 use crate::swap::backend::{BlockSwap, SwapBackend};
-use crate::swap::discard::{ClusterDiscard, DiscardPolicy, FineDiscard, NoDiscard};
+use crate::swap::discard::{
+    ClusterDiscard, DiscardPolicy, FineDiscard, IdleTrim, NoDiscard, SwapInTrim,
+};
 use crate::swap::readahead::{ClusterReadahead, NoReadahead, Readahead, VmaReadahead};
 use crate::swap::{SwapArea, SwapGeometry};
 use crate::vm::memcg::Memcg;
@@ -103,6 +105,12 @@ impl Host {
             DiscardMode::Off => Box::new(NoDiscard),
             DiscardMode::Cluster => Box::new(ClusterDiscard),
             DiscardMode::Fine => Box::new(FineDiscard::new(h.swap.discard.slots)),
+            DiscardMode::Itrim => Box::new(IdleTrim::new(&h.swap.discard.idle)),
+            DiscardMode::Strim => Box::new(SwapInTrim::new(
+                (nslots as u32).max(1).div_ceil(h.swap.cluster_slots) * h.swap.cluster_slots,
+                h.swap.discard.strim_slots,
+                &h.swap.discard.idle,
+            )),
         };
         let whole = discard.whole_clusters();
         if whole && h.swap.allocator == SwapAllocatorKind::NextFit {
@@ -134,9 +142,12 @@ impl Host {
             slot_cache: h.swap.slot_cache,
         };
         let backend: Box<dyn SwapBackend> = match h.swap.backend {
-            SwapBackendConfig::Block => Box::new(BlockSwap::new(swap_off)),
+            SwapBackendConfig::Block => {
+                Box::new(BlockSwap::new(swap_off).registering(h.swap.register_range))
+            }
         };
-        let swap = SwapArea::new(geometry, &make, discard, backend);
+        let mut swap = SwapArea::new(geometry, &make, discard, backend);
+        swap.swapins.cdh = h.swap.clean_data_handler;
         let ra: Box<dyn Readahead> = match h.readahead.policy {
             ReadaheadPolicyKind::Vma => Box::new(VmaReadahead::new(h.readahead.page_cluster)),
             ReadaheadPolicyKind::Cluster => {
@@ -245,7 +256,6 @@ impl Host {
             h.swap.max_request_kib / 4,
             cfg.run.block_trace.as_ref(),
         )?;
-        let mut swap = swap;
         swap.backend.swapon(&mut io, swap.nslots)?;
         let p = Params {
             ns_per_ref: h.costs.ns_per_reference,

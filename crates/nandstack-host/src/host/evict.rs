@@ -120,6 +120,9 @@ impl Host {
         debug_assert!(is_present(pte) && pte_frame(pte) == f);
         if pte & PTE_DIRTY != 0 {
             self.mark_dirty(f, now);
+            if fr.has(F_SWAPCACHE) {
+                self.swap.swapins.dirtied(fr.key);
+            }
         }
         let fr = &mut self.vm.frames[f as usize];
         fr.clear(F_MAPPED);
@@ -216,6 +219,7 @@ impl Host {
                 dispatch: &mut |m, w, b, t| super::throttle(memcgs, m, w, b, t),
             };
             self.swap.backend.write(&mut sub, &pages, &mut done)?;
+            self.swap.swapped_out(&pages);
             for (i, &(_, f)) in swap.iter().enumerate() {
                 self.vm.frames[f as usize].io_done = done[i];
                 self.push_completion(f, done[i]);

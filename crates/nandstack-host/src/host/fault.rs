@@ -17,6 +17,7 @@ impl Host {
     /// Handle a reference that missed: PTE not present, or a write through a read-only PTE.
     pub fn fault(&mut self, ctx: &mut Ctx, vpn: u32, write: bool) -> Result<()> {
         let t0 = ctx.now;
+        self.idle_discards(ctx.now)?;
         let pi = self.vm.proc_of(vpn);
         let pte = self.vm.ptes[vpn as usize];
         let kind = if is_present(pte) {
@@ -213,6 +214,10 @@ impl Host {
             let shadow = self.swap.cache[s as usize];
             let fr = &mut self.vm.frames[f as usize];
             fr.set(F_ANON | F_SWAPCACHE | F_LOCKED);
+            if self.swap.swapins.cdh {
+                // DISS CDH: a page read from swap is dirty (the device may drop its copy).
+                fr.set(F_DIRTY);
+            }
             if v != vpn {
                 fr.set(F_READAHEAD);
             }
@@ -247,6 +252,8 @@ impl Host {
             dispatch: &mut |m, w, b, t| super::throttle(memcgs, m, w, b, t),
         };
         self.swap.backend.read(&mut sub, &pages, &mut done)?;
+        self.swap
+            .swapped_in(&pages, if write { slot } else { NONE });
         for (i, &f) in frames.iter().enumerate() {
             self.vm.frames[f as usize].io_done = done[i];
         }

@@ -210,6 +210,7 @@ impl Sim {
     /// Completions, flusher, series, verification at time `now`.
     fn background(&mut self, now: u64) -> Result<()> {
         self.host.process_completions(now);
+        self.host.idle_discards(now)?;
         self.host.flusher_tick(now)?;
         self.series.sample(now, &self.host, false);
         if self.host.verify && self.host.stats.references >= self.next_verify {

@@ -13,7 +13,9 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-pub use workload::{IoConfig, IoMode, LbaPolicy, TraceConfig, WorkloadKind, WorkloadSpec};
+pub use workload::{
+    IoConfig, IoMode, LbaPolicy, SwapRangeConfig, TraceConfig, WorkloadKind, WorkloadSpec,
+};
 
 /// A whole simulation.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]

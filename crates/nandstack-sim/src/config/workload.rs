@@ -123,6 +123,22 @@ pub struct TraceConfig {
     /// Replay the trace this many times in a row, in [1, 10000]. Default 1.
     #[serde(default = "d_repeat")]
     pub repeat: u32,
+    /// DISS: before the replay, register this range of the device as the swap partition (the
+    /// cross-layer `register_swap_range` command the host sends at swapon), e.g. for a capture of a
+    /// swap device (`format = "kswap"`). Default: none.
+    #[serde(default)]
+    pub swap_range: Option<SwapRangeConfig>,
+}
+
+/// `[workload.trace.swap_range]`: a byte range of the device, in MiB.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SwapRangeConfig {
+    /// Start, MiB. Default 0.
+    #[serde(default)]
+    pub offset_mib: u64,
+    /// Length, MiB (at least 1).
+    pub size_mib: u64,
 }
 fn d_lba() -> LbaPolicy {
     LbaPolicy::Error
@@ -269,6 +285,23 @@ impl WorkloadSpec {
                     format!("{prefix}.trace.repeat"),
                     format!("is {}: must be in [1, 10000]", t.repeat),
                 ));
+            }
+            if let Some(r) = &t.swap_range {
+                let end = r
+                    .offset_mib
+                    .checked_add(r.size_mib)
+                    .and_then(|e| e.checked_mul(1 << 20));
+                if r.size_mib == 0 || end.is_none_or(|e| e > logical_bytes) {
+                    return Err(Error::config(
+                        format!("{prefix}.trace.swap_range"),
+                        format!(
+                            "[{} MiB, +{} MiB) must be a non-empty range inside the device ({} MiB)",
+                            r.offset_mib,
+                            r.size_mib,
+                            logical_bytes >> 20
+                        ),
+                    ));
+                }
             }
         }
         if let Some(s) = &self.standin {

@@ -31,6 +31,7 @@ mod fio;
 mod format;
 mod heimdall;
 mod hp_srt;
+mod kswap;
 mod mqsim;
 mod msr;
 mod ssdsim;
