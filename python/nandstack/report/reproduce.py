@@ -134,6 +134,7 @@ def reproduce(
         "method": experiment.method,
         "measured": analysis.measured,
         "verdict": analysis.verdict,
+        **({"headline": analysis.headline} if analysis.headline else {}),
         "figures": {name: [p.name for p in paths] for name, paths in figure_files.items()},
         "tables": {name: path.name for name, path in table_files.items()},
         "errors": errors,

@@ -147,9 +147,9 @@ pub enum DiscardMode {
     /// iTRIM (DISS baseline): freed slots are queued and TRIMmed when the device is idle
     /// (`[host.swap.discard.idle]`).
     Itrim,
-    /// STRIM (DISS): iTRIM for freed slots, plus a TRIM of each aligned group of `strim_slots` slots as
-    /// soon as none of them holds data the host still needs because their pages were swapped in (needs
-    /// `host.swap.clean_data_handler`, or swapped-in pages evicted clean are lost).
+    /// STRIM (DISS): the slots of swapped-in pages are TRIMmed in batches of `strim_slots`, contiguous
+    /// slots merged into one command; freed slots as iTRIM does (needs `host.swap.clean_data_handler`,
+    /// or swapped-in pages evicted clean are lost).
     Strim,
 }
 
@@ -163,7 +163,7 @@ pub struct DiscardConfig {
     /// Group size of `fine` discard, slots (4 KiB each). Default 8.
     #[serde(default = "d_fine")]
     pub slots: u32,
-    /// Group size of `strim`'s swap-in TRIMs, slots (aligned). Default 512 (2 MiB).
+    /// `strim`: swapped-in slots per batch of TRIMs. Default 512 (2 MiB).
     #[serde(default = "d_strim")]
     pub strim_slots: u32,
     /// Idle-time TRIM of freed slots (`itrim`, `strim`).

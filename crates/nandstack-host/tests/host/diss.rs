@@ -248,7 +248,7 @@ fn strim_or_cl_sdi_without_cdh_lose_swapped_in_pages_evicted_clean() {
         assert_eq!(r["swap"]["pswpin"], 32, "{what}");
         if strim {
             let d = &r["swap"]["discard"];
-            assert!(d["strim_group_trims"].as_u64().unwrap() > 0, "{what}: {d}");
+            assert!(d["strim_batches"].as_u64().unwrap() > 0, "{what}: {d}");
             assert!(r["swap"]["discard_pages"].as_u64().unwrap() > 0);
         }
     }

@@ -1,14 +1,16 @@
-//! STRIM (the DISS paper's "swap TRIM"): the OS TRIMs swapped-in data, in aligned groups of
-//! `strim_slots` slots (512 = 2 MiB): a group is TRIMmed as soon as none of its slots holds data the
-//! host will read again and at least one of them lost its data to a swap-in since the group's last
-//! TRIM. A slot holds such data from the submission of its write until it is read (swapped in: with
-//! CDH the page in memory is dirty and is written again if evicted) or freed. Freed slots are also
-//! TRIMmed in the device's idle time, as iTRIM does ([`IdleTrim`]); a group TRIM takes its slots off
-//! that queue.
+//! STRIM (the DISS paper's "swap TRIM"): the OS TRIMs swapped-in data. A slot whose page was read back
+//! from the device holds nothing the host needs any more (with CDH the page in memory is dirty and is
+//! written again if evicted); such slots are collected, and once `strim_slots` of them (512 = 2 MiB) are
+//! pending they are TRIMmed together, LBA-contiguous slots merged into one command — the batching the
+//! paper describes, which delays each invalidation until the batch is full. A pending slot written
+//! again before its batch goes out is dropped from it. Freed slots are TRIMmed in the device's idle time,
+//! as iTRIM does ([`IdleTrim`]), unless a pending batch covers them.
 //!
 //! Without CDH a page swapped in and evicted clean (*swap-in-and-in*) keeps pointing at a slot STRIM
 //! has trimmed; its next swap-in reads no data — the crash the paper describes, reported by the block
 //! layer as lost host data.
+
+use std::collections::BTreeSet;
 
 use serde_json::json;
 
@@ -17,31 +19,30 @@ use crate::config::IdleTrimConfig;
 use crate::swap::MAP_BAD;
 
 pub struct SwapInTrim {
-    group: u32,
+    batch: usize,
     idle: IdleTrim,
     /// Per slot: the device copy holds data the host will read (bitset).
     live: Vec<u64>,
-    /// Per group: live slots.
-    live_count: Vec<u32>,
-    /// Per group: a swap-in killed data in it since its last TRIM.
-    swapped_in: Vec<bool>,
-    group_trims: u64,
-    swapin_dead_slots: u64,
+    /// Swapped-in slots waiting for their batch.
+    pending: BTreeSet<u32>,
+    batches: u64,
+    commands: u64,
+    slots: u64,
+    dropped: u64,
 }
 
 impl SwapInTrim {
-    /// STRIM over `slots` slots (the padded map) in groups of `group`.
-    pub fn new(slots: u32, group: u32, idle: &IdleTrimConfig) -> SwapInTrim {
-        let group = group.max(1);
-        let groups = slots.div_ceil(group) as usize;
+    /// STRIM over `slots` slots (the padded map), TRIMming swapped-in slots in batches of `batch`.
+    pub fn new(slots: u32, batch: u32, idle: &IdleTrimConfig) -> SwapInTrim {
         SwapInTrim {
-            group,
+            batch: batch.max(1) as usize,
             idle: IdleTrim::new(idle),
             live: vec![0; (slots as usize).div_ceil(64)],
-            live_count: vec![0; groups],
-            swapped_in: vec![false; groups],
-            group_trims: 0,
-            swapin_dead_slots: 0,
+            pending: BTreeSet::new(),
+            batches: 0,
+            commands: 0,
+            slots: 0,
+            dropped: 0,
         }
     }
 
@@ -52,26 +53,29 @@ impl SwapInTrim {
 
     /// The device copy of `slot` is dead; true if it was live.
     fn kill(&mut self, slot: u32) -> bool {
-        if !self.is_live(slot) {
-            return false;
-        }
+        let was = self.is_live(slot);
         self.live[slot as usize / 64] &= !(1 << (slot % 64));
-        self.live_count[(slot / self.group) as usize] -= 1;
-        true
+        was
     }
 
-    /// TRIM `slot`'s group if nothing in it is live and a swap-in killed data in it.
-    fn maybe_trim(&mut self, slot: u32, map: &[u8], out: &mut Vec<(u32, u32)>) {
-        let g = (slot / self.group) as usize;
-        if self.live_count[g] > 0 || !self.swapped_in[g] {
-            return;
+    /// The full batch: its slots as runs of contiguous slots, one TRIM each, appended to `out`.
+    fn flush(&mut self, out: &mut Vec<(u32, u32)>) {
+        self.batches += 1;
+        let first = out.len();
+        let mut run: Option<(u32, u32)> = None;
+        for s in std::mem::take(&mut self.pending) {
+            self.slots += 1;
+            match run {
+                Some((a, n)) if a + n == s => run = Some((a, n + 1)),
+                _ => {
+                    if let Some(r) = run.replace((s, 1)) {
+                        out.push(r);
+                    }
+                }
+            }
         }
-        self.swapped_in[g] = false;
-        let first = g as u32 * self.group;
-        let n = self.group.min(map.len() as u32 - first);
-        self.idle.forget(first, n);
-        self.group_trims += 1;
-        out.push((first, n));
+        out.extend(run);
+        self.commands += (out.len() - first) as u64;
     }
 }
 
@@ -82,23 +86,24 @@ impl DiscardPolicy for SwapInTrim {
     fn whole_clusters(&self) -> bool {
         false
     }
-    fn slot_freed(&mut self, slot: u32, map: &[u8], out: &mut Vec<(u32, u32)>) {
-        self.idle.queue(slot);
-        if self.kill(slot) {
-            self.maybe_trim(slot, map, out);
+    fn slot_freed(&mut self, slot: u32, _map: &[u8], _out: &mut Vec<(u32, u32)>) {
+        self.kill(slot);
+        if !self.pending.contains(&slot) {
+            self.idle.queue(slot);
         }
     }
-    fn slot_read(&mut self, slot: u32, map: &[u8], out: &mut Vec<(u32, u32)>) {
+    fn slot_read(&mut self, slot: u32, _map: &[u8], out: &mut Vec<(u32, u32)>) {
         if self.kill(slot) {
-            self.swapin_dead_slots += 1;
-            self.swapped_in[(slot / self.group) as usize] = true;
-            self.maybe_trim(slot, map, out);
+            self.pending.insert(slot);
+            if self.pending.len() >= self.batch {
+                self.flush(out);
+            }
         }
     }
     fn slot_written(&mut self, slot: u32) {
-        if !self.is_live(slot) {
-            self.live[slot as usize / 64] |= 1 << (slot % 64);
-            self.live_count[(slot / self.group) as usize] += 1;
+        self.live[slot as usize / 64] |= 1 << (slot % 64);
+        if self.pending.remove(&slot) {
+            self.dropped += 1;
         }
     }
     fn discardable(&self, slot: u32, map: &[u8]) -> bool {
@@ -109,8 +114,11 @@ impl DiscardPolicy for SwapInTrim {
     }
     fn report(&self) -> serde_json::Value {
         let mut r = self.idle.report();
-        r["strim_group_trims"] = json!(self.group_trims);
-        r["strim_swapped_in_slots"] = json!(self.swapin_dead_slots);
+        r["strim_batches"] = json!(self.batches);
+        r["strim_trim_commands"] = json!(self.commands);
+        r["strim_trimmed_slots"] = json!(self.slots);
+        r["strim_dropped_slots"] = json!(self.dropped);
+        r["strim_pending_slots_end"] = json!(self.pending.len());
         r
     }
 }
@@ -120,58 +128,51 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_group_is_trimmed_once_every_written_slot_is_swapped_in_or_freed() {
-        let mut map = vec![0u8; 32];
+    fn swapped_in_slots_are_trimmed_in_batches_of_contiguous_runs() {
+        let mut map = vec![0x80u8; 64];
         map[0] = MAP_BAD;
-        let mut p = SwapInTrim::new(32, 8, &IdleTrimConfig::default());
+        let mut p = SwapInTrim::new(64, 6, &IdleTrimConfig::default());
         let mut out = Vec::new();
-        for s in 9..13 {
-            map[s] = 0x80;
-            p.slot_written(s as u32);
+        for s in [3, 4, 5, 9, 20, 21, 30] {
+            p.slot_written(s);
         }
-        // Three swap-ins: slot 12 still holds data.
-        for s in 9..12 {
+        for s in [4, 9, 3, 21, 5] {
             p.slot_read(s, &map, &mut out);
         }
+        assert!(out.is_empty(), "five of six");
+        // Slot 9 is written again (CDH: its page was evicted) before the batch: it leaves the batch.
+        p.slot_written(9);
+        p.slot_read(20, &map, &mut out);
         assert!(out.is_empty());
-        assert!(!p.discardable(12, &map) && p.discardable(9, &map));
-        // Freeing slot 12 completes the group: one TRIM of the whole 8-slot group.
-        map[12] = 0;
-        p.slot_freed(12, &map, &mut out);
-        assert_eq!(out, vec![(8, 8)]);
-        // Its freed slot left the idle queue with it.
-        assert_eq!(p.next_deferred(0, u64::MAX, &map), None);
-        // A group emptied by frees alone is not STRIM's business: the idle path trims it.
-        out.clear();
-        map[20] = 0x80;
-        p.slot_written(20);
-        map[20] = 0;
-        p.slot_freed(20, &map, &mut out);
-        assert!(out.is_empty());
-        assert_eq!(
-            p.next_deferred(0, u64::MAX, &map).map(|t| (t.1, t.2)),
-            Some((20, 1))
-        );
-        // The header is never discardable.
-        assert!(!p.discardable(0, &map));
+        p.slot_read(30, &map, &mut out);
+        assert_eq!(out, vec![(3, 3), (20, 2), (30, 1)]);
+        assert!(p.discardable(4, &map) && !p.discardable(9, &map) && !p.discardable(0, &map));
+        let r = p.report();
+        assert_eq!(r["strim_batches"], 1);
+        assert_eq!(r["strim_trim_commands"], 3);
+        assert_eq!(r["strim_trimmed_slots"], 6);
+        assert_eq!(r["strim_dropped_slots"], 1);
     }
 
     #[test]
-    fn a_rewrite_before_the_last_swap_in_keeps_the_group() {
-        let map = vec![0x80u8; 16];
-        let mut p = SwapInTrim::new(16, 8, &IdleTrimConfig::default());
+    fn freed_slots_go_to_idle_time_unless_a_batch_holds_them() {
+        let mut map = vec![0x80u8; 64];
+        let mut p = SwapInTrim::new(64, 100, &IdleTrimConfig::default());
         let mut out = Vec::new();
-        p.slot_written(1);
-        p.slot_written(2);
-        p.slot_read(1, &map, &mut out);
-        // Slot 1 is written again (CDH: the swapped-in page was evicted) before slot 2 is read.
-        p.slot_written(1);
-        p.slot_read(2, &map, &mut out);
-        assert!(out.is_empty(), "slot 1 holds data again");
-        p.slot_read(1, &map, &mut out);
-        assert_eq!(out, vec![(0, 8)]);
-        let r = p.report();
-        assert_eq!(r["strim_group_trims"], 1);
-        assert_eq!(r["strim_swapped_in_slots"], 3);
+        p.slot_written(7);
+        p.slot_written(8);
+        p.slot_read(7, &map, &mut out);
+        map[7] = 0;
+        map[8] = 0;
+        p.slot_freed(7, &map, &mut out);
+        p.slot_freed(8, &map, &mut out);
+        assert!(out.is_empty());
+        // Only slot 8 waits for idle time; slot 7 waits in the swap-in batch.
+        assert_eq!(
+            p.next_deferred(0, u64::MAX, &map).map(|t| (t.1, t.2)),
+            Some((8, 1))
+        );
+        assert_eq!(p.next_deferred(0, u64::MAX, &map), None);
+        assert_eq!(p.report()["strim_pending_slots_end"], 1);
     }
 }
