@@ -112,7 +112,7 @@ pub struct TraceConfig {
     /// Path of the trace (gz, bz2, xz and zst are decompressed transparently).
     pub path: String,
     /// Format: msr, blkparse, disksim, mqsim, ssdsim, fio, tencent, cloudphysics, systor17, heimdall,
-    /// wiscsee, arc, hp_srt (see docs/trace-formats.md).
+    /// wiscsee, arc, hp_srt, u32_blocks, kswap (see docs/trace-formats.md).
     pub format: TraceFormat,
     /// `error` (default), `wrap` or `scale`. One function fits every device (`source::map_lba`).
     #[serde(default = "d_lba")]
