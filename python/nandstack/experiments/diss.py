@@ -488,33 +488,45 @@ def _explain(cell, scenarios, trace_rows) -> list[str]:
     sc = scenarios[0]
     base, diss, cl = cell.get(("itrim", sc)), cell.get(("diss", sc)), cell.get(("cl_sdi", sc))
     sdr, sds = cell.get(("sdr", sc)), cell.get(("sds", sc))
+
+    def swap_share(c: dict[str, Any]) -> float:
+        return 100 * c["gc_migrated_swap_pages"] / max(c["gc_migrated_pages"], 1)
+
     if sdr and base:
-        share = sdr["gc_migrated_swap_pages"] / max(sdr["gc_migrated_pages"], 1)
         notes.append(
-            f"Where GC's work goes ({sc}): with the swap range registered but nothing else changed (SDR "
-            f"only: WAF {sdr['waf']:.3f} vs iTRIM {base['waf']:.3f}), {100 * share:.1f}% of the "
-            f"{sdr['gc_migrated_pages']:.0f} pages GC moved were swap data. In one write stream the victims "
-            "are blocks of aged data, whose survivors also fill the blocks swap writes land in, so "
-            "invalidating swap data sooner (CL-SDI, STRIM) leaves those blocks no emptier than the aged "
-            "ones and saves GC nothing."
+            f"Where GC's work goes ({sc}): with the swap range registered and nothing else changed (SDR "
+            f"only: WAF {sdr['waf']:.3f}, iTRIM {base['waf']:.3f}), {swap_share(sdr):.1f}% of the "
+            f"{sdr['gc_migrated_pages']:.0f} pages GC moved were swap data"
+            + (f" ({swap_share(cl):.1f}% under CL-SDI)" if cl else "")
+            + ". In one write stream the victims are blocks of aged data, whose survivors also fill the "
+            "blocks swap writes land in, so invalidating swap data sooner (CL-SDI, STRIM) leaves those "
+            "blocks no emptier than the aged ones and saves GC nothing."
         )
     if diss and base:
         notes.append(
-            f"With SDS the swap blocks hold swap data only: CL-SDI empties them, and GC takes them first — "
-            f"{100 * diss['gc_migrated_swap_pages'] / max(diss['gc_migrated_pages'], 1):.1f}% of DISS's GC "
-            f"moves are swap pages and GC moves "
+            f"With SDS the swap blocks hold swap data only: CL-SDI empties them and GC takes them first — "
+            f"{swap_share(diss):.1f}% of DISS's GC moves are swap pages, and GC moves "
             f"{diss['gc_writes_per_host_write']:.3f} pages per host page against iTRIM's "
             f"{base['gc_writes_per_host_write']:.3f}"
-            + (f"; SDS without CL-SDI: {sds['gc_writes_per_host_write']:.3f}." if sds else ".")
+            + (f" (SDS without CL-SDI: {sds['gc_writes_per_host_write']:.3f})." if sds else ".")
         )
     if cl and base:
         notes.append(
-            f"The price of CDH ({sc}): CL-SDI wrote {cl['cdh_rewrites']:.0f} swapped-in pages again "
-            f"({100 * cl['cdh_rewrites'] / max(cl['host_write_pages'], 1):.1f}% of its host writes; "
-            f"{100 * base['swap_ins_and_in'] / max(base['pswpin'], 1):.1f}% of iTRIM's swap-ins were "
-            "swap-ins-and-in). Its invalidations also dirty the mapping entries the reads loaded: "
-            f"{cl['translation_program_pages']:.0f} translation-page writes against iTRIM's "
-            f"{base['translation_program_pages']:.0f} (the paper counts that update as free)."
+            f"The price of CDH ({sc}): CL-SDI wrote {cl['cdh_rewrites']:.0f} swapped-in pages again, "
+            f"{100 * cl['cdh_rewrites'] / max(cl['host_write_pages'], 1):.1f}% of its host writes, though "
+            f"only {100 * base['swap_ins_and_in'] / max(base['pswpin'], 1):.1f}% of iTRIM's swap-ins were "
+            "swap-ins-and-in: CDH rewrites every page read from swap that is evicted clean — read-ahead "
+            "pages never used and pages never read again included — while Linux drops them. CL-SDI's "
+            "invalidations "
+            f"also dirty the mapping entries the reads loaded: {cl['translation_program_pages']:.0f} "
+            f"translation-page writes against iTRIM's {base['translation_program_pages']:.0f} (the paper "
+            "counts that update as free)."
+        )
+        notes.append(
+            f"Mean write latency is per request: CDH's rewrites go to the slots the pages still hold, "
+            f"scattered, so CL-SDI issues {cl['writes']:.0f} write requests of {cl['avg_write_kib']:.1f} KiB "
+            f"on average against iTRIM's {base['writes']:.0f} of {base['avg_write_kib']:.1f} KiB, and "
+            "small requests queue behind less — the mean per request falls although more is written."
         )
     st = cell.get(("strim", sc))
     if st and base:
@@ -530,16 +542,26 @@ def _explain(cell, scenarios, trace_rows) -> list[str]:
             f"iTRIM issued {base['idle_trim_commands']:.0f} idle-time TRIMs ({sc}) — none when the device "
             "is never idle for 100 ms while the apps run; freed slots then stay valid until rewritten."
         )
-    lost = [r for r in trace_rows if r["scheme"] == "cl_sdi" and r.get("trace_in_and_in") is not None]
-    if lost:
+    by = {(r["trace"], r["scheme"]): r for r in trace_rows}
+    names = sorted({r["trace"] for r in trace_rows})
+    pairs = [
+        (by[(n, "itrim")], by.get((n, "cl_sdi")), by.get((n, "diss"))) for n in names if (n, "itrim") in by
+    ]
+    if pairs:
+        cl_waf = _mean([c["waf"] / b["waf"] - 1 for b, c, _ in pairs if c])
+        d_waf = _mean([d["waf"] / b["waf"] - 1 for b, _, d in pairs if d])
+        exact = all(c["unmapped_read_pages"] == c["trace_in_and_in"] for _, c, _ in pairs if c)
         notes.append(
-            "Kernel captures under CL-SDI without CDH: "
+            f"Kernel captures ({len(pairs)}), where swap data is all the device holds besides the aged data: "
+            f"CL-SDI changes WAF by {100 * cl_waf:+.1f}% and DISS by {100 * d_waf:+.1f}% on average against "
+            "the plain replay; under CL-SDI the reads that found invalidated data "
+            + ("equal" if exact else "do not all equal")
+            + " each capture's swap-ins-and-in counted from its CSV — every one a page a kernel without CDH "
+            "would have lost ("
             + ", ".join(
-                f"{r['trace'].replace('kswap_', '')} {r['unmapped_read_pages']:.0f} reads of invalidated "
-                f"pages (capture: {r['trace_in_and_in']} swap-ins-and-in)"
-                for r in lost
+                f"{c['trace'].replace('kswap_', '')} {c['unmapped_read_pages']:.0f}" for _, c, _ in pairs if c
             )
-            + " — each one a page the real kernel would have lost."
+            + ")."
         )
     return notes
 
