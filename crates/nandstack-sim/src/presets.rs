@@ -32,7 +32,7 @@ pub struct Preset {
 }
 
 /// Every preset, the default job (`make run`) first.
-pub const PRESETS: [Preset; 8] = [
+pub const PRESETS: [Preset; 10] = [
     Preset {
         name: "block-tlc-consumer",
         description: "consumer TLC NVMe SSD (970 EVO Plus class, 64 planes, DRAM write buffer, background GC), \
@@ -76,6 +76,20 @@ pub const PRESETS: [Preset; 8] = [
         name: "host-swap-block",
         description: "memtouch in a 64 MiB cgroup swapping 192 MiB to a consumer TLC SSD (Linux-like host)",
         toml: include_str!("../presets/host-swap-block.toml"),
+        spec: None,
+    },
+    Preset {
+        name: "host-swap-diss",
+        description: "DISS: a 2 GiB phone switching apps (Video scenario) swaps to the paper's 32 GiB device, \
+                      75% aged; swap range registered, CL-SDI + SDS on the device, CDH on the host",
+        toml: include_str!("../presets/host-swap-diss.toml"),
+        spec: None,
+    },
+    Preset {
+        name: "host-swap-strim",
+        description: "STRIM: the host-swap-diss phone and device, the host TRIMming swapped-in data per 2 MiB \
+                      of slots (with CDH), no device-side invalidation",
+        toml: include_str!("../presets/host-swap-strim.toml"),
         spec: None,
     },
     Preset {

@@ -103,6 +103,8 @@ pub struct BlockKeys {
     /// DISS CL-SDI: flash copies of swap-range 4 KiB pages invalidated by the read that swapped them in
     /// (buffered ones dropped: `caches.write_buffer_swap_dropped_pages`).
     pub swap_invalidated_pages: u64,
+    /// GC-migrated 4 KiB pages in the registered swap range (DISS; 0 without a registered range).
+    pub gc_migrated_swap_pages: u64,
     pub unmapped_read_pages: u64,
     /// Erases per block over the device's life (preconditioning included).
     pub erase_count_lifetime: Summary,
@@ -295,6 +297,7 @@ fn block_keys(b: &BlockSsd, sim_ns: u64, timing_planes: bool) -> BlockKeys {
         partial_page_writes: c.partial_unit_writes + h.buffer_partial_merges,
         trimmed_pages: c.trimmed_units,
         swap_invalidated_pages: c.swap_invalidated_units,
+        gc_migrated_swap_pages: c.gc_migrated_swap_units,
         unmapped_read_pages: c.unmapped_read_units,
         erase_count_lifetime: ftl.lifetime_erase_summary(),
         blocks_past_endurance: ftl.blocks_past_endurance(),

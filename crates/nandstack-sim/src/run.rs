@@ -7,9 +7,9 @@
 
 use std::time::Instant;
 
-use nandstack_core::{Error, Result, MAPPING_UNIT_BYTES};
+use nandstack_core::{Error, Nanos, Result, MAPPING_UNIT_BYTES};
 use nandstack_device::hybrid::{ManagerKind, QTable};
-use nandstack_device::{Command, Device};
+use nandstack_device::{Command, Device, ExtCommand};
 use nandstack_workload::perm::Permutation;
 use nandstack_workload::{BlockGenerator, BlockRequest, Op};
 
@@ -18,7 +18,9 @@ use nandstack_device::spec::{
 };
 
 use crate::build::as_hybrid;
-use crate::config::{DeviceKindName, FillOrder, SimConfig, WorkloadKind, WorkloadSpec};
+use crate::config::{
+    DeviceKindName, FillOrder, SimConfig, SwapRangeConfig, WorkloadKind, WorkloadSpec,
+};
 use crate::drive::{self, Checks};
 use crate::progress::Ticker;
 use crate::report::{Report, RunFacts, WorkloadInfo};
@@ -122,7 +124,7 @@ fn run_checked(
     for (i, w) in cfg.pretrain.iter().enumerate() {
         let seed = pretrain_seed(cfg.seed, i);
         let mut dev = build_device(&learning, seed, opts.verify, q_table.take())?;
-        let gen = prepare(&cfg, dev.as_mut(), seed, opts.verify, &mut ticker)?;
+        let gen = prepare(&cfg, dev.as_mut(), seed, opts.verify, &mut ticker, None)?;
         let (info, m) = measure(
             &cfg,
             w,
@@ -151,7 +153,7 @@ fn run_checked(
         }));
     }
     let mut dev = build_device(&cfg.device, cfg.seed, opts.verify, q_table)?;
-    let gen = prepare(&cfg, dev.as_mut(), cfg.seed, opts.verify, &mut ticker)?;
+    let gen = prepare(&cfg, dev.as_mut(), cfg.seed, opts.verify, &mut ticker, None)?;
     let t1 = Instant::now();
     let (workload, measured) = measure(
         &cfg,
@@ -189,17 +191,21 @@ fn run_checked(
 
 /// Fill and warm up, then leave the device idle with zeroed counters. Returns the warm-up's synthetic
 /// generator: a synthetic measured phase continues its stream (the requests it generated ahead for the
-/// prefetch pipeline are dropped), so the measured requests never repeat the warm-up's.
-fn prepare(
+/// prefetch pipeline are dropped), so the measured requests never repeat the warm-up's. `fractions`:
+/// the fill fraction and warm-up multiple to use instead of the device kind's defaults (host programs).
+pub(crate) fn prepare(
     cfg: &SimConfig,
     dev: &mut dyn Device,
     seed: u64,
     verify: bool,
     ticker: &mut Ticker,
+    fractions: Option<(f64, f64)>,
 ) -> Result<BlockGenerator> {
     let kind = cfg.device.kind;
+    let (fill_fraction, warmup) =
+        fractions.unwrap_or((cfg.precondition.fill(kind), cfg.precondition.warmup(kind)));
     let units = dev.capacity_bytes() / MAPPING_UNIT_BYTES;
-    let fill = (units as f64 * cfg.precondition.fill(kind)) as u64;
+    let fill = (units as f64 * fill_fraction) as u64;
     if fill > 0 {
         ticker.phase("precondition", fill)?;
         let mut checks = periodic(cfg, fill, verify);
@@ -218,7 +224,7 @@ fn prepare(
             checks.maybe(dev, i)?;
         }
     }
-    let target = (dev.capacity_bytes() as f64 * cfg.precondition.warmup(kind)) as u64;
+    let target = (dev.capacity_bytes() as f64 * warmup) as u64;
     let mut gen = BlockGenerator::new(&cfg.workload.synthetic, dev.capacity_bytes(), seed)?;
     if target > 0 {
         ticker.phase("warmup", target)?;
@@ -278,6 +284,9 @@ fn measure(
         WorkloadKind::Synthetic => (Source::synthetic(gen, w.synthetic.requests), String::new()),
         WorkloadKind::Trace => {
             let t = w.trace.as_ref().expect("validated");
+            if let Some(r) = &t.swap_range {
+                register_swap_range(dev, r)?;
+            }
             (Source::trace(t, capacity, ticker)?, t.path.clone())
         }
         WorkloadKind::Standin => {
@@ -326,6 +335,26 @@ fn measure(
         },
         measured,
     ))
+}
+
+/// DISS SDR for a replayed swap trace: the host's swapon registration, before the first request.
+fn register_swap_range(dev: &mut dyn Device, r: &SwapRangeConfig) -> Result<()> {
+    let cmd = Command::Ext(ExtCommand::RegisterSwapRange {
+        offset: r.offset_mib << 20,
+        len: r.size_mib << 20,
+    });
+    let kind = dev.kind().name();
+    dev.submit(Nanos::ZERO, cmd)
+        .map(|_| ())
+        .map_err(|e| match e {
+            Error::Unsupported(_) => Error::config(
+                "workload.trace.swap_range",
+                format!(
+                    "the {kind} device does not implement the register_swap_range command (DISS)"
+                ),
+            ),
+            other => other,
+        })
 }
 
 /// The seed of the `i`-th pre-training run (0-based): distinct from the measured run's and from each other.

@@ -136,3 +136,16 @@ fn block_swap_on_a_zoned_device_is_refused_by_name() {
         "{e}"
     );
 }
+
+/// ZNSwap starts from empty zones: aging the zoned device under it is refused by name, not left to
+/// fail later as a zone-protocol error.
+#[test]
+fn preconditioning_under_znswap_is_refused_by_name() {
+    let toml = nandstack_sim::presets::preset("host-znswap").unwrap().toml;
+    let toml = format!("{toml}\n[precondition]\nfill_fraction = 0.5\n");
+    let cfg = nandstack_sim::config::SimConfig::from_toml(&toml).unwrap();
+    let e = nandstack_sim::run::run(cfg, &Default::default(), &mut |_| true)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("precondition") && e.contains("ZNSwap"), "{e}");
+}

@@ -568,6 +568,7 @@ fn samples(format: TraceFormat) -> &'static [u8] {
         // Header with a sector size, then two 56-byte records (big-endian words).
         TraceFormat::HpSrt => HP_SAMPLE,
         TraceFormat::U32Blocks => &[1, 0, 0, 0, 0x49, 0x46, 0x12, 0x00],
+        TraceFormat::Kswap => b"time_s,op,sector,sectors,comm\n8911.668896,W,8,1024,memtouch\n8911.669213,R,1032,8,memtouch\n8911.7,D,2048,4096,kworker\n",
     }
 }
 

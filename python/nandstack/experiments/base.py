@@ -30,6 +30,7 @@ __all__ = [
     "config_task",
     "fifo_waf",
     "make_hybrid_task",
+    "make_preset_task",
     "make_task",
     "plane_device",
     "random_waf",
@@ -112,6 +113,26 @@ class Experiment:
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip().lower() or " " in self.name:
             raise ValueError(f"experiment name `{self.name}` must be lower-case with no spaces")
+
+
+def make_preset_task(
+    preset: str, overrides: Mapping[str, Any], params: Mapping[str, Any], drop: Sequence[str] = ()
+) -> Task:
+    """A `Task` for the named preset (`nandstack run --list-presets`) without its top-level sections
+    `drop`, with dotted `overrides` applied (a table or array value replaces the whole value); `params`
+    as for `make_task`."""
+    import copy
+
+    from .. import _toml
+    from .._core import preset_toml
+    from ..config import set_path, split_key
+
+    config = _toml.loads(preset_toml(preset))
+    for key in drop:
+        config.pop(key, None)
+    for key, value in overrides.items():
+        set_path(config, split_key(key), copy.deepcopy(value))
+    return _task(config, params)
 
 
 def make_task(overrides: Mapping[str, Any], params: Mapping[str, Any]) -> Task:

@@ -211,6 +211,14 @@ impl Ftl {
                 self.counters.gc_read_pages += pages_read;
                 self.counters.program_units_gc += n;
                 self.counters.gc_migrated_units += n;
+                if let Some((a, b)) = self.swap_range {
+                    let swap = self
+                        .scratch
+                        .iter()
+                        .filter(|m| (a..b).contains(&m.1))
+                        .count();
+                    self.counters.gc_migrated_swap_units += swap as u64;
+                }
             }
             _ => {
                 self.counters.wear_leveling_read_pages += pages_read;

@@ -21,6 +21,10 @@ impl Device for BlockSsd {
         self.logical_bytes()
     }
     fn submit(&mut self, at: Nanos, cmd: Command<'_>) -> Result<Completion> {
+        let (read, before) = (
+            matches!(cmd, Command::Read { .. }),
+            self.ftl.counters().unmapped_read_units,
+        );
         let done = match cmd {
             Command::Read { offset, len } => self.read(offset, len, at.0)?,
             Command::Write { offset, len, .. } => self.write(offset, len, at.0)?,
@@ -31,7 +35,15 @@ impl Device for BlockSsd {
             }
             other => return Err(unsupported(DeviceKind::Block, &other)),
         };
-        Ok(Completion::at(Nanos(done.max(at.0))))
+        Ok(Completion {
+            done: Nanos(done.max(at.0)),
+            unmapped_units: if read {
+                self.ftl.counters().unmapped_read_units - before
+            } else {
+                0
+            },
+            ..Completion::default()
+        })
     }
     fn stats(&self) -> DeviceStats {
         let c = self.ftl.counters();

@@ -4,7 +4,8 @@
 //! * read-after-write versions hold through random writes, overwrites, TRIMs and reads (checked by the
 //!   device in verification mode, at every read and by `verify_all` at the end);
 //! * a read of a never-written or trimmed unit costs no flash read (checked against a shadow map kept
-//!   here, independently of the device);
+//!   here, independently of the device), and a device that reports such units
+//!   (`Completion::unmapped_units`) reports exactly them;
 //! * out-of-range commands are `OutOfRange`, unimplemented ones `Unsupported`, protocol violations
 //!   `Protocol` — and a failed command changes no counter;
 //! * commands contending for one resource complete in submission order.
@@ -118,11 +119,10 @@ fn block_and_hybrid_devices_keep_the_contract_under_random_commands() {
                 6..=8 => Command::read(off, len),
                 _ => Command::trim(off, len),
             };
-            let done = d
+            let c = d
                 .submit(Nanos(now), cmd)
-                .unwrap_or_else(|e| panic!("{name}: command {i}: {e}"))
-                .done
-                .0;
+                .unwrap_or_else(|e| panic!("{name}: command {i}: {e}"));
+            let done = c.done.0;
             assert!(
                 done >= now,
                 "{name}: command {i} completed before submission"
@@ -134,6 +134,15 @@ fn block_and_hybrid_devices_keep_the_contract_under_random_commands() {
             match op {
                 0..=5 => mapped[range].iter_mut().for_each(|m| *m = true),
                 6..=8 => {
+                    // Units that read as no data: exactly the shadow's unmapped ones on a device that
+                    // reports them (the block SSD), 0 on one that does not.
+                    let empty = mapped[range.clone()].iter().filter(|m| !**m).count() as u64;
+                    assert!(
+                        c.unmapped_units == empty
+                            || (c.unmapped_units == 0 && !name.starts_with("block")),
+                        "{name}: command {i} reported {} unmapped units, {empty} expected",
+                        c.unmapped_units
+                    );
                     if mapped[range].iter().all(|m| !m) {
                         assert_eq!(
                             d.stats().flash_read_pages,

@@ -152,18 +152,34 @@ pub enum DiscardMode {
     /// Fine-grained: discard each aligned group of `slots` slots as soon as all its slots are free
     /// (not in Linux; the DISS-style alternative).
     Fine,
+    /// iTRIM (DISS baseline): freed slots are queued and TRIMmed when the device is idle
+    /// (`[host.swap.discard.idle]`).
+    Itrim,
+    /// STRIM (DISS): the slots of swapped-in pages are TRIMmed in batches of `strim_slots`, contiguous
+    /// slots merged into one command; freed slots as iTRIM does (needs `host.swap.clean_data_handler`,
+    /// or swapped-in pages evicted clean are lost).
+    Strim,
 }
 
 /// Discard policy.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DiscardConfig {
-    /// `off`, `cluster` or `fine`. Default `off`.
+    /// `off`, `cluster`, `fine`, `itrim` or `strim`. Default `off`.
     #[serde(default = "d_discard")]
     pub mode: DiscardMode,
     /// Group size of `fine` discard, slots (4 KiB each). Default 8.
     #[serde(default = "d_fine")]
     pub slots: u32,
+    /// `strim`: swapped-in slots per batch of TRIMs. Default 512 (2 MiB).
+    #[serde(default = "d_strim")]
+    pub strim_slots: u32,
+    /// Idle-time TRIM of freed slots (`itrim`, `strim`).
+    #[serde(default)]
+    pub idle: super::diss::IdleTrimConfig,
+}
+fn d_strim() -> u32 {
+    512
 }
 fn d_discard() -> DiscardMode {
     DiscardMode::Off
@@ -176,6 +192,8 @@ impl Default for DiscardConfig {
         DiscardConfig {
             mode: d_discard(),
             slots: d_fine(),
+            strim_slots: d_strim(),
+            idle: Default::default(),
         }
     }
 }
@@ -232,6 +250,14 @@ pub struct SwapConfig {
     /// `{ kind = "block" }`.
     #[serde(default)]
     pub backend: SwapBackendConfig,
+    /// DISS SDR: at swapon, register the partition's LBA range with the device (the cross-layer
+    /// `register_swap_range` command; a device without it is an error). Default false.
+    #[serde(default)]
+    pub register_range: bool,
+    /// DISS CDH (clean-data handler): every page read from swap is marked dirty, so it is written again
+    /// if evicted (needed when swapped-in data is invalidated on the device: CL-SDI, STRIM). Default false.
+    #[serde(default)]
+    pub clean_data_handler: bool,
 }
 
 /// `[host.swap.backend]`: the swap backend (`crates/nandstack-host/src/swap/backend/`).
@@ -296,6 +322,8 @@ impl Default for SwapConfig {
             slot_cache: 0,
             max_request_kib: d_maxreq(),
             backend: SwapBackendConfig::default(),
+            register_range: false,
+            clean_data_handler: false,
         }
     }
 }
@@ -555,6 +583,15 @@ impl HostConfig {
                 ),
             ));
         }
+        if s.discard.mode == DiscardMode::Strim
+            && (s.discard.strim_slots == 0 || s.discard.strim_slots > 1 << 20)
+        {
+            return Err(bad(
+                "host.swap.discard.strim_slots",
+                format!("is {}: must be in [1, 1048576]", s.discard.strim_slots),
+            ));
+        }
+        s.discard.idle.validate()?;
         if self.readahead.page_cluster > 5 {
             return Err(bad(
                 "host.readahead.page_cluster",

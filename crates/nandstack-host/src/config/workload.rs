@@ -286,6 +286,13 @@ pub struct MobileConfig {
     /// Fraction of anonymous references that write. Default 0.3.
     #[serde(default = "d_wr")]
     pub write_ratio: f64,
+    /// Fraction of each app's anonymous pages that are only read after the launch wrote them (decoded
+    /// resources, caches kept in the heap): references to them never write. Default 0.
+    #[serde(default)]
+    pub read_mostly_fraction: f64,
+    /// Fraction of references to the shared data file that write. Default: `write_ratio`.
+    #[serde(default)]
+    pub data_write_ratio: Option<f64>,
     /// Zipf exponent of page popularity inside an app. Default 0.9.
     #[serde(default = "d_app_theta")]
     pub zipf_theta: f64,
@@ -434,6 +441,10 @@ impl WorkloadConfig {
                     return Err(Error::config(k("minute_ms"), "must be ≥ 1"));
                 }
                 ratio(&k("write_ratio"), c.write_ratio)?;
+                ratio(&k("read_mostly_fraction"), c.read_mostly_fraction)?;
+                if let Some(d) = c.data_write_ratio {
+                    ratio(&k("data_write_ratio"), d)?;
+                }
                 if !(c.zipf_theta.is_finite() && c.zipf_theta > 0.0 && c.zipf_theta < 10.0) {
                     return Err(Error::config(k("zipf_theta"), "must be in (0, 10)"));
                 }

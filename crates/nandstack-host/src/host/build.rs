@@ -16,7 +16,9 @@ use crate::pagecache::PageCache;
 use crate::reclaim::{ClockReclaim, FifoReclaim, LinuxReclaim, ReclaimPolicy};
 use crate::swap::alloc::{ClusterAllocator, ClusterV5Allocator, NextFitAllocator, SlotAllocator};
 use crate::swap::backend::{BlockSwap, LoopSwap, SwapBackend};
-use crate::swap::discard::{ClusterDiscard, DiscardPolicy, FineDiscard, NoDiscard};
+use crate::swap::discard::{
+    ClusterDiscard, DiscardPolicy, FineDiscard, IdleTrim, NoDiscard, SwapInTrim,
+};
 use crate::swap::readahead::{ClusterReadahead, NoReadahead, Readahead, VmaReadahead};
 use crate::swap::{SwapArea, SwapGeometry};
 use crate::vm::memcg::Memcg;
@@ -113,6 +115,12 @@ impl Host {
             DiscardMode::Off => Box::new(NoDiscard),
             DiscardMode::Cluster => Box::new(ClusterDiscard),
             DiscardMode::Fine => Box::new(FineDiscard::new(h.swap.discard.slots)),
+            DiscardMode::Itrim => Box::new(IdleTrim::new(&h.swap.discard.idle)),
+            DiscardMode::Strim => Box::new(SwapInTrim::new(
+                (nslots as u32).max(1).div_ceil(h.swap.cluster_slots) * h.swap.cluster_slots,
+                h.swap.discard.strim_slots,
+                &h.swap.discard.idle,
+            )),
         };
         let whole = discard.whole_clusters();
         if whole && h.swap.allocator == SwapAllocatorKind::NextFit {
@@ -146,10 +154,19 @@ impl Host {
             cpus,
             slot_cache: h.swap.slot_cache,
         };
+        if h.swap.register_range && !matches!(h.swap.backend, SwapBackendConfig::Block) {
+            return Err(Error::config(
+                "host.swap.register_range",
+                "registers the swap partition with the block device below \
+                 (register_swap_range); needs host.swap.backend.kind = \"block\"",
+            ));
+        }
         let simple =
             |backend: Box<dyn SwapBackend>| SwapArea::new(geometry, &make, discard, backend);
         let mut swap = match &h.swap.backend {
-            SwapBackendConfig::Block => simple(Box::new(BlockSwap::new(swap_off))),
+            SwapBackendConfig::Block => simple(Box::new(
+                BlockSwap::new(swap_off).registering(h.swap.register_range),
+            )),
             SwapBackendConfig::Loop {
                 request_us,
                 page_us,
@@ -176,6 +193,7 @@ impl Host {
             }
         };
         swap.zswap = crate::zswap::build(h, frames, swap.map.len(), verify)?;
+        swap.swapins.cdh = h.swap.clean_data_handler;
         let ra: Box<dyn Readahead> = match h.readahead.policy {
             ReadaheadPolicyKind::Vma => Box::new(VmaReadahead::new(h.readahead.page_cluster)),
             ReadaheadPolicyKind::Cluster => {

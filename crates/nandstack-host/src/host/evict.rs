@@ -100,6 +100,9 @@ impl Host {
         debug_assert!(is_present(pte) && pte_frame(pte) == f);
         if pte & PTE_DIRTY != 0 {
             self.mark_dirty(f, now);
+            if fr.has(F_SWAPCACHE) {
+                self.swap.swapins.dirtied(fr.key);
+            }
         }
         let fr = &mut self.vm.frames[f as usize];
         fr.clear(F_MAPPED);
@@ -256,8 +259,11 @@ impl Host {
                 IoKind::Write => b.write(sub, &pages, &mut done),
                 _ => b.read(sub, &pages, &mut done),
             });
-            self.swap_pages = pages;
             r?;
+            if kind == IoKind::Write {
+                self.swap.swapped_out(&pages);
+            }
+            self.swap_pages = pages;
             if kind == IoKind::Write {
                 self.apply_swap_moves()?;
             }

@@ -6,6 +6,7 @@ use nandstack_core::{Error, Result};
 
 use super::{Ctx, FaultKind, Host};
 use crate::block::{IoKind, Region};
+use crate::swap::backend::SwapPage;
 use crate::swap::readahead::RaInput;
 use crate::swap::{map_count, MAP_CACHE};
 use crate::vm::page::*;
@@ -19,6 +20,7 @@ impl Host {
         // zswap's writeback worker runs beside the program: bring it up to now.
         self.zswap_worker_run(ctx.now)?;
         self.sync_pool_frames();
+        self.idle_discards(ctx.now)?;
         let pi = self.vm.proc_of(vpn);
         let pte = self.vm.ptes[vpn as usize];
         let kind = if is_present(pte) {
@@ -206,7 +208,7 @@ impl Host {
         }
         debug_assert!(win.iter().any(|&(v, _)| v == vpn));
         let m = self.vm.procs[pi].memcg;
-        let mut n = self.swapin_window(ctx, m, vpn, &win, ra_pages > 1)?;
+        let mut n = self.swapin_window(ctx, m, vpn, write, &win, ra_pages > 1)?;
         // Reclaim run by a later allocation of the window may have freed the faulting page once its
         // read was done (a plug flushed early): read it again, alone (`__read_swap_cache_async` of
         // the target after the readahead loop). A backend's GC run by that reclaim may have moved
@@ -215,7 +217,7 @@ impl Host {
         while self.swap.cache[slot as usize] == NONE || is_shadow(self.swap.cache[slot as usize]) {
             win.clear();
             win.push((vpn, slot));
-            n += self.swapin_window(ctx, m, vpn, &win, false)?;
+            n += self.swapin_window(ctx, m, vpn, write, &win, false)?;
             slot = pte_slot(self.vm.ptes[vpn as usize]);
         }
         self.ra_buf = win;
@@ -241,6 +243,7 @@ impl Host {
         ctx: &mut Ctx,
         m: u16,
         vpn: u32,
+        write: bool,
         win: &[(u32, u32)],
         plugged: bool,
     ) -> Result<u64> {
@@ -270,6 +273,10 @@ impl Host {
             let shadow = self.swap.cache[s as usize];
             let fr = &mut self.vm.frames[f as usize];
             fr.set(F_ANON | F_SWAPCACHE | F_LOCKED);
+            if self.swap.swapins.cdh {
+                // DISS CDH: a page read from swap is dirty (the device may drop its copy).
+                fr.set(F_DIRTY);
+            }
             if v != vpn {
                 fr.set(F_READAHEAD);
                 self.stats.readahead_pages += 1;
@@ -289,6 +296,15 @@ impl Host {
                 continue;
             }
             n += 1;
+            // Swap-in kinds (DISS) and swap-in TRIM (STRIM) follow the device reads.
+            let page = SwapPage {
+                slot: s,
+                vpn: v,
+                memcg: m,
+            };
+            let write_slot = if write && v == vpn { s } else { NONE };
+            self.swap
+                .swapped_in(std::slice::from_ref(&page), write_slot);
             self.submit_bio(ctx, IoKind::Read, Region::Swap, self.swap.offset(s), f)?;
         }
         self.sync_pool_frames();

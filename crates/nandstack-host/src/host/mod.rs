@@ -4,6 +4,7 @@
 //! flusher in [`flush`], invariants in [`verify`].
 
 pub mod build;
+mod diss;
 pub mod evict;
 pub mod fault;
 pub mod flush;
@@ -422,7 +423,7 @@ impl Host {
         if self.swap.to_discard.is_empty() {
             return Ok(());
         }
-        let v = std::mem::take(&mut self.swap.to_discard);
+        let v = self.swap.take_discards();
         for &(first, n, cluster) in &v {
             let done = self
                 .swap

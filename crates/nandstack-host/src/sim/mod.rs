@@ -215,6 +215,7 @@ impl Sim {
         self.host.zswap_worker_run(now)?;
         self.host.process_completions(now);
         self.host.swap_backend_tick(now)?;
+        self.host.idle_discards(now)?;
         self.host.flusher_tick(now)?;
         self.series.sample(now, &self.host, false);
         if self.host.verify && self.host.stats.references >= self.next_verify {

@@ -11,10 +11,12 @@ pub mod alloc;
 pub mod backend;
 pub mod discard;
 pub mod readahead;
+pub mod swapin;
 
 use alloc::SlotAllocator;
-use backend::SwapBackend;
+use backend::{SwapBackend, SwapPage};
 use discard::DiscardPolicy;
+use swapin::SwapIns;
 
 use crate::vm::page::NONE;
 
@@ -81,6 +83,10 @@ pub struct SwapArea {
     scratch: Vec<(u32, u32)>,
     scratch_cl: Vec<u32>,
     pub stats: SwapStats,
+    /// Swap-in history (normal vs swap-in-and-in) and the clean-data handler (DISS).
+    pub swapins: SwapIns,
+    /// Slots left out of queued discards because they held data again when issued.
+    pub discards_filtered: u64,
 }
 
 /// Shape of a swap area.
@@ -149,6 +155,8 @@ impl SwapArea {
             scratch: Vec::new(),
             scratch_cl: Vec::new(),
             stats: SwapStats::default(),
+            swapins: SwapIns::new(padded, false),
+            discards_filtered: 0,
         }
     }
 
@@ -314,6 +322,7 @@ impl SwapArea {
         if let Some(z) = self.zswap.as_mut() {
             z.invalidate(slot);
         }
+        self.swapins.freed(slot);
         self.backend.slot_freed(slot);
         self.alloc.free(slot);
         self.discard.slot_freed(slot, &self.map, &mut self.scratch);
@@ -371,6 +380,71 @@ impl SwapArea {
         // `to` is counted in `used` in place of `from`.
         self.map[f] = 0;
         self.notify_freed(from);
+    }
+
+    /// The pages of one swap-in were read from the device; `write_fault_slot` is the faulting page's
+    /// slot if the fault writes (that page is dirty anyway), else `NONE`.
+    pub fn swapped_in(&mut self, pages: &[SwapPage], write_fault_slot: u32) {
+        for p in pages {
+            self.swapins.read(p.slot, p.slot == write_fault_slot);
+            self.discard.slot_read(p.slot, &self.map, &mut self.scratch);
+        }
+        for (s, n) in self.scratch.drain(..) {
+            self.to_discard.push((s, n, NONE));
+        }
+    }
+
+    /// The writes of `pages` were submitted.
+    pub fn swapped_out(&mut self, pages: &[SwapPage]) {
+        for p in pages {
+            self.swapins.written(p.slot);
+            self.discard.slot_written(p.slot);
+        }
+    }
+
+    /// The queued discards, as they are issued now: cluster discards whole, other ranges cut to the
+    /// slots that may still be discarded (a slot written again meanwhile is left out).
+    pub fn take_discards(&mut self) -> Vec<(u32, u32, u32)> {
+        let queued = std::mem::take(&mut self.to_discard);
+        let mut out = Vec::with_capacity(queued.len());
+        for (first, n, cluster) in queued {
+            if cluster != NONE {
+                out.push((first, n, cluster));
+                continue;
+            }
+            let mut s = first;
+            while s < first + n {
+                if !self.discard.discardable(s, &self.map) {
+                    self.discards_filtered += 1;
+                    s += 1;
+                    continue;
+                }
+                let a = s;
+                while s < first + n && self.discard.discardable(s, &self.map) {
+                    s += 1;
+                }
+                out.push((a, s - a, NONE));
+            }
+        }
+        out
+    }
+
+    /// The next deferred (idle-time) discard to issue before `now`, the device idle since `idle_from`:
+    /// `(submission time, first slot, slots)`.
+    pub fn next_deferred(&mut self, idle_from: u64, now: u64) -> Option<(u64, u32, u32)> {
+        self.discard.next_deferred(idle_from, now, &self.map)
+    }
+
+    /// The report's `swap.discard`: the policy, its own figures, and the slots left out of queued
+    /// discards when they were issued.
+    pub fn discard_section(&self) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        m.insert("policy".into(), self.discard.name().into());
+        m.insert("filtered_slots".into(), self.discards_filtered.into());
+        if let serde_json::Value::Object(o) = self.discard.report() {
+            m.extend(o);
+        }
+        serde_json::Value::Object(m)
     }
 
     /// The discard of whole cluster `cluster` completes at `done`.

@@ -3,6 +3,7 @@
 //! determinism, outputs (block trace, reference files) and bad input.
 
 mod cswap;
+mod diss;
 mod errors;
 mod outputs;
 mod scenarios;

@@ -13,7 +13,9 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-pub use workload::{IoConfig, IoMode, LbaPolicy, TraceConfig, WorkloadKind, WorkloadSpec};
+pub use workload::{
+    IoConfig, IoMode, LbaPolicy, SwapRangeConfig, TraceConfig, WorkloadKind, WorkloadSpec,
+};
 
 /// A whole simulation.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
@@ -56,7 +58,8 @@ pub enum FillOrder {
 #[serde(deny_unknown_fields)]
 pub struct PreconditionConfig {
     /// Fraction of the logical space written before the run (the "aged ratio"), in [0, 1] (hybrid:
-    /// [0, 0.95], written sequentially to QLC). Default 1 for a block device, 0 for a hybrid or zoned one.
+    /// [0, 0.95], written sequentially to QLC). Default 1 for a block device, 0 for a hybrid or zoned one
+    /// and for host programs (which start on a fresh device unless this or the warm-up is set).
     #[serde(default)]
     pub fill_fraction: Option<f64>,
     /// `sequential` (default) or `random`.
@@ -64,7 +67,7 @@ pub struct PreconditionConfig {
     pub fill_order: FillOrder,
     /// Steady-state warm-up: run the synthetic workload until it has written this many times the
     /// logical capacity, then reset counters and measure. Default 1.0 for a block device, 0 for a hybrid
-    /// or zoned one; 0 disables.
+    /// or zoned one and for host programs; 0 disables.
     #[serde(default)]
     pub warmup_capacity_multiples: Option<f64>,
 }
@@ -268,9 +271,15 @@ impl SimConfig {
             Some(v) => part(v, "precondition")?,
             None => PreconditionConfig::default(),
         };
-        // The effective config states the kind's defaults.
-        precondition.fill_fraction = Some(precondition.fill(device.kind));
-        precondition.warmup_capacity_multiples = Some(precondition.warmup(device.kind));
+        // The effective config states the kind's defaults (host programs: a fresh device).
+        if workload.kind == WorkloadKind::Host {
+            precondition.fill_fraction = Some(precondition.fill_fraction.unwrap_or(0.0));
+            precondition.warmup_capacity_multiples =
+                Some(precondition.warmup_capacity_multiples.unwrap_or(0.0));
+        } else {
+            precondition.fill_fraction = Some(precondition.fill(device.kind));
+            precondition.warmup_capacity_multiples = Some(precondition.warmup(device.kind));
+        }
         let run = match top.remove("run") {
             Some(v) => part(v, "run")?,
             None => RunConfig::default(),

@@ -112,7 +112,7 @@ pub struct TraceConfig {
     /// Path of the trace (gz, bz2, xz and zst are decompressed transparently).
     pub path: String,
     /// Format: msr, blkparse, disksim, mqsim, ssdsim, fio, tencent, cloudphysics, systor17, heimdall,
-    /// wiscsee, arc, hp_srt (see docs/trace-formats.md).
+    /// wiscsee, arc, hp_srt, u32_blocks, kswap (see docs/trace-formats.md).
     pub format: TraceFormat,
     /// `error` (default), `wrap` or `scale`. One function fits every device (`source::map_lba`).
     #[serde(default = "d_lba")]
@@ -141,6 +141,22 @@ pub struct TraceConfig {
     /// skipped and counted (`trace.malformed_rows`). Binary formats are always strict.
     #[serde(default)]
     pub malformed: Malformed,
+    /// DISS: before the replay, register this range of the device as the swap partition (the
+    /// cross-layer `register_swap_range` command the host sends at swapon), e.g. for a capture of a
+    /// swap device (`format = "kswap"`). Default: none.
+    #[serde(default)]
+    pub swap_range: Option<SwapRangeConfig>,
+}
+
+/// `[workload.trace.swap_range]`: a byte range of the device, in MiB.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SwapRangeConfig {
+    /// Start, MiB. Default 0.
+    #[serde(default)]
+    pub offset_mib: u64,
+    /// Length, MiB (at least 1).
+    pub size_mib: u64,
 }
 fn d_lba() -> LbaPolicy {
     LbaPolicy::Error
@@ -357,6 +373,23 @@ impl WorkloadSpec {
         }
         if let Some(t) = &self.trace {
             t.validate(prefix)?;
+            if let Some(r) = &t.swap_range {
+                let end = r
+                    .offset_mib
+                    .checked_add(r.size_mib)
+                    .and_then(|e| e.checked_mul(1 << 20));
+                if r.size_mib == 0 || end.is_none_or(|e| e > logical_bytes) {
+                    return Err(Error::config(
+                        format!("{prefix}.trace.swap_range"),
+                        format!(
+                            "[{} MiB, +{} MiB) must be a non-empty range inside the device ({} MiB)",
+                            r.offset_mib,
+                            r.size_mib,
+                            logical_bytes >> 20
+                        ),
+                    ));
+                }
+            }
         }
         if let Some(s) = &self.standin {
             s.validate(&format!("{prefix}.standin"), logical_bytes)?;

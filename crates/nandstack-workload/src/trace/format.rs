@@ -53,11 +53,14 @@ pub enum TraceFormat {
     /// `u32_blocks`: raw little-endian uint32 block numbers (CloudPhysics/LIRS2 `w106`): 4 KiB reads, no time.
     #[serde(rename = "u32_blocks")]
     U32Blocks,
+    /// `kswap`: real-kernel swap captures `time_s,op,sector,sectors,comm` (`shared/traces/kernel-swap`).
+    #[serde(rename = "kswap")]
+    Kswap,
 }
 
 impl TraceFormat {
     /// Every format, in declaration order.
-    pub const ALL: [TraceFormat; 14] = [
+    pub const ALL: [TraceFormat; 15] = [
         TraceFormat::Msr,
         TraceFormat::Blkparse,
         TraceFormat::Disksim,
@@ -72,6 +75,7 @@ impl TraceFormat {
         TraceFormat::Arc,
         TraceFormat::HpSrt,
         TraceFormat::U32Blocks,
+        TraceFormat::Kswap,
     ];
 
     /// The serde / command-line name.
@@ -91,6 +95,7 @@ impl TraceFormat {
             TraceFormat::Arc => "arc",
             TraceFormat::HpSrt => "hp_srt",
             TraceFormat::U32Blocks => "u32_blocks",
+            TraceFormat::Kswap => "kswap",
         }
     }
 

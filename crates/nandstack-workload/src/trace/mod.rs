@@ -34,6 +34,7 @@ mod fio;
 mod format;
 mod heimdall;
 mod hp_srt;
+mod kswap;
 mod mqsim;
 mod msr;
 mod reorder;

@@ -9,8 +9,8 @@ use nandstack_core::Result;
 use super::fields::FieldResult;
 use super::format::{Malformed, TraceFormat, TraceOptions};
 use super::{
-    arc, blkparse, cloudphysics, disksim, fio, heimdall, mqsim, msr, ssdsim, systor17, tencent,
-    wiscsee,
+    arc, blkparse, cloudphysics, disksim, fio, heimdall, kswap, mqsim, msr, ssdsim, systor17,
+    tencent, wiscsee,
 };
 use super::{stage, trace_error, Raw, Staged};
 
@@ -41,6 +41,7 @@ pub(crate) enum LineParser {
     Heimdall,
     Wiscsee,
     Arc,
+    Kswap,
 }
 
 impl LineParser {
@@ -61,6 +62,7 @@ impl LineParser {
             TraceFormat::Heimdall => LineParser::Heimdall,
             TraceFormat::Wiscsee => LineParser::Wiscsee,
             TraceFormat::Arc => LineParser::Arc,
+            TraceFormat::Kswap => LineParser::Kswap,
             // Binary formats have their own readers and never get here.
             TraceFormat::HpSrt | TraceFormat::U32Blocks => LineParser::Arc,
         }
@@ -71,6 +73,7 @@ impl LineParser {
         match self {
             LineParser::CloudPhysics => Some(cloudphysics::HEADER_PREFIX),
             LineParser::Systor17 => Some(systor17::HEADER_PREFIX),
+            LineParser::Kswap => Some(kswap::HEADER_PREFIX),
             _ => None,
         }
     }
@@ -89,6 +92,7 @@ impl LineParser {
             LineParser::Heimdall => heimdall::parse(line),
             LineParser::Wiscsee => wiscsee::parse(line),
             LineParser::Arc => arc::parse(line),
+            LineParser::Kswap => kswap::parse(line),
         }
     }
 
