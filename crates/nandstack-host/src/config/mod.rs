@@ -6,6 +6,7 @@
 //! with errors naming the key.
 
 mod compress;
+mod ezswap;
 mod host;
 mod workload;
 mod znswap;
@@ -14,6 +15,7 @@ pub use compress::{
     AlgorithmCost, CompressionCosts, CompressorKind, ZpoolKind, ZramConfig, ZramWritebackConfig,
     ZramWritebackMode, ZswapConfig,
 };
+pub use ezswap::{AdmissionKind, EntropySample, EzswapConfig, ReplacementKind};
 pub use host::{
     CgroupConfig, CostConfig, DiscardConfig, DiscardMode, HostConfig, PageCacheConfig,
     ReadaheadConfig, ReadaheadPolicyKind, ReclaimConfig, ReclaimPolicyKind, SwapAllocatorKind,

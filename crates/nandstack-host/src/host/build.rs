@@ -175,7 +175,7 @@ impl Host {
                 crate::swap::backend::znswap::swap_area(z, h, dev_zones, names)?
             }
         };
-        swap.zswap = crate::zswap::build(h, frames, swap.map.len(), verify)?;
+        swap.zswap = crate::zswap::build(h, frames, swap.map.len(), verify, cfg.seed)?;
         let ra: Box<dyn Readahead> = match h.readahead.policy {
             ReadaheadPolicyKind::Vma => Box::new(VmaReadahead::new(h.readahead.page_cluster)),
             ReadaheadPolicyKind::Cluster => {

@@ -407,6 +407,8 @@ impl Host {
             self.lru_admit(f);
             frames.push(f);
         }
+        // All-page accommodation: the pool's pages leave the window (served from memory).
+        self.apa_read(ctx, &mut frames)?;
         let mut offs = std::mem::take(&mut self.io_buf);
         offs.clear();
         offs.extend(
