@@ -7,6 +7,7 @@
 
 mod compress;
 mod ezswap;
+pub mod launch;
 mod host;
 mod workload;
 mod znswap;
@@ -15,6 +16,7 @@ pub use compress::{
     AlgorithmCost, CompressionCosts, CompressorKind, ZpoolKind, ZramConfig, ZramWritebackConfig,
     ZramWritebackMode, ZswapConfig,
 };
+pub use launch::{LaunchApp, LaunchConfig};
 pub use ezswap::{AdmissionKind, EntropySample, EzswapConfig, ReplacementKind};
 pub use host::{
     CgroupConfig, CostConfig, DiscardConfig, DiscardMode, HostConfig, PageCacheConfig,

@@ -223,7 +223,7 @@ mod tests {
         assert_eq!(
             sa.stats,
             SaStats {
-                decisions: 5,
+                decisions: 4,
                 admitted_anon: 1,
                 admitted_file: 2,
                 rejected_anon: 0,

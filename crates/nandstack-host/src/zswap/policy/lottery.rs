@@ -218,10 +218,10 @@ mod tests {
         assert!(!describe(category(1, 0, 48, false)).2);
         assert!(!describe(category(1, 0, 0, true)).2);
         // One full anonymous page: 10⁸ ÷ 40,000 = 2,500; one roomy file page: 7.5 × 10⁷ ÷ 10⁴ = 7,500;
-        // three full anonymous objects: 10⁸ ÷ 120,000 = 833.
+        // three full anonymous objects (ratio 1/3 each, cost 12): 10,000 ÷ 36 = 277.
         let w = weights(10_000, 40_000);
         assert_eq!(w[category(1, 0, 63, false)], 2_500);
         assert_eq!(w[category(1, 1, 10, false)], 7_500);
-        assert_eq!(w[category(3, 0, 63, false)], 833);
+        assert_eq!(w[category(3, 0, 63, false)], 277);
     }
 }
