@@ -6,9 +6,9 @@ hyphens) defining `EXPERIMENT = Experiment(...)`; it is found automatically. See
     >>> from nandstack import experiments
     >>> names = [e.name for e in experiments.all_experiments()]
     >>> names[:5]
-    ['gc-policies-vs-op', 'hot-cold-skew', 'kernel-swap', 'kernel-zram', 'kernel-zswap']
+    ['ezswap', 'gc-policies-vs-op', 'hot-cold-skew', 'kernel-swap', 'kernel-zram']
     >>> names[5:]
-    ['rl-slc-cache', 'sup-gc', 'trace-replay', 'znswap']
+    ['kernel-zswap', 'rl-slc-cache', 'sup-gc', 'trace-replay', 'znswap']
 """
 
 from __future__ import annotations

@@ -139,6 +139,8 @@ pub trait Replacement: Send {
 
 #[cfg(test)]
 mod conformance;
+#[cfg(test)]
+mod lottery_twin;
 
 /// The admission and replacement policies `cfg` names (`seed`: the run's, for the lottery).
 pub fn from_config(

@@ -126,6 +126,42 @@ pub fn points(pages: &[Vec<u8>], algorithm: Algorithm, sample: Sample) -> Result
         .collect()
 }
 
+/// Entropy-vs-ratio agreement on the Silesia pages of the fit set (every 3rd page, ≤ 800 per file) for
+/// every compressor and both samples: Pearson's r of (sample entropy, compressed/original), the mean
+/// absolute error of the compiled-in map, and the r over the whole fit set; as JSON rows.
+pub fn silesia_correlation(dir: &std::path::Path) -> Result<serde_json::Value> {
+    let pages = fit_pages(dir)?;
+    let silesia = pages.len() - 416;
+    let mut rows = Vec::new();
+    for a in Algorithm::ALL {
+        for (name, s) in [("leading512", Sample::PAPER), ("stride4", Sample::CODE)] {
+            let pts = points(&pages, a, s)?;
+            let map = builtin(a, s);
+            let r = |p: &[(f64, u32)]| {
+                let (h, y): (Vec<f64>, Vec<f64>) = p.iter().map(|&(h, r)| (h, r as f64)).unzip();
+                nandstack_compress::entropy::pearson(&h, &y)
+            };
+            let mae = pts[..silesia]
+                .iter()
+                .map(|&(h, y)| (map.estimate(h) as f64 - y as f64).abs())
+                .sum::<f64>()
+                / silesia as f64
+                / SCALE as f64;
+            rows.push(serde_json::json!({
+                "compressor": a.name(),
+                "sample": name,
+                "silesia_pages": silesia,
+                "pearson_silesia": r(&pts[..silesia]),
+                "pearson_fit_set": r(&pts),
+                "map_mean_abs_error_silesia": mae,
+                "mean_ratio_silesia": pts[..silesia].iter().map(|p| p.1 as f64).sum::<f64>()
+                    / silesia as f64 / SCALE as f64,
+            }));
+        }
+    }
+    Ok(serde_json::Value::Array(rows))
+}
+
 include!("ratio_fit_tables.rs");
 
 /// The compiled-in map of `algorithm` with `sample` (fitted as described in the module documentation).
