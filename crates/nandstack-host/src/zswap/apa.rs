@@ -153,10 +153,11 @@ impl Host {
             return Ok(());
         }
         let id = fr.key;
+        // The worker runs beside this reclaim (first: it uses the scratch buffer in verify mode).
+        self.zswap_worker_run(ctx.now)?;
         if !self.load_file_page(id) {
             return Ok(());
         }
-        self.zswap_worker_run(ctx.now)?;
         let free = self.vm.free_pages();
         let version = self.cswap.apa.version[id as usize];
         let z = self.swap.zswap.as_mut().expect("APA on");
@@ -205,7 +206,7 @@ impl Host {
 
     /// File page `id` was dirtied (a write to the block): a new version; a pool copy, if any, is stale
     /// and goes.
-    pub(crate) fn apa_file_dirtied(&mut self, id: u32) {
+    pub fn apa_file_dirtied(&mut self, id: u32) {
         if let Some(v) = self.cswap.apa.version.get_mut(id as usize) {
             *v = v.wrapping_add(1);
         }

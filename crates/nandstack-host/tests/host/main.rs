@@ -4,6 +4,7 @@
 
 mod cswap;
 mod errors;
+mod ezswap;
 mod outputs;
 mod scenarios;
 mod swap_rules;
