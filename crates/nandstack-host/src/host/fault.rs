@@ -418,7 +418,7 @@ impl Host {
             frames.push(f);
         }
         // All-page accommodation: the pool's pages leave the window (served from memory).
-        self.apa_read(ctx, &mut frames)?;
+        self.apa_read(ctx, id, &mut frames)?;
         let mut offs = std::mem::take(&mut self.io_buf);
         offs.clear();
         offs.extend(

@@ -10,8 +10,8 @@
 //!   pool holds are decompressed into their new page-cache pages and leave the pool (the paper:
 //!   "decompressed, forwarded to the buffer cache layer, and removed from the zpool"), the rest are
 //!   read from the device in the same submission as before — a partial hit is a smaller device read
-//!   merged with the pool's pages. Every page of the window that reaches the cache is a lookup for SA's
-//!   hit window.
+//!   merged with the pool's pages. The faulting page is a page-in request for SA's hit window (the
+//!   read-around pages are not requested by anyone; the swap-in path counts its faulting page alike).
 //! * Writeback: the worker drops a file entry instead of writing it (its blocks are on the file
 //!   partition); counted as `file_dropped`.
 //! * Never stale: a pool copy exists only while the block is out of the page cache, and a block is
@@ -175,7 +175,7 @@ impl Host {
     /// The read-around of file pages `frames` (new, locked page-cache frames, `key` = file page id) is
     /// about to be submitted: serve from the pool the pages it holds (each decompressed in turn on the
     /// reading CPU, `io_done` set) and leave in `frames` only those to read from the device.
-    pub(crate) fn apa_read(&mut self, ctx: &Ctx, frames: &mut Vec<u32>) -> Result<()> {
+    pub(crate) fn apa_read(&mut self, ctx: &Ctx, want: u32, frames: &mut Vec<u32>) -> Result<()> {
         if !self.apa_on() {
             return Ok(());
         }
@@ -186,7 +186,9 @@ impl Host {
             let id = self.vm.frames[f as usize].key;
             let z = self.swap.zswap.as_mut().expect("APA on");
             let hit = z.file_entry(id).is_some();
-            z.lookup(hit);
+            if id == want {
+                z.lookup(hit);
+            }
             if !hit {
                 frames[keep] = f;
                 keep += 1;

@@ -223,7 +223,10 @@ impl Host {
             return Ok(false);
         };
         let hit = z.contains(slot);
-        z.lookup(hit);
+        if !self.vm.frames[f as usize].has(F_READAHEAD) {
+            // A page-in request (the faulting page; readahead pages are not requested).
+            z.lookup(hit);
+        }
         if !hit {
             return Ok(false);
         }

@@ -18,9 +18,9 @@
 //! * The cache calls [`Admission::decide`] (which defaults to `admit`) with an [`AdmitQuery`]: the
 //!   page's kind and the pool's live totals at that moment; the [`Verdict`] says how many bytes the
 //!   policy sampled (the cache charges their CPU time) besides whether to store.
-//! * [`Admission::lookup`] is told of every page-in request that reaches the cache (a swap-in of a
-//!   slot not in the zero map, a file block read with all-page accommodation) and whether the cache
-//!   held the page, in the order they happen.
+//! * [`Admission::lookup`] is told of every page-in request that reaches the cache (the faulting page
+//!   of a swap-in, if not in the zero map; the faulting block of a file read with all-page
+//!   accommodation — not the readahead pages) and whether the cache held the page, in order.
 //!
 //! # Contract of [`Replacement`]
 //! * `stored(e, memcg)` is called for every entry that enters the pool, `removed(e)` for every entry that
