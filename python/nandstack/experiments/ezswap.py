@@ -90,12 +90,18 @@ def tasks(quick: bool) -> list[Task]:
     out = []
     for name in NAMES:
         for reps in (p["reps"], 1):
-            out.append(config_task(base_config(quick, name, 14, reps), {"config": name, "apps": 14, "reps": reps}))
+            out.append(
+                config_task(base_config(quick, name, 14, reps), {"config": name, "apps": 14, "reps": reps})
+            )
     for n in p["counts"]:
         if n == 14:
             continue
         for name in FIG9:
-            out.append(config_task(base_config(quick, name, n, p["reps"]), {"config": name, "apps": n, "reps": p["reps"]}))
+            out.append(
+                config_task(
+                    base_config(quick, name, n, p["reps"]), {"config": name, "apps": n, "reps": p["reps"]}
+                )
+            )
     return out
 
 
@@ -139,7 +145,9 @@ def analyze(task_list: list[Task], results: list[Result | None]) -> Analysis:
             runs[(t.params["config"], t.params["apps"], t.params["reps"])] = figures_of(r)
     reps = max((k[2] for k in runs), default=0)
     if not runs or reps <= 1:
-        return Analysis("no run finished (the Silesia corpus is needed: ../shared/traces/compress)", "not comparable")
+        return Analysis(
+            "no run finished (the Silesia corpus is needed: ../shared/traces/compress)", "not comparable"
+        )
     timed: dict[str, dict[str, float]] = {}
     for name in NAMES:
         full, warm = runs.get((name, 14, reps)), runs.get((name, 14, 1))
@@ -175,7 +183,13 @@ def analyze(task_list: list[Task], results: list[Result | None]) -> Analysis:
             },
         }
         headline[name] = e
-        rows.append({"config": name, **{k: v for k, v in e.items() if k != "paper"}, **{f"paper_{k}": v for k, v in e["paper"].items()}})
+        rows.append(
+            {
+                "config": name,
+                **{k: v for k, v in e.items() if k != "paper"},
+                **{f"paper_{k}": v for k, v in e["paper"].items()},
+            }
+        )
     table = pl.DataFrame(rows, infer_schema_length=None)
     figs = [
         Figure(
@@ -184,9 +198,18 @@ def analyze(task_list: list[Task], results: list[Result | None]) -> Analysis:
             "configuration",
             "÷ swap",
             [
-                Series("launch time", list(timed), [headline[n]["launch_time_norm"] for n in timed], style="bar"),
-                Series("pages read", list(timed), [headline[n]["pages_read_norm"] for n in timed], style="bar"),
-                Series("pages written", list(timed), [headline[n]["pages_written_norm"] for n in timed], style="bar"),
+                Series(
+                    "launch time", list(timed), [headline[n]["launch_time_norm"] for n in timed], style="bar"
+                ),
+                Series(
+                    "pages read", list(timed), [headline[n]["pages_read_norm"] for n in timed], style="bar"
+                ),
+                Series(
+                    "pages written",
+                    list(timed),
+                    [headline[n]["pages_written_norm"] for n in timed],
+                    style="bar",
+                ),
             ],
             kind="bar",
         ),
@@ -196,8 +219,18 @@ def analyze(task_list: list[Task], results: list[Result | None]) -> Analysis:
             "configuration",
             "zpages / MiB",
             [
-                Series("model", [n for n in timed if n != "swap"], [headline[n]["zpages_per_mb"] for n in timed if n != "swap"], style="bar"),
-                Series("paper", [n for n in timed if n != "swap"], [PAPER[n]["zpages_per_mb"] for n in timed if n != "swap"], style="bar"),
+                Series(
+                    "model",
+                    [n for n in timed if n != "swap"],
+                    [headline[n]["zpages_per_mb"] for n in timed if n != "swap"],
+                    style="bar",
+                ),
+                Series(
+                    "paper",
+                    [n for n in timed if n != "swap"],
+                    [PAPER[n]["zpages_per_mb"] for n in timed if n != "swap"],
+                    style="bar",
+                ),
             ],
             kind="bar",
         ),
@@ -211,7 +244,9 @@ def analyze(task_list: list[Task], results: list[Result | None]) -> Analysis:
             "compressions_apa_sa": apa_sa["compressions"],
             "compressions_drop_pct": 100 * (1 - apa_sa["compressions"] / apa["compressions"]),
             "cycles_drop_pct": 100 * (1 - apa_sa["cycles"] / apa["cycles"]),
-            "entropy_share_of_apa_sa_cycles": apa_sa["entropy_cycles"] / apa_sa["cycles"] if apa_sa["cycles"] else None,
+            "entropy_share_of_apa_sa_cycles": apa_sa["entropy_cycles"] / apa_sa["cycles"]
+            if apa_sa["cycles"]
+            else None,
             "paper": PAPER_SA,
         }
         figs.append(
@@ -243,17 +278,51 @@ def analyze(task_list: list[Task], results: list[Result | None]) -> Analysis:
             v = _norm(d["launch_s"], ref["launch_s"]) if d and ref else None
             ys.append(v)
             if d:
-                fig9_rows.append({"config": name, "apps": n, "launch_s": d["launch_s"], "launch_norm": v, "anon_evicted": d["anon_evicted"], "file_evicted": d["file_evicted"]})
+                fig9_rows.append(
+                    {
+                        "config": name,
+                        "apps": n,
+                        "launch_s": d["launch_s"],
+                        "launch_norm": v,
+                        "anon_evicted": d["anon_evicted"],
+                        "file_evicted": d["file_evicted"],
+                    }
+                )
         series.append(Series(name, counts, ys))
-    figs.append(Figure("fig9_app_count", "Fig. 9: launch time vs number of apps, normalised to swap", "apps", "launch time ÷ swap", series))
+    figs.append(
+        Figure(
+            "fig9_app_count",
+            "Fig. 9: launch time vs number of apps, normalised to swap",
+            "apps",
+            "launch time ÷ swap",
+            series,
+        )
+    )
     tables = [Table("headline", "Per configuration (passes 2–5), with the paper's figures", table)]
     if fig9_rows:
-        tables.append(Table("fig9", "Launch time and evictions vs app count", pl.DataFrame(fig9_rows, infer_schema_length=None)))
+        tables.append(
+            Table(
+                "fig9",
+                "Launch time and evictions vs app count",
+                pl.DataFrame(fig9_rows, infer_schema_length=None),
+            )
+        )
     corr = correlation()
     if corr:
-        tables.append(Table("entropy_correlation", "Pearson(entropy of a sample, compressed/original) on Silesia pages", pl.DataFrame(corr)))
+        tables.append(
+            Table(
+                "entropy_correlation",
+                "Pearson(entropy of a sample, compressed/original) on Silesia pages",
+                pl.DataFrame(corr),
+            )
+        )
     lzo = next((r for r in corr if r["compressor"] == "lzo" and r["sample"] == "leading512"), None)
-    head = {**headline, "sa": sa, "correlation_lzo_leading512": lzo and lzo["pearson_silesia"], "paper_correlation_lzo": PAPER_SA["pearson_lzo"]}
+    head = {
+        **headline,
+        "sa": sa,
+        "correlation_lzo_leading512": lzo and lzo["pearson_silesia"],
+        "paper_correlation_lzo": PAPER_SA["pearson_lzo"],
+    }
     measured, verdict = _verdict(headline, sa, lzo)
     return Analysis(measured, verdict, figs, tables, headline=head)
 
@@ -284,15 +353,20 @@ def _verdict(h: dict[str, Any], sa: dict[str, Any], lzo: dict[str, Any] | None) 
     parts = [f"{k}: {'yes' if v else 'no'}" for k, v in checks.items()]
     text = (
         f"ezswap launch time {g('ezswap', 'launch_time_norm'):.2f}× swap (paper 0.84), zswap "
-        f"{g('zswap', 'launch_time_norm'):.2f}× (paper 1.06); pages read ezswap {g('ezswap', 'pages_read_norm'):.2f}× "
+        f"{g('zswap', 'launch_time_norm'):.2f}× (paper 1.06); pages read ezswap "
+        f"{g('ezswap', 'pages_read_norm'):.2f}× "
         f"(paper 0.59), zswap {g('zswap', 'pages_read_norm'):.2f}× (1.31); written zswap "
         f"{g('zswap', 'pages_written_norm'):.2f}× (0.34). zpages/MiB zswap {g('zswap', 'zpages_per_mb'):.0f} "
         f"(684), APA {g('apa', 'zpages_per_mb'):.0f} (397), ezswap {g('ezswap', 'zpages_per_mb'):.0f} (534). "
     )
     if sa:
-        text += f"SA: {sa['compressions_drop_pct']:.0f}% fewer compressions (paper 76%), {sa['cycles_drop_pct']:.0f}% fewer cycles (62%). "
+        text += (
+            f"SA: {sa['compressions_drop_pct']:.0f}% fewer compressions (paper 76%), "
+            f"{sa['cycles_drop_pct']:.0f}% fewer cycles (62%). "
+        )
     if lzo:
-        text += f"Entropy vs lzo ratio on Silesia: r = {lzo['pearson_silesia']:.2f} (paper 0.88 on Android pages). "
+        r = lzo["pearson_silesia"]
+        text += f"Entropy vs lzo ratio on Silesia: r = {r:.2f} (paper 0.88 on Android pages). "
     text += f"Checks {ok}/{len(checks)}: " + "; ".join(parts) + "."
     verdict = "agrees" if ok == len(checks) else "partly agrees" if ok >= len(checks) / 2 else "differs"
     return text, verdict
@@ -303,7 +377,8 @@ def setup(quick: bool) -> dict[str, str]:
     return {
         "host": f"{p['ram_mib']} MiB of RAM, 2 CPUs, 512 MiB swap on a small TLC SSD; zswap pool ≤ 9% of RAM "
         "on z3fold with lzo (the paper: 100 MB of 2 GB, z3fold, lzo)",
-        "workload": f"the launch cycle: Table 2's 14 apps (+ Excel, 2048 for 16) at scale {p['scale']} of the "
+        "workload": "the launch cycle: Table 2's 14 apps (+ Excel, 2048 for 16) at scale "
+        f"{p['scale']} of the "
         f"sizes in docs/ezswap.md, each launched (half its file pages read in order, half its heap "
         f"touched) then run {p['run_ms']:g} ms; {p['reps']} passes, the first untimed",
         "configurations": ", ".join(NAMES) + " (zswap = Linux 4.7 zswap: LRU of pool pages)",

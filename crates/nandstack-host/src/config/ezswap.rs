@@ -151,6 +151,8 @@ impl EzswapConfig {
 
     /// Whether any policy differs from zswap's.
     pub fn is_zswap(&self) -> bool {
-        self.admission == AdmissionKind::All && self.replacement == ReplacementKind::Lru && !self.apa
+        self.admission == AdmissionKind::All
+            && self.replacement == ReplacementKind::Lru
+            && !self.apa
     }
 }

@@ -134,15 +134,18 @@ pub const CLASSES: [&str; 10] = [
 pub fn parse_mix(key: &str, text: &str) -> Result<[u32; CLASSES.len()]> {
     let mut pct = [0u32; CLASSES.len()];
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (name, v) = part.split_once(':').ok_or_else(|| {
-            Error::config(key, format!("`{part}`: expected CLASS:PCT"))
-        })?;
-        let i = CLASSES.iter().position(|&c| c == name.trim()).ok_or_else(|| {
-            Error::config(
-                key,
-                format!("`{name}`: expected one of {}", CLASSES.join(" | ")),
-            )
-        })?;
+        let (name, v) = part
+            .split_once(':')
+            .ok_or_else(|| Error::config(key, format!("`{part}`: expected CLASS:PCT")))?;
+        let i = CLASSES
+            .iter()
+            .position(|&c| c == name.trim())
+            .ok_or_else(|| {
+                Error::config(
+                    key,
+                    format!("`{name}`: expected one of {}", CLASSES.join(" | ")),
+                )
+            })?;
         pct[i] += v
             .trim()
             .parse::<u32>()
@@ -150,7 +153,10 @@ pub fn parse_mix(key: &str, text: &str) -> Result<[u32; CLASSES.len()]> {
     }
     let total: u32 = pct.iter().sum();
     if total != 100 {
-        return Err(Error::config(key, format!("percentages sum to {total}, not 100")));
+        return Err(Error::config(
+            key,
+            format!("percentages sum to {total}, not 100"),
+        ));
     }
     Ok(pct)
 }
@@ -158,18 +164,28 @@ pub fn parse_mix(key: &str, text: &str) -> Result<[u32; CLASSES.len()]> {
 impl LaunchConfig {
     pub fn validate(&self, key: &str) -> Result<()> {
         let k = |f: &str| format!("{key}.{f}");
-        let apps = self.apps.clone().unwrap_or_else(crate::workloads::launch::table2);
+        let apps = self
+            .apps
+            .clone()
+            .unwrap_or_else(crate::workloads::launch::table2);
         if self.app_count == 0 || self.app_count as usize > apps.len() {
             return Err(Error::config(
                 k("app_count"),
-                format!("is {}: must be in [1, {}] (the apps listed)", self.app_count, apps.len()),
+                format!(
+                    "is {}: must be in [1, {}] (the apps listed)",
+                    self.app_count,
+                    apps.len()
+                ),
             ));
         }
         if self.repetitions == 0 || self.repetitions > 1000 {
             return Err(Error::config(k("repetitions"), "must be in [1, 1000]"));
         }
         if self.warmup_repetitions > self.repetitions {
-            return Err(Error::config(k("warmup_repetitions"), "more than the repetitions"));
+            return Err(Error::config(
+                k("warmup_repetitions"),
+                "more than the repetitions",
+            ));
         }
         for (f, v) in [
             ("launch_file_fraction", self.launch_file_fraction),
@@ -193,7 +209,10 @@ impl LaunchConfig {
         for (i, a) in apps.iter().enumerate() {
             for (f, v) in [("anon_mib", a.anon_mib), ("file_mib", a.file_mib)] {
                 if !(v.is_finite() && v >= 0.0 && v * self.scale < 65_536.0) {
-                    return Err(Error::config(k(&format!("apps[{i}].{f}")), "must be in [0, 64 GiB / scale)"));
+                    return Err(Error::config(
+                        k(&format!("apps[{i}].{f}")),
+                        "must be in [0, 64 GiB / scale)",
+                    ));
                 }
             }
             parse_mix(&k(&format!("apps[{i}].anon_content")), &a.anon_content)?;

@@ -7,8 +7,8 @@
 
 mod compress;
 mod ezswap;
-pub mod launch;
 mod host;
+pub mod launch;
 mod workload;
 mod znswap;
 
@@ -16,13 +16,13 @@ pub use compress::{
     AlgorithmCost, CompressionCosts, CompressorKind, ZpoolKind, ZramConfig, ZramWritebackConfig,
     ZramWritebackMode, ZswapConfig,
 };
-pub use launch::{LaunchApp, LaunchConfig};
 pub use ezswap::{AdmissionKind, EntropySample, EzswapConfig, ReplacementKind};
 pub use host::{
     CgroupConfig, CostConfig, DiscardConfig, DiscardMode, HostConfig, PageCacheConfig,
     ReadaheadConfig, ReadaheadPolicyKind, ReclaimConfig, ReclaimPolicyKind, SwapAllocatorKind,
     SwapBackendConfig, SwapConfig,
 };
+pub use launch::{LaunchApp, LaunchConfig};
 pub use nandstack_device::config::GeometryOverrides;
 pub use nandstack_device::spec::DeviceSpec;
 pub use workload::{

@@ -42,21 +42,93 @@ pub fn table2() -> Vec<LaunchApp> {
         file_content: f.into(),
     };
     vec![
-        app("Play Store", 90.0, 160.0, GENERIC_ANON, "ooffice:45,xml:15,random:40"),
-        app("Google Calendar", 60.0, 110.0, GENERIC_ANON, "ooffice:50,xml:20,random:30"),
-        app("Gmail", 80.0, 150.0, GENERIC_ANON, "ooffice:45,xml:25,dickens:5,random:25"),
-        app("Wikipedia", 60.0, 140.0, GENERIC_ANON, "ooffice:35,xml:25,dickens:15,random:25"),
-        app("Google Chrome", 150.0, 220.0, GENERIC_ANON, "ooffice:45,xml:20,random:35"),
-        app("Facebook", 160.0, 260.0, MEDIA_ANON, "ooffice:35,xml:10,random:55"),
-        app("Twitter", 110.0, 180.0, MEDIA_ANON, "ooffice:35,xml:10,random:55"),
+        app(
+            "Play Store",
+            90.0,
+            160.0,
+            GENERIC_ANON,
+            "ooffice:45,xml:15,random:40",
+        ),
+        app(
+            "Google Calendar",
+            60.0,
+            110.0,
+            GENERIC_ANON,
+            "ooffice:50,xml:20,random:30",
+        ),
+        app(
+            "Gmail",
+            80.0,
+            150.0,
+            GENERIC_ANON,
+            "ooffice:45,xml:25,dickens:5,random:25",
+        ),
+        app(
+            "Wikipedia",
+            60.0,
+            140.0,
+            GENERIC_ANON,
+            "ooffice:35,xml:25,dickens:15,random:25",
+        ),
+        app(
+            "Google Chrome",
+            150.0,
+            220.0,
+            GENERIC_ANON,
+            "ooffice:45,xml:20,random:35",
+        ),
+        app(
+            "Facebook",
+            160.0,
+            260.0,
+            MEDIA_ANON,
+            "ooffice:35,xml:10,random:55",
+        ),
+        app(
+            "Twitter",
+            110.0,
+            180.0,
+            MEDIA_ANON,
+            "ooffice:35,xml:10,random:55",
+        ),
         app("YouTube", 130.0, 300.0, MEDIA_ANON, "ooffice:25,random:75"),
         app("Twitch", 120.0, 260.0, MEDIA_ANON, "ooffice:25,random:75"),
-        app("Amazon Kindle", 90.0, 220.0, GENERIC_ANON, "ooffice:25,dickens:20,reymont:15,random:40"),
+        app(
+            "Amazon Kindle",
+            90.0,
+            220.0,
+            GENERIC_ANON,
+            "ooffice:25,dickens:20,reymont:15,random:40",
+        ),
         app("TED", 90.0, 240.0, MEDIA_ANON, "ooffice:25,random:75"),
-        app("Angry Birds 2", 200.0, 420.0, GAME_ANON, "ooffice:20,mr:15,random:65"),
-        app("Candy Crush Saga", 160.0, 320.0, GAME_ANON, "ooffice:20,mr:15,random:65"),
-        app("PUBG Mobile", 350.0, 700.0, GAME_ANON, "ooffice:15,mr:10,random:75"),
-        app("Microsoft Excel", 120.0, 200.0, GENERIC_ANON, "ooffice:50,xml:20,nci:10,random:20"),
+        app(
+            "Angry Birds 2",
+            200.0,
+            420.0,
+            GAME_ANON,
+            "ooffice:20,mr:15,random:65",
+        ),
+        app(
+            "Candy Crush Saga",
+            160.0,
+            320.0,
+            GAME_ANON,
+            "ooffice:20,mr:15,random:65",
+        ),
+        app(
+            "PUBG Mobile",
+            350.0,
+            700.0,
+            GAME_ANON,
+            "ooffice:15,mr:10,random:75",
+        ),
+        app(
+            "Microsoft Excel",
+            120.0,
+            200.0,
+            GENERIC_ANON,
+            "ooffice:50,xml:20,nci:10,random:20",
+        ),
         app("2048", 40.0, 60.0, GAME_ANON, "ooffice:50,random:50"),
     ]
 }
@@ -125,9 +197,8 @@ impl Launch {
                     .extend((a.file.start..a.file.start + nf).map(MemRef::read));
                 let na = (a.anon.len as f64 * self.launch_anon).round() as u32;
                 let first = self.rep == 0;
-                self.buf.extend(
-                    (a.anon.start..a.anon.start + na).map(|p| MemRef::access(p, first)),
-                );
+                self.buf
+                    .extend((a.anon.start..a.anon.start + na).map(|p| MemRef::access(p, first)));
                 if timed {
                     self.buf.push_back(MemRef::marker(OP_END, 0));
                 }
@@ -236,7 +307,9 @@ impl PageContents for LaunchContents {
                 }
             }
             _ => {
-                let corpus = self.corpora[c].as_ref().expect("corpus loaded for its class");
+                let corpus = self.corpora[c]
+                    .as_ref()
+                    .expect("corpus loaded for its class");
                 let chunk = corpus.chunk(h % corpus.chunks());
                 out.fill(0);
                 out[..chunk.len()].copy_from_slice(chunk);
@@ -266,7 +339,10 @@ pub fn build_contents(c: &LaunchConfig, seed: u64) -> Result<(Workload, LaunchCo
             },
         ));
     }
-    let files: Vec<u32> = profiles.iter().map(|p| mib_pages(p.file_mib, c.scale)).collect();
+    let files: Vec<u32> = profiles
+        .iter()
+        .map(|p| mib_pages(p.file_mib, c.scale))
+        .collect();
     let (pages, mappings) = layout(&maps);
     let mut class = vec![0u8; pages as usize];
     let mut used = [false; CLASSES.len()];
@@ -356,7 +432,9 @@ mod tests {
         let mix = parse_mix("k", "zero:20,sparse:30,random:50").unwrap();
         classes(&mix, 0, 20_000, 7, &mut class);
         let n = |c: u8| class.iter().filter(|&&x| x == c).count() as f64 / 20_000.0;
-        assert!((n(0) - 0.2).abs() < 0.02 && (n(1) - 0.3).abs() < 0.02 && (n(2) - 0.5).abs() < 0.02);
+        assert!(
+            (n(0) - 0.2).abs() < 0.02 && (n(1) - 0.3).abs() < 0.02 && (n(2) - 0.5).abs() < 0.02
+        );
         let lc = LaunchContents {
             class,
             corpora: vec![None; CLASSES.len()],
@@ -369,7 +447,12 @@ mod tests {
             assert_eq!(a, b);
             match lc.class_of(p) {
                 "zero" => assert!(a.iter().all(|&x| x == 0)),
-                "sparse" => assert_eq!(a.chunks_exact(8).filter(|w| w.iter().any(|&x| x != 0)).count(), 8),
+                "sparse" => assert_eq!(
+                    a.chunks_exact(8)
+                        .filter(|w| w.iter().any(|&x| x != 0))
+                        .count(),
+                    8
+                ),
                 _ => assert!(a.iter().filter(|&&x| x == 0).count() < 100),
             }
         }
@@ -422,7 +505,13 @@ mod tests {
             .skip_while(|r| r.page != fb || r.op != super::super::OP_READ)
             .take(24)
             .collect();
-        assert_eq!(first_b[..16], (fb..fb + 16).map(MemRef::read).collect::<Vec<_>>()[..]);
-        assert_eq!(first_b[16..], (ab..ab + 8).map(MemRef::write).collect::<Vec<_>>()[..]);
+        assert_eq!(
+            first_b[..16],
+            (fb..fb + 16).map(MemRef::read).collect::<Vec<_>>()[..]
+        );
+        assert_eq!(
+            first_b[16..],
+            (ab..ab + 8).map(MemRef::write).collect::<Vec<_>>()[..]
+        );
     }
 }

@@ -608,7 +608,10 @@ impl Zswap {
         let mut n = 0u64;
         let mut incompressible = 0u64;
         let (mut files, mut bytes) = (0u64, 0u64);
-        for (kind, index) in [(PageKind::Anon, &self.by_slot), (PageKind::File, &self.by_file)] {
+        for (kind, index) in [
+            (PageKind::Anon, &self.by_slot),
+            (PageKind::File, &self.by_file),
+        ] {
             for (slot, &e) in index.iter().enumerate() {
                 if e == NONE {
                     continue;
@@ -616,7 +619,10 @@ impl Zswap {
                 n += 1;
                 let en = &self.entries[e as usize];
                 if en.slot as usize != slot || en.kind != kind {
-                    return bad(format!("{kind:?} {slot} → entry {e} of {:?} {}", en.kind, en.slot));
+                    return bad(format!(
+                        "{kind:?} {slot} → entry {e} of {:?} {}",
+                        en.kind, en.slot
+                    ));
                 }
                 if self.by_handle.get(en.handle.0 as usize) != Some(&e) {
                     return bad(format!("entry {e}: handle index"));

@@ -55,7 +55,11 @@ fn identities(r: &Value) {
 
 #[test]
 fn apa_serves_reads_from_the_pool_and_never_a_stale_copy() {
-    let c = launch(16, json!({"apa": true, "admission": "all", "replacement": "lottery"}), 3);
+    let c = launch(
+        16,
+        json!({"apa": true, "admission": "all", "replacement": "lottery"}),
+        3,
+    );
     let mut sim = run(&c, true);
     let r = nandstack_host::report::report(&sim);
     identities(&r);
@@ -64,11 +68,18 @@ fn apa_serves_reads_from_the_pool_and_never_a_stale_copy() {
     let h = &mut sim.host;
     let pooled = |h: &nandstack_host::host::Host| -> Vec<u32> {
         let z = h.swap.zswap.as_ref().unwrap();
-        (0..h.pc.pages() as u32).filter(|&id| z.file_entry(id).is_some()).collect()
+        (0..h.pc.pages() as u32)
+            .filter(|&id| z.file_entry(id).is_some())
+            .collect()
     };
     let ids = pooled(h);
     assert!(ids.len() >= 3, "{} file pages in the pool", ids.len());
-    let mut ctx = Ctx { now: sim.now, cpu: 0, comm: 3, kswapd: false };
+    let mut ctx = Ctx {
+        now: sim.now,
+        cpu: 0,
+        comm: 3,
+        kswapd: false,
+    };
     let stat = |h: &nandstack_host::host::Host, k: &str| {
         u(&h.swap.zswap.as_ref().unwrap().report()["ezswap"][k])
     };
@@ -102,7 +113,11 @@ fn apa_serves_reads_from_the_pool_and_never_a_stale_copy() {
 
 #[test]
 fn without_apa_file_pages_never_enter_the_pool() {
-    let c = launch(16, json!({"apa": false, "admission": "entropy", "replacement": "page_lru"}), 5);
+    let c = launch(
+        16,
+        json!({"apa": false, "admission": "entropy", "replacement": "page_lru"}),
+        5,
+    );
     let r = nandstack_host::report::report(&run(&c, true));
     identities(&r);
     let e = &r["zswap"]["ezswap"];

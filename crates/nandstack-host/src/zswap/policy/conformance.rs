@@ -42,7 +42,11 @@ fn replacement_policies_keep_their_contract() {
                             Placement {
                                 container: stores / 3,
                                 len_bytes: 500 + (rng.next_u64() % 800) as u32,
-                                kind: if id % 2 == 0 { PageKind::Anon } else { PageKind::File },
+                                kind: if id.is_multiple_of(2) {
+                                    PageKind::Anon
+                                } else {
+                                    PageKind::File
+                                },
                             },
                         );
                         stores += 1;

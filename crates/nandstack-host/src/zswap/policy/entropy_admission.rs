@@ -212,7 +212,13 @@ mod tests {
         assert!((sa.average_benefit(&query(PageKind::File)) - 12_500.0).abs() < 1e-9);
         // File page at 6 bits: ratio 0.75 → 13,333 ≥ 12,500: admitted.
         let v = sa.decide(&page_of_entropy(6), &query(PageKind::File));
-        assert_eq!(v, Verdict { admit: true, sampled_bytes: 512 });
+        assert_eq!(
+            v,
+            Verdict {
+                admit: true,
+                sampled_bytes: 512
+            }
+        );
         // File page at 7 bits: ratio 0.875 → 11,429 < 12,500: refused.
         assert!(!sa.decide(&page_of_entropy(7), &query(PageKind::File)).admit);
         // Exactly on the average: ratio 0.8 → 12,500 ≥ 12,500 (the paper's "greater than or equal").

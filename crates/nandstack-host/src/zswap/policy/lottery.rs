@@ -94,7 +94,7 @@ impl Lottery {
         Lottery {
             pages: PoolPages::default(),
             weights: weights(cost_file, cost_anon),
-            rng: Rng::new(seed ^ 0x6c6f_7474_6572_79),
+            rng: Rng::new(seed ^ 0x006c_6f74_7465_7279),
             draws: [0; CATEGORIES],
         }
     }
@@ -160,7 +160,10 @@ impl Replacement for Lottery {
             return Pick::Empty;
         };
         self.draws[c] += 1;
-        let g = self.pages.tail(memcg, c).expect("a list with tickets has pages");
+        let g = self
+            .pages
+            .tail(memcg, c)
+            .expect("a list with tickets has pages");
         match self.pages.set_victim(g) {
             Some(e) => Pick::Writeback(e),
             None => Pick::Empty,

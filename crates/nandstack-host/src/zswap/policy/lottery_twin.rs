@@ -40,7 +40,7 @@ impl Twin {
             pending: Vec::new(),
             clock: 0,
             joins: 0,
-            rng: Rng::new(seed ^ 0x6c6f_7474_6572_79),
+            rng: Rng::new(seed ^ 0x006c_6f74_7465_7279),
         }
     }
 
@@ -62,15 +62,21 @@ impl Twin {
         let f = m.iter().filter(|e| e.file).count().min(n);
         let headless = m.iter().any(|e| e.len > 3968);
         let used: u32 = m.iter().map(|e| e.len.div_ceil(64)).sum();
-        let free_frac = if headless { 0.0 } else { (63.0 - used as f64).max(0.0) / 63.0 };
-        let pairs: Vec<(usize, usize)> = (1..=3).flat_map(|n| (0..=n).map(move |f| (n, f))).collect();
+        let free_frac = if headless {
+            0.0
+        } else {
+            (63.0 - used as f64).max(0.0) / 63.0
+        };
+        let pairs: Vec<(usize, usize)> =
+            (1..=3).flat_map(|n| (0..=n).map(move |f| (n, f))).collect();
         let idx = pairs.iter().position(|&p| p == (n, f)).unwrap();
         idx * 2 + if free_frac >= 0.25 { 1 } else { 0 }
     }
 
     /// W = 1 / (cost / ratio) × 10,000, ratio = (1 − lowest free fraction) / n, costs 1 and 4.
     fn weight(cat: usize) -> u64 {
-        let pairs: Vec<(usize, usize)> = (1..=3).flat_map(|n| (0..=n).map(move |f| (n, f))).collect();
+        let pairs: Vec<(usize, usize)> =
+            (1..=3).flat_map(|n| (0..=n).map(move |f| (n, f))).collect();
         let (n, f) = pairs[cat / 2];
         let ratio = if cat % 2 == 1 { 0.75 } else { 1.0 } / n as f64;
         let cost = f as f64 + 4.0 * (n - f) as f64;
@@ -97,7 +103,12 @@ impl Twin {
         let others = self.lists[cat].clone();
         let sum = self.stamp_sum(c) as f64;
         let head = others.is_empty()
-            || sum > others.iter().map(|&o| self.stamp_sum(o) as f64).sum::<f64>() / others.len() as f64;
+            || sum
+                > others
+                    .iter()
+                    .map(|&o| self.stamp_sum(o) as f64)
+                    .sum::<f64>()
+                    / others.len() as f64;
         if head {
             self.lists[cat].insert(0, c);
         } else {
@@ -121,7 +132,11 @@ impl Twin {
     }
 
     fn placed(&mut self, id: u32, p: Placement) {
-        let i = self.entries.iter().position(|x| x.id == id && x.live).unwrap();
+        let i = self
+            .entries
+            .iter()
+            .position(|x| x.id == id && x.live)
+            .unwrap();
         let old = self.entries[i].container;
         self.entries[i].container = None;
         if let Some(o) = old {
@@ -137,7 +152,11 @@ impl Twin {
     }
 
     fn removed(&mut self, id: u32) {
-        let i = self.entries.iter().position(|x| x.id == id && x.live).unwrap();
+        let i = self
+            .entries
+            .iter()
+            .position(|x| x.id == id && x.live)
+            .unwrap();
         let old = self.entries[i].container;
         self.entries[i].live = false;
         self.entries[i].container = None;
@@ -151,7 +170,9 @@ impl Twin {
         if !self.pending.is_empty() {
             return Pick::Writeback(self.pending.remove(0));
         }
-        let tickets: Vec<u64> = (0..18).map(|c| self.lists[c].len() as u64 * Twin::weight(c)).collect();
+        let tickets: Vec<u64> = (0..18)
+            .map(|c| self.lists[c].len() as u64 * Twin::weight(c))
+            .collect();
         let total: u64 = tickets.iter().sum();
         if total == 0 {
             return Pick::Empty;
@@ -203,11 +224,13 @@ fn lottery_agrees_with_its_slow_twin() {
                     };
                     // A container with room (≤ 3 objects, chunks fit), else a new one.
                     let fits = |c: u64| {
-                        let objs: Vec<&(u32, u64, u32)> = live.iter().filter(|x| x.1 == c).collect();
+                        let objs: Vec<&(u32, u64, u32)> =
+                            live.iter().filter(|x| x.1 == c).collect();
                         objs.len() < 3
                             && len <= 3968
                             && objs.iter().all(|x| x.2 <= 3968)
-                            && objs.iter().map(|x| x.2.div_ceil(64)).sum::<u32>() + len.div_ceil(64) <= 63
+                            && objs.iter().map(|x| x.2.div_ceil(64)).sum::<u32>() + len.div_ceil(64)
+                                <= 63
                     };
                     let cands: Vec<u64> = (0..next_container).filter(|&c| fits(c)).collect();
                     let c = if !cands.is_empty() && rng.chance(0.7) {
@@ -219,7 +242,11 @@ fn lottery_agrees_with_its_slow_twin() {
                     let p = Placement {
                         container: c,
                         len_bytes: len,
-                        kind: if rng.chance(0.6) { PageKind::File } else { PageKind::Anon },
+                        kind: if rng.chance(0.6) {
+                            PageKind::File
+                        } else {
+                            PageKind::Anon
+                        },
                     };
                     let id = next_id;
                     next_id += 1;
@@ -239,7 +266,10 @@ fn lottery_agrees_with_its_slow_twin() {
                 7 => {
                     // A compaction move: a lone object goes to another page with room.
                     let lone: Vec<usize> = (0..live.len())
-                        .filter(|&i| live.iter().filter(|x| x.1 == live[i].1).count() == 1 && live[i].2 <= 1500)
+                        .filter(|&i| {
+                            live.iter().filter(|x| x.1 == live[i].1).count() == 1
+                                && live[i].2 <= 1500
+                        })
                         .collect();
                     if let Some(&i) = lone.first() {
                         let (id, from, len) = live[i];
@@ -247,7 +277,11 @@ fn lottery_agrees_with_its_slow_twin() {
                             c != from
                                 && (1..3).contains(&live.iter().filter(|x| x.1 == c).count())
                                 && live.iter().filter(|x| x.1 == c).all(|x| x.2 <= 3968)
-                                && live.iter().filter(|x| x.1 == c).map(|x| x.2.div_ceil(64)).sum::<u32>()
+                                && live
+                                    .iter()
+                                    .filter(|x| x.1 == c)
+                                    .map(|x| x.2.div_ceil(64))
+                                    .sum::<u32>()
                                     + len.div_ceil(64)
                                     <= 63
                         });
@@ -255,14 +289,19 @@ fn lottery_agrees_with_its_slow_twin() {
                             let p = Placement {
                                 container: dst,
                                 len_bytes: len,
-                                kind: if rng.chance(0.5) { PageKind::File } else { PageKind::Anon },
+                                kind: if rng.chance(0.5) {
+                                    PageKind::File
+                                } else {
+                                    PageKind::Anon
+                                },
                             };
                             // The kind does not change in a move: keep the twin's and the lottery's.
-                            let kind = if twin.entries.iter().any(|e| e.id == id && e.live && e.file) {
-                                PageKind::File
-                            } else {
-                                PageKind::Anon
-                            };
+                            let kind =
+                                if twin.entries.iter().any(|e| e.id == id && e.live && e.file) {
+                                    PageKind::File
+                                } else {
+                                    PageKind::Anon
+                                };
                             let p = Placement { kind, ..p };
                             fast.placed(id, p);
                             twin.placed(id, p);
@@ -282,7 +321,11 @@ fn lottery_agrees_with_its_slow_twin() {
                     }
                 }
             }
-            assert_eq!(lists_of(&fast), twin.lists, "seed {seed} step {step}: lists");
+            assert_eq!(
+                lists_of(&fast),
+                twin.lists,
+                "seed {seed} step {step}: lists"
+            );
             assert_eq!(fast.count(0), live.len() as u64);
             fast.check().unwrap();
         }
@@ -299,7 +342,14 @@ fn lottery_frequencies_match_the_tickets() {
     let mut put = |l: &mut Lottery, objs: &[(u32, PageKind)]| {
         for &(len, kind) in objs {
             l.stored(id, 0);
-            l.placed(id, Placement { container, len_bytes: len, kind });
+            l.placed(
+                id,
+                Placement {
+                    container,
+                    len_bytes: len,
+                    kind,
+                },
+            );
             id += 1;
         }
         container += 1;
@@ -311,7 +361,14 @@ fn lottery_frequencies_match_the_tickets() {
         put(&mut l, &[(1000, PageKind::File)]);
     }
     for _ in 0..30 {
-        put(&mut l, &[(1300, PageKind::Anon), (1300, PageKind::Anon), (1300, PageKind::Anon)]);
+        put(
+            &mut l,
+            &[
+                (1300, PageKind::Anon),
+                (1300, PageKind::Anon),
+                (1300, PageKind::Anon),
+            ],
+        );
     }
     for _ in 0..10 {
         put(&mut l, &[(1000, PageKind::File), (1000, PageKind::Anon)]);

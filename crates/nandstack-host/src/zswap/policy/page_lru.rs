@@ -61,7 +61,11 @@ impl Replacement for PageLru {
         if let Some(e) = self.pages.next_victim_entry(memcg) {
             return Pick::Writeback(e);
         }
-        match self.pages.tail(memcg, 0).and_then(|g| self.pages.set_victim(g)) {
+        match self
+            .pages
+            .tail(memcg, 0)
+            .and_then(|g| self.pages.set_victim(g))
+        {
             Some(e) => Pick::Writeback(e),
             None => Pick::Empty,
         }

@@ -292,7 +292,13 @@ impl PoolPages {
 
     /// Re-file the groups of `container` after a change (`changed` = the group that changed, `grew`
     /// when it gained a new entry).
-    fn refile_container(&mut self, f: &dyn Filing, container: u64, changed: Option<u32>, grew: bool) {
+    fn refile_container(
+        &mut self,
+        f: &dyn Filing,
+        container: u64,
+        changed: Option<u32>,
+        grew: bool,
+    ) {
         let c = &self.containers[&container];
         let (used, headless) = (c.used_chunks, c.headless);
         let gs = c.groups.clone();
@@ -301,7 +307,8 @@ impl PoolPages {
             let grp = &self.groups[g as usize];
             let is_changed = changed == Some(g) || changed.is_none();
             let moved = grp.listed.map(|(l, _)| l) != Some(want);
-            if !moved && !(is_changed && f.refile(grew && changed == Some(g))) {
+            let refile = is_changed && f.refile(grew && changed == Some(g));
+            if !moved && !refile {
                 continue;
             }
             self.unlist(g);
@@ -367,7 +374,10 @@ impl PoolPages {
                 let mut total = 0u128;
                 for (&k, &g) in &o.by_key {
                     let grp = &self.groups[g as usize];
-                    if grp.listed != Some((l, k)) || grp.memcg as usize != m || grp.members.is_empty() {
+                    if grp.listed != Some((l, k))
+                        || grp.memcg as usize != m
+                        || grp.members.is_empty()
+                    {
                         return bad(format!("group {g} misfiled on list {l} of cgroup {m}"));
                     }
                     total += grp.stamp_sum as u128;

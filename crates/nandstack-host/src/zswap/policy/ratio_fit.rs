@@ -73,7 +73,7 @@ impl RatioMap {
         for (i, t) in table.iter_mut().enumerate() {
             let v = match known.binary_search(&i) {
                 Ok(_) => val[i],
-                Err(k) if k == 0 => val[known[0]],
+                Err(0) => val[known[0]],
                 Err(k) if k == known.len() => val[known[k - 1]],
                 Err(k) => {
                     let (lo, hi) = (known[k - 1], known[k]);
@@ -215,23 +215,34 @@ mod tests {
             for s in [Sample::PAPER, Sample::CODE] {
                 let m = builtin(a, s);
                 assert!(m.table.windows(2).all(|w| w[0] <= w[1]), "{a:?} {s:?}");
-                assert!(m.table[0] < 1000 && m.table[BINS - 1] >= 9000, "{a:?} {s:?}");
+                assert!(
+                    m.table[0] < 1000 && m.table[BINS - 1] >= 9000,
+                    "{a:?} {s:?}"
+                );
             }
         }
     }
 
     #[test]
     fn builtin_tables_are_the_fit_of_the_corpus() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/compress");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/traces/compress");
         if !dir.is_dir() {
-            eprintln!("SKIPPED: {} not found (the Silesia corpus of ../shared)", dir.display());
+            eprintln!(
+                "SKIPPED: {} not found (the Silesia corpus of ../shared)",
+                dir.display()
+            );
             return;
         }
         let pages = fit_pages(&dir).unwrap();
         for a in Algorithm::ALL {
             for s in [Sample::PAPER, Sample::CODE] {
                 let fitted = RatioMap::fit(&points(&pages, a, s).unwrap());
-                assert_eq!(fitted, builtin(a, s), "{a:?} {s:?}: regenerate with the ezswap_fit example");
+                assert_eq!(
+                    fitted,
+                    builtin(a, s),
+                    "{a:?} {s:?}: regenerate with the ezswap_fit example"
+                );
             }
         }
     }
