@@ -75,3 +75,7 @@ def trace_stats(path: str, format: str) -> str:
 
 def bench_host(quick: bool = False) -> str:
     """The host memory/swap model's benchmark (GIL released); returns its report JSON."""
+
+def ezswap_correlation(corpus_dir: str) -> str:
+    """ezswap: the entropy-vs-compression-ratio correlation on the Silesia pages in `corpus_dir`, every
+    compressor and both entropy samples, as JSON (GIL released)."""

@@ -65,6 +65,19 @@ fn bench_host(py: Python<'_>, quick: bool) -> PyResult<String> {
         .map_err(errors::to_py_err)
 }
 
+/// ezswap: entropy-vs-compression-ratio correlation on the Silesia pages in `corpus_dir`, every
+/// compressor and both entropy samples, as JSON.
+#[pyfunction]
+fn ezswap_correlation(py: Python<'_>, corpus_dir: String) -> PyResult<String> {
+    py.allow_threads(|| {
+        nandstack_host::zswap::policy::ratio_fit::silesia_correlation(std::path::Path::new(
+            &corpus_dir,
+        ))
+        .map(|v| v.to_string())
+    })
+    .map_err(errors::to_py_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -77,5 +90,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_config, m)?)?;
     m.add_function(wrap_pyfunction!(presets_json, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(ezswap_correlation, m)?)?;
     errors::register(m)
 }

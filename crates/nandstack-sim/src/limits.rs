@@ -280,6 +280,16 @@ fn process_pages(w: &WorkloadConfig) -> f64 {
         // Slab items of ~0.1–1 KiB, and a byte of class per key while building.
         WorkloadConfig::MemcachedEtc(c) => c.keys as f64 * 1.25,
         WorkloadConfig::Inline(c) => c.pages as f64,
+        WorkloadConfig::Launch(c) => {
+            let apps = c
+                .apps
+                .clone()
+                .unwrap_or_else(nandstack_host::workloads::launch::table2);
+            apps.iter()
+                .take(c.app_count as usize)
+                .map(|a| (a.anon_mib + a.file_mib) * c.scale * 256.0)
+                .sum()
+        }
         WorkloadConfig::Mobile(_) | WorkloadConfig::Trace(_) => 0.0,
     }
 }

@@ -32,7 +32,7 @@ pub struct Preset {
 }
 
 /// Every preset, the default job (`make run`) first.
-pub const PRESETS: [Preset; 10] = [
+pub const PRESETS: [Preset; 11] = [
     Preset {
         name: "block-tlc-consumer",
         description: "consumer TLC NVMe SSD (970 EVO Plus class, 64 planes, DRAM write buffer, background GC), \
@@ -103,6 +103,13 @@ pub const PRESETS: [Preset; 10] = [
         description: "the host-swap-block program with zswap (lzo, zsmalloc, pool at most 5% of RAM) in front \
                       of the consumer TLC SSD; the pool fills and its worker writes the oldest entries back",
         toml: include_str!("../presets/host-zswap.toml"),
+        spec: None,
+    },
+    Preset {
+        name: "host-ezswap",
+        description: "ezswap (all-page accommodation, entropy-based selective admission, lottery replacement) \
+                      on z3fold in front of a small TLC SSD: the paper's 14-app launch cycle at 1/8 scale",
+        toml: include_str!("../presets/host-ezswap.toml"),
         spec: None,
     },
     Preset {

@@ -6,9 +6,9 @@ hyphens) defining `EXPERIMENT = Experiment(...)`; it is found automatically. See
     >>> from nandstack import experiments
     >>> names = [e.name for e in experiments.all_experiments()]
     >>> names[:5]
-    ['diss', 'gc-policies-vs-op', 'hot-cold-skew', 'kernel-swap', 'kernel-zram']
+    ['diss', 'ezswap', 'gc-policies-vs-op', 'hot-cold-skew', 'kernel-swap']
     >>> names[5:]
-    ['kernel-zswap', 'rl-slc-cache', 'sup-gc', 'trace-replay', 'znswap']
+    ['kernel-zram', 'kernel-zswap', 'rl-slc-cache', 'sup-gc', 'trace-replay', 'znswap']
 """
 
 from __future__ import annotations

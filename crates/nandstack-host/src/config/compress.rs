@@ -105,6 +105,10 @@ pub struct ZswapConfig {
     /// (swap-cache folio allocation, tree and pool updates, bio submission), ns. Default 3000.
     #[serde(default = "d_writeback")]
     pub writeback_ns: u64,
+    /// ezswap's policies (selective admission, lottery replacement, all-page accommodation). Default
+    /// zswap's own.
+    #[serde(default)]
+    pub ezswap: super::ezswap::EzswapConfig,
 }
 fn d_lzo() -> CompressorKind {
     CompressorKind::Lzo
@@ -139,6 +143,7 @@ impl Default for ZswapConfig {
             worker_wakeup_ns: d_wakeup(),
             worker_entry_ns: d_rotate(),
             writeback_ns: d_writeback(),
+            ezswap: Default::default(),
         }
     }
 }
@@ -350,6 +355,7 @@ impl CompressionCosts {
 
 impl ZswapConfig {
     pub fn validate(&self) -> Result<()> {
+        self.ezswap.validate(self.zpool)?;
         if self.max_pool_percent == 0 || self.max_pool_percent > 100 {
             return Err(Error::config(
                 "host.zswap.max_pool_percent",

@@ -7,7 +7,9 @@
 
 mod compress;
 mod diss;
+mod ezswap;
 mod host;
+pub mod launch;
 mod workload;
 mod znswap;
 
@@ -16,11 +18,13 @@ pub use compress::{
     ZramWritebackMode, ZswapConfig,
 };
 pub use diss::IdleTrimConfig;
+pub use ezswap::{AdmissionKind, EntropySample, EzswapConfig, ReplacementKind};
 pub use host::{
     CgroupConfig, CostConfig, DiscardConfig, DiscardMode, HostConfig, PageCacheConfig,
     ReadaheadConfig, ReadaheadPolicyKind, ReclaimConfig, ReclaimPolicyKind, SwapAllocatorKind,
     SwapBackendConfig, SwapConfig,
 };
+pub use launch::{LaunchApp, LaunchConfig};
 pub use nandstack_device::config::GeometryOverrides;
 pub use nandstack_device::spec::DeviceSpec;
 pub use workload::{

@@ -20,6 +20,8 @@ pub enum WorkloadConfig {
     MemcachedEtc(EtcConfig),
     /// Mobile app switching per Table 2 of the DISS paper (Video/Game/Social/Office).
     Mobile(MobileConfig),
+    /// The ezswap paper's app launch cycle (Table 2 apps launched in turn, repeated), with contents.
+    Launch(super::launch::LaunchConfig),
     /// Replay of a memory-reference trace file (vm `hexaddr R|W`, UCSD `l|s 0xADDR n`, LIRS, nsref).
     Trace(TraceRefsConfig),
     /// A short reference string given in the config (tests, textbook examples).
@@ -460,6 +462,7 @@ impl WorkloadConfig {
                     }
                 }
             }
+            WorkloadConfig::Launch(c) => c.validate(key)?,
             WorkloadConfig::Inline(c) => {
                 positive(&k("pages"), c.pages as u64)?;
                 if c.pages as u64 > MAX_PAGES {

@@ -192,7 +192,7 @@ impl Host {
                 crate::swap::backend::znswap::swap_area(z, h, dev_zones, names)?
             }
         };
-        swap.zswap = crate::zswap::build(h, frames, swap.map.len(), verify)?;
+        swap.zswap = crate::zswap::build(h, frames, swap.map.len(), verify, cfg.seed)?;
         swap.swapins.cdh = h.swap.clean_data_handler;
         let ra: Box<dyn Readahead> = match h.readahead.policy {
             ReadaheadPolicyKind::Vma => Box::new(VmaReadahead::new(h.readahead.page_cluster)),

@@ -126,6 +126,8 @@ impl Host {
         if fr.is_file() {
             fr.dirtied = now;
             self.pc.dirty += 1;
+            let id = fr.key;
+            self.apa_file_dirtied(id);
         }
     }
 
@@ -372,6 +374,7 @@ impl Host {
                 return Ok(false);
             }
         }
+        self.apa_evict(ctx, f)?;
         self.remove_mapping(f, ctx.cpu);
         Ok(true)
     }

@@ -269,7 +269,17 @@ impl Host {
             }
             let f = self.alloc_page(ctx, m)?;
             // The same after this allocation's reclaim (`pte_same` after a sleep).
-            let s = pte_slot(self.vm.ptes[v as usize]);
+            let pte = self.vm.ptes[v as usize];
+            let s = pte_slot(pte);
+            if !is_swap(pte) || {
+                let c = self.swap.cache[s as usize];
+                c != NONE && !is_shadow(c)
+            } {
+                // That reclaim ran zswap's writeback worker, which put the page in the swap cache
+                // (`swapcache_prepare` fails with -EEXIST): use that page.
+                self.vm.release_frame(f);
+                continue;
+            }
             let shadow = self.swap.cache[s as usize];
             let fr = &mut self.vm.frames[f as usize];
             fr.set(F_ANON | F_SWAPCACHE | F_LOCKED);
@@ -423,6 +433,8 @@ impl Host {
             self.lru_admit(f);
             frames.push(f);
         }
+        // All-page accommodation: the pool's pages leave the window (served from memory).
+        self.apa_read(ctx, id, &mut frames)?;
         let mut offs = std::mem::take(&mut self.io_buf);
         offs.clear();
         offs.extend(

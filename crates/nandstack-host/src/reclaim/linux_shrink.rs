@@ -186,6 +186,7 @@ impl LinuxReclaim {
             }
             // A synchronous write (zero page, zswap, zram): the page is clean and idle, free it now.
         }
+        h.apa_evict(ctx, f)?;
         h.remove_mapping(f, ctx.cpu);
         Ok(Outcome::Freed)
     }

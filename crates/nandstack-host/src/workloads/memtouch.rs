@@ -51,7 +51,7 @@ fn corpus_dirs(configured: Option<&str>) -> Vec<PathBuf> {
 }
 
 /// Load corpus `name`, looking in [`corpus_dirs`]; a missing file names every place looked.
-fn load_corpus(configured: Option<&str>, name: &str) -> Result<Corpus> {
+pub(crate) fn load_corpus(configured: Option<&str>, name: &str) -> Result<Corpus> {
     let dirs = corpus_dirs(configured);
     for d in &dirs {
         if Corpus::zip_path(d, name).is_file() {

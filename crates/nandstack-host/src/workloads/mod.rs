@@ -7,6 +7,7 @@
 //! until a time since the process started.
 
 mod kv;
+pub mod launch;
 mod memtouch;
 mod mobile;
 pub mod nsref;
@@ -129,6 +130,7 @@ pub fn build(cfg: &WorkloadConfig, seed: u64, index: u64) -> Result<Workload> {
         WorkloadConfig::Ycsb(c) => Ok(kv::build_ycsb(c, s)),
         WorkloadConfig::MemcachedEtc(c) => Ok(kv::build_etc(c, s)),
         WorkloadConfig::Mobile(c) => mobile::build(c, s),
+        WorkloadConfig::Launch(c) => Ok(launch::build_contents(c, s)?.0),
         WorkloadConfig::Trace(c) => trace::build(c, s),
         WorkloadConfig::Inline(c) => nsref::build_inline(c),
     }
@@ -143,6 +145,11 @@ pub fn build_with_contents(
     match cfg {
         WorkloadConfig::Memtouch(c) => {
             let (w, contents) = memtouch::build_contents(c)?;
+            Ok((w, Some(Box::new(contents))))
+        }
+        WorkloadConfig::Launch(c) => {
+            let s = seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let (w, contents) = launch::build_contents(c, s)?;
             Ok((w, Some(Box::new(contents))))
         }
         _ => Ok((build(cfg, seed, index)?, None)),

@@ -72,6 +72,11 @@ pub trait Zpool {
     /// Check the allocator's own bookkeeping (counts, lists); an [`Error::Invariant`] names what broke.
     fn check(&self) -> Result<()>;
 
+    /// Append the handles of objects moved to another container since the last call (z3fold's
+    /// `compact_single_buddy`), so that policies ranking containers can follow them. The default
+    /// reports none (zbud never moves; zsmalloc's `compact` is not reported).
+    fn take_moved(&mut self, _out: &mut Vec<Handle>) {}
+
     /// Bytes held from the system.
     fn total_bytes(&self) -> u64 {
         self.total_pages() * PAGE_BYTES as u64

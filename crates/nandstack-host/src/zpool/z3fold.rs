@@ -105,6 +105,8 @@ pub struct Z3fold {
     unbuddied: Vec<OrderedList>,
     handles: Handles<(u32, Bud)>,
     seq: i64,
+    /// Objects moved to another page since the last `take_moved`.
+    moved: Vec<Handle>,
 }
 
 impl Default for Z3fold {
@@ -120,6 +122,7 @@ impl Z3fold {
             unbuddied: vec![OrderedList::default(); NCHUNKS as usize + 1],
             handles: Handles::default(),
             seq: 0,
+            moved: Vec::new(),
         }
     }
 
@@ -197,6 +200,7 @@ impl Z3fold {
         self.place(dst, dst_bud, h, len);
         self.relist(dst);
         self.release(id);
+        self.moved.push(h);
         true
     }
 
@@ -290,6 +294,10 @@ impl Zpool for Z3fold {
 
     fn compact(&mut self) -> u64 {
         0
+    }
+
+    fn take_moved(&mut self, out: &mut Vec<Handle>) {
+        out.append(&mut self.moved);
     }
 
     fn extent(&self, handle: Handle) -> Option<Extent> {
@@ -415,8 +423,17 @@ mod tests {
             z.extent(c).unwrap().container,
             z.extent(b).unwrap().container
         );
+        let mut moved = Vec::new();
+        z.take_moved(&mut moved);
+        assert!(moved.is_empty());
         z.free(b).unwrap(); // page 1 keeps only c: c moves into page 0, page 1 goes
         assert_eq!(z.total_pages(), 1);
+        // The move is reported once.
+        z.take_moved(&mut moved);
+        assert_eq!(moved, vec![c]);
+        moved.clear();
+        z.take_moved(&mut moved);
+        assert!(moved.is_empty());
         assert_eq!(
             z.extent(c).unwrap().container,
             z.extent(a).unwrap().container

@@ -24,6 +24,7 @@
 //! charged to a cgroup-v1 memory cgroup (`obj_cgroup_charge_zswap` acts on cgroup v2 only): its pages
 //! come out of RAM, not out of the cgroup's limit.
 
+pub mod apa;
 pub mod policy;
 pub mod swapio;
 pub mod worker;
@@ -35,7 +36,10 @@ use serde_json::{json, Value};
 use crate::config::{CompressionCosts, CompressorKind, ZswapConfig};
 use crate::vm::page::NONE;
 use crate::zpool::{self, Handle, Zpool, PAGE_BYTES};
-use policy::{Admission, AdmitAll, EntryId, LruSecondChance, Pick, Replacement};
+use policy::{
+    Admission, AdmitAll, AdmitQuery, EntryId, LruSecondChance, PageKind, Pick, Placement,
+    Replacement,
+};
 
 /// `MAX_RECLAIM_RETRIES`: the worker gives up after this many failed steps.
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
@@ -75,11 +79,31 @@ pub struct ZswapStats {
     pub decompress_ns: u64,
     /// Largest pool seen, pages.
     pub pool_pages_max: u64,
+    /// Pages compressed (stores that reached the compressor).
+    pub compressions: u64,
+    /// Stores the admission policy decided on by an entropy estimate, and the CPU time of those
+    /// estimates, ns.
+    pub estimates: u64,
+    pub estimate_ns: u64,
+    /// Clean file pages (all-page accommodation): stored, refused, served to a read (`file_hits`),
+    /// dropped by the writeback worker, invalidated by a write to the block.
+    pub file_stores: u64,
+    pub file_refused: u64,
+    pub file_hits: u64,
+    pub file_dropped: u64,
+    pub file_invalidated: u64,
+    /// Page-in requests that reached the cache, and how many it held.
+    pub lookups: u64,
+    pub lookup_hits: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
+    /// Swap slot (anonymous) or file page id (file).
     slot: u32,
+    kind: PageKind,
+    /// The file page's write version when stored (verify mode; 0 for anonymous pages).
+    version: u32,
     handle: Handle,
     /// Stored length, bytes (4096 = stored uncompressed).
     len: u32,
@@ -125,7 +149,17 @@ pub struct Zswap {
     free_ids: Vec<EntryId>,
     /// Slot → entry (the xarray), NONE when the slot has none.
     by_slot: Vec<u32>,
+    /// File page id → entry (all-page accommodation), NONE when none.
+    by_file: Vec<u32>,
+    /// Pool handle → entry, for the moves the pool reports.
+    by_handle: Vec<u32>,
+    moved: Vec<Handle>,
     live: u64,
+    live_file: u64,
+    stored_bytes: u64,
+    used_chunk_bytes: u64,
+    estimate_ns_per_byte: f64,
+    apa: bool,
     incompressible: u64,
     max_pages: u64,
     accept_pages: u64,
@@ -148,6 +182,7 @@ pub fn build(
     ram_pages: u64,
     slots: usize,
     verify: bool,
+    seed: u64,
 ) -> Result<Option<Box<Zswap>>> {
     if !h.zswap.enabled {
         return Ok(None);
@@ -160,18 +195,19 @@ pub fn build(
              under cgroup v1 neither happens",
         ));
     }
-    Ok(Some(Box::new(Zswap::new(
-        &h.zswap,
-        &h.compression,
-        ram_pages,
-        slots,
-        verify,
-    )?)))
+    let z = Zswap::new(&h.zswap, &h.compression, ram_pages, slots, verify)?;
+    let (admission, replacement) = policy::from_config(&h.zswap, seed)?;
+    Ok(Some(Box::new(z.with_policies(admission, replacement))))
 }
 
 /// CPU time of `cycles_per_byte` over a page at `mhz`, ns.
 pub fn page_ns(cycles_per_byte: f64, mhz: f64) -> u64 {
     (cycles_per_byte * PAGE_BYTES as f64 * 1000.0 / mhz).round() as u64
+}
+
+/// Bytes of `len` rounded up to z3fold's 64-byte chunks.
+fn chunk_bytes(len: u32) -> u64 {
+    len.div_ceil(64) as u64 * 64
 }
 
 /// FNV-1a over the page (verify mode's content check).
@@ -204,7 +240,15 @@ impl Zswap {
             entries: Vec::new(),
             free_ids: Vec::new(),
             by_slot: vec![NONE; slots],
+            by_file: Vec::new(),
+            by_handle: Vec::new(),
+            moved: Vec::new(),
             live: 0,
+            live_file: 0,
+            stored_bytes: 0,
+            used_chunk_bytes: 0,
+            estimate_ns_per_byte: cfg.ezswap.entropy_cycles_per_byte * 1000.0 / costs.cpu_mhz,
+            apa: cfg.ezswap.apa,
             incompressible: 0,
             max_pages,
             accept_pages: max_pages * cfg.accept_threshold_percent as u64 / 100,
@@ -267,10 +311,15 @@ impl Zswap {
             .filter(|&e| e != NONE)
     }
 
-    /// (slot, cgroup, stored length) of a live entry.
+    /// (slot, cgroup, stored length) of a live entry (for a file entry: its file page id).
     pub fn entry(&self, e: EntryId) -> (u32, u16, u32) {
         let en = &self.entries[e as usize];
         (en.slot, en.memcg, en.len)
+    }
+
+    /// Whether entry `e` holds a file page.
+    pub fn is_file(&self, e: EntryId) -> bool {
+        self.entries[e as usize].kind == PageKind::File
     }
 
     /// Entries of cgroup `memcg` on the replacement policy's lists.
@@ -315,16 +364,47 @@ impl Zswap {
         bytes: &[u8; 4096],
         free_frames: u64,
     ) -> Result<Store> {
+        self.try_store_kind(slot, PageKind::Anon, 0, memcg, bytes, free_frames)
+    }
+
+    /// A store of an anonymous page (`key` = slot) or a clean file page (`key` = file page id, at
+    /// write `version`).
+    fn try_store_kind(
+        &mut self,
+        key: u32,
+        kind: PageKind,
+        version: u32,
+        memcg: u16,
+        bytes: &[u8; 4096],
+        free_frames: u64,
+    ) -> Result<Store> {
         if self.check_limits() {
             return Ok(Store::Refused(0));
         }
-        if !self.admission.admit(bytes, memcg) {
+        let q = AdmitQuery {
+            memcg,
+            kind,
+            live_anon: self.live - self.live_file,
+            live_file: self.live_file,
+            stored_bytes: self.stored_bytes,
+            used_chunk_bytes: self.used_chunk_bytes,
+            limit_bytes: self.max_pages * PAGE_BYTES as u64,
+        };
+        let v = self.admission.decide(bytes, &q);
+        let mut cpu = 0;
+        if v.sampled_bytes > 0 {
+            cpu = (v.sampled_bytes as f64 * self.estimate_ns_per_byte).round() as u64;
+            self.stats.estimates += 1;
+            self.stats.estimate_ns += cpu;
+        }
+        if !v.admit {
             self.stats.reject_admission += 1;
-            return Ok(Store::Refused(0));
+            return Ok(Store::Refused(cpu));
         }
         let compressed = self.compressor.compressed_len(bytes)?;
-        let cpu = self.compress_ns;
-        self.stats.compress_ns += cpu;
+        cpu += self.compress_ns;
+        self.stats.compressions += 1;
+        self.stats.compress_ns += self.compress_ns;
         // Not smaller than a page: stored as it is (zswap_compress).
         let len = if compressed == 0 || compressed >= PAGE_BYTES as usize {
             PAGE_BYTES
@@ -344,10 +424,15 @@ impl Zswap {
             return Ok(Store::Refused(cpu));
         }
         // A stale entry of the slot (the page was redirtied and swapped out again) is replaced.
-        self.invalidate(slot);
+        match kind {
+            PageKind::Anon => self.invalidate(key),
+            PageKind::File => self.invalidate_file(key),
+        }
         let id = self.free_ids.pop().unwrap_or(self.entries.len() as u32);
         let entry = Entry {
-            slot,
+            slot: key,
+            kind,
+            version,
             handle,
             len,
             memcg,
@@ -358,13 +443,68 @@ impl Zswap {
         } else {
             self.entries[id as usize] = entry;
         }
-        self.by_slot[slot as usize] = id;
+        let index = match kind {
+            PageKind::Anon => &mut self.by_slot,
+            PageKind::File => &mut self.by_file,
+        };
+        if index.len() <= key as usize {
+            index.resize(key as usize + 1, NONE);
+        }
+        index[key as usize] = id;
+        if self.by_handle.len() <= handle.0 as usize {
+            self.by_handle.resize(handle.0 as usize + 1, NONE);
+        }
+        self.by_handle[handle.0 as usize] = id;
         self.live += 1;
+        self.live_file += (kind == PageKind::File) as u64;
+        self.stored_bytes += len as u64;
+        self.used_chunk_bytes += chunk_bytes(len);
         self.incompressible += (len == PAGE_BYTES) as u64;
         self.replacement.stored(id, memcg);
-        self.stats.zswpout += 1;
+        self.place(id);
+        self.report_moves();
+        match kind {
+            PageKind::Anon => self.stats.zswpout += 1,
+            PageKind::File => self.stats.file_stores += 1,
+        }
         self.stats.pool_pages_max = self.stats.pool_pages_max.max(self.pool.total_pages());
         Ok(Store::Stored(cpu))
+    }
+
+    /// Tell the replacement policy where entry `e` sits.
+    fn place(&mut self, e: EntryId) {
+        let en = self.entries[e as usize];
+        if let Some(x) = self.pool.extent(en.handle) {
+            self.replacement.placed(
+                e,
+                Placement {
+                    container: x.container,
+                    len_bytes: en.len,
+                    kind: en.kind,
+                },
+            );
+        }
+    }
+
+    /// Tell the replacement policy of the objects the pool moved to other pages.
+    fn report_moves(&mut self) {
+        self.pool.take_moved(&mut self.moved);
+        let moved = std::mem::take(&mut self.moved);
+        for h in &moved {
+            let e = self.by_handle.get(h.0 as usize).copied().unwrap_or(NONE);
+            if e != NONE {
+                self.place(e);
+            }
+        }
+        self.moved = moved;
+        self.moved.clear();
+    }
+
+    /// A page-in request reached the cache (`hit` if it holds the page): SA's hit window.
+    pub fn lookup(&mut self, hit: bool) {
+        self.stats.lookups += 1;
+        self.stats.lookup_hits += hit as u64;
+        self.admission.lookup(hit);
     }
 
     /// Whether a refused store should queue the worker (`zswap_pool_reached_full`).
@@ -433,11 +573,19 @@ impl Zswap {
     fn erase(&mut self, e: EntryId) -> Result<()> {
         let en = self.entries[e as usize];
         self.pool.free(en.handle)?;
+        self.by_handle[en.handle.0 as usize] = NONE;
         self.replacement.removed(e);
-        self.by_slot[en.slot as usize] = NONE;
+        match en.kind {
+            PageKind::Anon => self.by_slot[en.slot as usize] = NONE,
+            PageKind::File => self.by_file[en.slot as usize] = NONE,
+        }
         self.live -= 1;
+        self.live_file -= (en.kind == PageKind::File) as u64;
+        self.stored_bytes -= en.len as u64;
+        self.used_chunk_bytes -= chunk_bytes(en.len);
         self.incompressible -= (en.len == PAGE_BYTES) as u64;
         self.free_ids.push(e);
+        self.report_moves();
         Ok(())
     }
 
@@ -459,17 +607,38 @@ impl Zswap {
         }
         let mut n = 0u64;
         let mut incompressible = 0u64;
-        for (slot, &e) in self.by_slot.iter().enumerate() {
-            if e == NONE {
-                continue;
+        let (mut files, mut bytes) = (0u64, 0u64);
+        for (kind, index) in [
+            (PageKind::Anon, &self.by_slot),
+            (PageKind::File, &self.by_file),
+        ] {
+            for (slot, &e) in index.iter().enumerate() {
+                if e == NONE {
+                    continue;
+                }
+                n += 1;
+                let en = &self.entries[e as usize];
+                if en.slot as usize != slot || en.kind != kind {
+                    return bad(format!(
+                        "{kind:?} {slot} → entry {e} of {:?} {}",
+                        en.kind, en.slot
+                    ));
+                }
+                if self.by_handle.get(en.handle.0 as usize) != Some(&e) {
+                    return bad(format!("entry {e}: handle index"));
+                }
+                incompressible += (en.len == PAGE_BYTES) as u64;
+                files += (kind == PageKind::File) as u64;
+                bytes += en.len as u64;
             }
-            n += 1;
-            let en = &self.entries[e as usize];
-            if en.slot as usize != slot {
-                return bad(format!("slot {slot} → entry {e} of slot {}", en.slot));
-            }
-            incompressible += (en.len == PAGE_BYTES) as u64;
         }
+        if files != self.live_file || bytes != self.stored_bytes {
+            return bad(format!(
+                "{files} file entries, {bytes} bytes indexed; {} and {} counted",
+                self.live_file, self.stored_bytes
+            ));
+        }
+        self.replacement.check()?;
         if n != self.live || incompressible != self.incompressible {
             return bad(format!(
                 "{n} indexed entries ({incompressible} incompressible) but {} live ({})",
@@ -521,6 +690,27 @@ impl Zswap {
             "worker_queued": s.worker_queued,
             "compress_ms": s.compress_ns as f64 / 1e6,
             "decompress_ms": s.decompress_ns as f64 / 1e6,
+            "ezswap": self.ezswap_report(),
+        })
+    }
+
+    /// The counters of ezswap's mechanisms (compressions, entropy estimates, APA's file pages, lookups).
+    fn ezswap_report(&self) -> Value {
+        let s = &self.stats;
+        json!({
+            "compressions": s.compressions,
+            "entropy_estimates": s.estimates,
+            "entropy_ms": s.estimate_ns as f64 / 1e6,
+            "apa": self.apa,
+            "stored_file_pages": self.live_file,
+            "stored_bytes": self.stored_bytes,
+            "file_stores": s.file_stores,
+            "file_refused": s.file_refused,
+            "file_hits": s.file_hits,
+            "file_dropped": s.file_dropped,
+            "file_invalidated": s.file_invalidated,
+            "lookups": s.lookups,
+            "lookup_hits": s.lookup_hits,
         })
     }
 
@@ -530,143 +720,4 @@ impl Zswap {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn random_page(seed: u64) -> [u8; 4096] {
-        let mut r = nandstack_core::Rng::new(seed);
-        let mut p = [0u8; 4096];
-        for w in p.chunks_exact_mut(8) {
-            w.copy_from_slice(&r.next_u64().to_le_bytes());
-        }
-        p
-    }
-
-    /// 50 pages of RAM at 20%: a limit of 10 pool pages, accept again at 9.
-    fn small() -> Zswap {
-        let cfg = ZswapConfig {
-            enabled: true,
-            ..ZswapConfig::default()
-        };
-        Zswap::new(&cfg, &CompressionCosts::default(), 50, 64, true).unwrap()
-    }
-
-    #[test]
-    fn pool_limit_and_hysteresis_by_hand() {
-        let mut z = small();
-        assert_eq!((z.max_pages(), z.accept_pages()), (10, 9));
-        // Incompressible pages are stored whole: one zsmalloc huge-class page each.
-        for s in 1..=10 {
-            assert!(matches!(
-                z.store(s, 1, &random_page(s as u64), 1000).unwrap(),
-                Store::Stored(_)
-            ));
-        }
-        assert_eq!(
-            (z.pool_pages(), z.stored_pages(), z.incompressible),
-            (10, 10, 10)
-        );
-        // At the limit: refused, counted, the worker wanted.
-        assert_eq!(
-            z.store(11, 1, &random_page(11), 1000).unwrap(),
-            Store::Refused(0)
-        );
-        assert_eq!(z.stats.pool_limit_hit, 1);
-        assert!(z.wants_worker());
-        // One load: 9 pages ≤ the threshold — the next store is accepted and clears the state.
-        assert!(z.load(3, Some(&random_page(3))).unwrap().is_some());
-        assert_eq!(z.stats.zswpin, 1);
-        assert!(!z.contains(3));
-        assert!(matches!(
-            z.store(12, 1, &random_page(12), 1000).unwrap(),
-            Store::Stored(_)
-        ));
-        assert!(!z.wants_worker());
-        // Full again (10 pages): refused, a second hit.
-        assert_eq!(
-            z.store(13, 1, &random_page(13), 1000).unwrap(),
-            Store::Refused(0)
-        );
-        assert_eq!(z.stats.pool_limit_hit, 2);
-        // An invalidated entry brings the pool to 9 pages, at the threshold: the store goes through
-        // and counts no hit.
-        z.invalidate(5);
-        assert!(matches!(
-            z.store(13, 1, &random_page(13), 1000).unwrap(),
-            Store::Stored(_)
-        ));
-        assert_eq!(z.stats.pool_limit_hit, 2);
-        // Stores = loads + writebacks + invalidations + stored.
-        let s = &z.stats;
-        assert_eq!(
-            s.zswpout,
-            s.zswpin + s.zswpwb + s.invalidated + z.stored_pages()
-        );
-        z.check(2).unwrap();
-    }
-
-    #[test]
-    fn hysteresis_refuses_between_the_threshold_and_the_limit() {
-        // 100 pages of RAM at 20% with a 50% threshold: limit 20, accept at 10.
-        let cfg = ZswapConfig {
-            enabled: true,
-            accept_threshold_percent: 50,
-            ..ZswapConfig::default()
-        };
-        let mut z = Zswap::new(&cfg, &CompressionCosts::default(), 100, 64, false).unwrap();
-        for s in 1..=20 {
-            z.store(s, 0, &random_page(s as u64), 1000).unwrap();
-        }
-        assert!(matches!(
-            z.store(21, 0, &random_page(21), 1000).unwrap(),
-            Store::Refused(_)
-        ));
-        for s in 1..=5 {
-            z.load(s, None).unwrap();
-        }
-        // 15 pages: under the limit but above the threshold — refused without counting a hit.
-        assert!(matches!(
-            z.store(22, 0, &random_page(22), 1000).unwrap(),
-            Store::Refused(_)
-        ));
-        assert_eq!(z.stats.pool_limit_hit, 1);
-        for s in 6..=10 {
-            z.load(s, None).unwrap();
-        }
-        assert!(matches!(
-            z.store(22, 0, &random_page(22), 1000).unwrap(),
-            Store::Stored(_)
-        ));
-    }
-
-    #[test]
-    fn compressible_pages_share_pool_pages_and_a_changed_page_is_caught() {
-        let mut z = small();
-        let sparse = {
-            let mut p = [0u8; 4096];
-            p[..8].copy_from_slice(&7u64.to_le_bytes());
-            p
-        };
-        for s in 1..=8 {
-            z.store(s, 0, &sparse, 1000).unwrap();
-        }
-        assert_eq!(z.incompressible, 0);
-        assert!(
-            z.pool_pages() < 2,
-            "{} pages for 8 tiny objects",
-            z.pool_pages()
-        );
-        // Verify mode: restoring other bytes than were stored is an invariant error.
-        let mut other = sparse;
-        other[100] = 1;
-        assert!(matches!(z.load(4, Some(&other)), Err(Error::Invariant(_))));
-        // Without RAM for a new pool page the store is refused (reject_alloc_fail).
-        let mut z = small();
-        assert_eq!(
-            z.store(1, 0, &random_page(1), 0).unwrap(),
-            Store::Refused(z.compress_ns)
-        );
-        assert_eq!(z.stats.reject_alloc_fail, 1);
-        assert!(!z.contains(1));
-    }
-}
+mod tests;

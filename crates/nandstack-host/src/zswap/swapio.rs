@@ -33,6 +33,8 @@ pub struct CswapState {
     pub sync_swapins: u64,
     /// Swap writes the backend refused (the pages stayed dirty in memory).
     pub failed_writes: u64,
+    /// All-page accommodation: file page → virtual page, write versions.
+    pub apa: super::apa::ApaState,
 }
 
 impl Default for CswapState {
@@ -44,6 +46,7 @@ impl Default for CswapState {
             dev: Vec::new(),
             sync_swapins: 0,
             failed_writes: 0,
+            apa: Default::default(),
         }
     }
 }
@@ -84,6 +87,7 @@ impl Host {
             }
         }
         self.cswap.contents = contents;
+        self.apa_setup();
         Ok(())
     }
 
@@ -173,10 +177,7 @@ impl Host {
                 }
                 Store::Refused(ns) => {
                     ctx.now += ns;
-                    if z.wants_worker() && z.worker.queued.is_none() {
-                        z.worker.queued = Some(ctx.now);
-                        z.stats.worker_queued += 1;
-                    }
+                    z.queue_worker(ctx.now);
                 }
             }
         }
@@ -218,7 +219,15 @@ impl Host {
             self.vm.frames[f as usize].io_done = *t;
             return Ok(true);
         }
-        if !self.swap.zswap.as_ref().is_some_and(|z| z.contains(slot)) {
+        let Some(z) = self.swap.zswap.as_mut() else {
+            return Ok(false);
+        };
+        let hit = z.contains(slot);
+        if !self.vm.frames[f as usize].has(F_READAHEAD) {
+            // A page-in request (the faulting page; readahead pages are not requested).
+            z.lookup(hit);
+        }
+        if !hit {
             return Ok(false);
         }
         let known = self.verify && self.load_page(vpn);
@@ -356,6 +365,7 @@ impl Host {
             }
         }
         sw.backend.check(&sw.map)?;
+        self.apa_check()?;
         let target = sw.zswap.as_ref().map_or(0, |z| z.pool_pages()) + sw.backend.ram_pages();
         if self.cswap.pool_frames() > target {
             return bad(format!(

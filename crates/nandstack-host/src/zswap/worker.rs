@@ -134,7 +134,13 @@ impl Host {
     /// `zswap_writeback_entry`: false when the writeback cannot happen (the slot's page is in the swap
     /// cache, or the entry went away while the page was being allocated).
     fn zswap_writeback_entry(&mut self, ctx: &mut Ctx, e: u32) -> Result<bool> {
-        let z = self.swap.zswap.as_ref().expect("zswap on");
+        let z = self.swap.zswap.as_mut().expect("zswap on");
+        if z.is_file(e) {
+            // All-page accommodation: a file page's blocks are on the file partition; drop it.
+            z.drop_file(e)?;
+            self.sync_pool_frames();
+            return Ok(true);
+        }
         let (slot, _, _) = z.entry(e);
         let cached = |h: &Host| {
             let c = h.swap.cache[slot as usize];

@@ -5,6 +5,7 @@
 mod cswap;
 mod diss;
 mod errors;
+mod ezswap;
 mod outputs;
 mod scenarios;
 mod swap_rules;

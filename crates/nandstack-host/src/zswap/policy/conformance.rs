@@ -1,22 +1,29 @@
 //! Conformance of every [`Replacement`] policy to its contract on seeded random store/remove/pick
 //! sequences, checked against a plain reference model: a pick names only live entries of the cgroup
 //! asked, `Empty` exactly when the cgroup has none, counts agree, and no live entry is starved (every
-//! one is picked for writeback within two rounds of the list).
+//! one is picked for writeback within two rounds of the list; the lottery, whose categories are drawn
+//! at random, within fifty). Every store is followed by its placement, as the cache does (three
+//! entries to a pool page).
 
 use std::collections::BTreeSet;
 
 use nandstack_core::Rng;
 
-use super::{LruSecondChance, Pick, Replacement};
+use super::{Lottery, LruSecondChance, PageKind, PageLru, Pick, Placement, Replacement};
 
-fn policies() -> Vec<Box<dyn Replacement>> {
-    vec![Box::new(LruSecondChance::new())]
+fn policies(seed: u64) -> Vec<Box<dyn Replacement>> {
+    vec![
+        Box::new(LruSecondChance::new()),
+        Box::new(PageLru::new()),
+        Box::new(Lottery::new(10_000, 40_000, seed)),
+    ]
 }
 
 #[test]
 fn replacement_policies_keep_their_contract() {
     for seed in 1..=20u64 {
-        for mut p in policies() {
+        for mut p in policies(seed) {
+            let mut stores = 0u64;
             let mut rng = Rng::new(seed);
             let mut live: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); 3];
             let mut next_id = 0u32;
@@ -30,6 +37,19 @@ fn replacement_policies_keep_their_contract() {
                             next_id - 1
                         });
                         p.stored(id, m);
+                        p.placed(
+                            id,
+                            Placement {
+                                container: stores / 3,
+                                len_bytes: 500 + (rng.next_u64() % 800) as u32,
+                                kind: if id.is_multiple_of(2) {
+                                    PageKind::Anon
+                                } else {
+                                    PageKind::File
+                                },
+                            },
+                        );
+                        stores += 1;
                         live[m as usize].insert(id);
                     }
                     2 => {
@@ -73,7 +93,8 @@ fn replacement_policies_keep_their_contract() {
             for m in 0..3u16 {
                 let want = live[m as usize].clone();
                 let mut seen = BTreeSet::new();
-                for _ in 0..2 * want.len() {
+                let rounds = if p.name() == "lottery" { 50 } else { 2 };
+                for _ in 0..rounds * want.len() {
                     if let Pick::Writeback(id) = p.pick(m) {
                         seen.insert(id);
                     }

@@ -1,0 +1,396 @@
+//! Tests of the lottery (CA) against a slow, obvious twin that shares no code with it: flat vectors of
+//! entries and pages, every category, weight, list average and ticket count recomputed by full scans
+//! with the paper's formulas in floating point, lists as plain vectors (index 0 = head). Both draw from
+//! the same seeded generator, so on the same event stream they must pick the same victims and keep the
+//! same lists. Also: the lottery's draw frequencies match the tickets.
+
+use nandstack_core::Rng;
+
+use super::lottery::{Lottery, CATEGORIES};
+use super::{PageKind, Pick, Placement, Replacement};
+
+#[derive(Clone, Copy, Debug)]
+struct TEntry {
+    id: u32,
+    live: bool,
+    container: Option<u64>,
+    file: bool,
+    len: u32,
+    stamp: u64,
+    /// Order of joining its current page.
+    joined: u64,
+}
+
+/// The twin: one cgroup, as in the paper.
+struct Twin {
+    entries: Vec<TEntry>,
+    /// Per category, pages (containers) head first.
+    lists: Vec<Vec<u64>>,
+    pending: Vec<u32>,
+    clock: u64,
+    joins: u64,
+    rng: Rng,
+}
+
+impl Twin {
+    fn new(seed: u64) -> Twin {
+        Twin {
+            entries: Vec::new(),
+            lists: vec![Vec::new(); 18],
+            pending: Vec::new(),
+            clock: 0,
+            joins: 0,
+            rng: Rng::new(seed ^ 0x006c_6f74_7465_7279),
+        }
+    }
+
+    fn members(&self, c: u64) -> Vec<TEntry> {
+        let mut m: Vec<TEntry> = self
+            .entries
+            .iter()
+            .filter(|e| e.live && e.container == Some(c))
+            .copied()
+            .collect();
+        m.sort_by_key(|e| e.joined);
+        m
+    }
+
+    /// The paper's category: objects, file objects, free space below or above a quarter.
+    fn category(&self, c: u64) -> usize {
+        let m = self.members(c);
+        let n = m.len().min(3);
+        let f = m.iter().filter(|e| e.file).count().min(n);
+        let headless = m.iter().any(|e| e.len > 3968);
+        let used: u32 = m.iter().map(|e| e.len.div_ceil(64)).sum();
+        let free_frac = if headless {
+            0.0
+        } else {
+            (63.0 - used as f64).max(0.0) / 63.0
+        };
+        let pairs: Vec<(usize, usize)> =
+            (1..=3).flat_map(|n| (0..=n).map(move |f| (n, f))).collect();
+        let idx = pairs.iter().position(|&p| p == (n, f)).unwrap();
+        idx * 2 + if free_frac >= 0.25 { 1 } else { 0 }
+    }
+
+    /// W = 1 / (cost / ratio) × 10,000, ratio = (1 − lowest free fraction) / n, costs 1 and 4.
+    fn weight(cat: usize) -> u64 {
+        let pairs: Vec<(usize, usize)> =
+            (1..=3).flat_map(|n| (0..=n).map(move |f| (n, f))).collect();
+        let (n, f) = pairs[cat / 2];
+        let ratio = if cat % 2 == 1 { 0.75 } else { 1.0 } / n as f64;
+        let cost = f as f64 + 4.0 * (n - f) as f64;
+        ((1.0 / (cost / ratio)) * 10_000.0 + 1e-9).floor() as u64
+    }
+
+    fn stamp_sum(&self, c: u64) -> u64 {
+        self.members(c).iter().map(|e| e.stamp).sum()
+    }
+
+    fn unlist(&mut self, c: u64) {
+        for l in &mut self.lists {
+            l.retain(|&x| x != c);
+        }
+    }
+
+    /// Re-file page `c` (if it still holds anything) by the head/tail rule.
+    fn refile(&mut self, c: u64) {
+        self.unlist(c);
+        if self.members(c).is_empty() {
+            return;
+        }
+        let cat = self.category(c);
+        let others = self.lists[cat].clone();
+        let sum = self.stamp_sum(c) as f64;
+        let head = others.is_empty()
+            || sum
+                > others
+                    .iter()
+                    .map(|&o| self.stamp_sum(o) as f64)
+                    .sum::<f64>()
+                    / others.len() as f64;
+        if head {
+            self.lists[cat].insert(0, c);
+        } else {
+            self.lists[cat].push(c);
+        }
+    }
+
+    fn stored(&mut self, id: u32) {
+        let e = TEntry {
+            id,
+            live: true,
+            container: None,
+            file: false,
+            len: 0,
+            stamp: self.clock,
+            joined: 0,
+        };
+        self.clock += 1;
+        self.entries.retain(|x| x.id != id);
+        self.entries.push(e);
+    }
+
+    fn placed(&mut self, id: u32, p: Placement) {
+        let i = self
+            .entries
+            .iter()
+            .position(|x| x.id == id && x.live)
+            .unwrap();
+        let old = self.entries[i].container;
+        self.entries[i].container = None;
+        if let Some(o) = old {
+            self.refile(o);
+        }
+        self.joins += 1;
+        let e = &mut self.entries[i];
+        e.container = Some(p.container);
+        e.file = p.kind == PageKind::File;
+        e.len = p.len_bytes;
+        e.joined = self.joins;
+        self.refile(p.container);
+    }
+
+    fn removed(&mut self, id: u32) {
+        let i = self
+            .entries
+            .iter()
+            .position(|x| x.id == id && x.live)
+            .unwrap();
+        let old = self.entries[i].container;
+        self.entries[i].live = false;
+        self.entries[i].container = None;
+        self.pending.retain(|&x| x != id);
+        if let Some(o) = old {
+            self.refile(o);
+        }
+    }
+
+    fn pick(&mut self) -> Pick {
+        if !self.pending.is_empty() {
+            return Pick::Writeback(self.pending.remove(0));
+        }
+        let tickets: Vec<u64> = (0..18)
+            .map(|c| self.lists[c].len() as u64 * Twin::weight(c))
+            .collect();
+        let total: u64 = tickets.iter().sum();
+        if total == 0 {
+            return Pick::Empty;
+        }
+        let mut r = self.rng.below(total);
+        let mut cat = 0;
+        while r >= tickets[cat] {
+            r -= tickets[cat];
+            cat += 1;
+        }
+        let victim = *self.lists[cat].last().unwrap();
+        self.lists[cat].retain(|&x| x != victim);
+        self.lists[cat].insert(0, victim);
+        self.pending = self.members(victim).iter().map(|e| e.id).collect();
+        Pick::Writeback(self.pending.remove(0))
+    }
+}
+
+/// The lottery's lists as containers, for comparison.
+fn lists_of(l: &Lottery) -> Vec<Vec<u64>> {
+    (0..CATEGORIES)
+        .map(|c| {
+            l.pages()
+                .list(0, c)
+                .iter()
+                .map(|&g| l.pages().group(g).container)
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn lottery_agrees_with_its_slow_twin() {
+    for seed in 1..=12u64 {
+        let mut fast = Lottery::new(10_000, 40_000, seed);
+        let mut twin = Twin::new(seed);
+        let mut rng = Rng::new(seed * 7919);
+        // Containers with (objects, used chunks); entries live: (id, container, len).
+        let mut live: Vec<(u32, u64, u32)> = Vec::new();
+        let mut next_id = 0u32;
+        let mut next_container = 0u64;
+        for step in 0..3000 {
+            match rng.below(10) {
+                0..=4 => {
+                    let len = match rng.below(10) {
+                        0 => 3969 + rng.below(127) as u32,
+                        1..=4 => 64 + rng.below(1000) as u32,
+                        _ => 1000 + rng.below(2900) as u32,
+                    };
+                    // A container with room (≤ 3 objects, chunks fit), else a new one.
+                    let fits = |c: u64| {
+                        let objs: Vec<&(u32, u64, u32)> =
+                            live.iter().filter(|x| x.1 == c).collect();
+                        objs.len() < 3
+                            && len <= 3968
+                            && objs.iter().all(|x| x.2 <= 3968)
+                            && objs.iter().map(|x| x.2.div_ceil(64)).sum::<u32>() + len.div_ceil(64)
+                                <= 63
+                    };
+                    let cands: Vec<u64> = (0..next_container).filter(|&c| fits(c)).collect();
+                    let c = if !cands.is_empty() && rng.chance(0.7) {
+                        cands[rng.below(cands.len() as u64) as usize]
+                    } else {
+                        next_container += 1;
+                        next_container - 1
+                    };
+                    let p = Placement {
+                        container: c,
+                        len_bytes: len,
+                        kind: if rng.chance(0.6) {
+                            PageKind::File
+                        } else {
+                            PageKind::Anon
+                        },
+                    };
+                    let id = next_id;
+                    next_id += 1;
+                    fast.stored(id, 0);
+                    fast.placed(id, p);
+                    twin.stored(id);
+                    twin.placed(id, p);
+                    live.push((id, c, len));
+                }
+                5 | 6 => {
+                    if !live.is_empty() {
+                        let (id, _, _) = live.swap_remove(rng.below(live.len() as u64) as usize);
+                        fast.removed(id);
+                        twin.removed(id);
+                    }
+                }
+                7 => {
+                    // A compaction move: a lone object goes to another page with room.
+                    let lone: Vec<usize> = (0..live.len())
+                        .filter(|&i| {
+                            live.iter().filter(|x| x.1 == live[i].1).count() == 1
+                                && live[i].2 <= 1500
+                        })
+                        .collect();
+                    if let Some(&i) = lone.first() {
+                        let (id, from, len) = live[i];
+                        let dst = (0..next_container).find(|&c| {
+                            c != from
+                                && (1..3).contains(&live.iter().filter(|x| x.1 == c).count())
+                                && live.iter().filter(|x| x.1 == c).all(|x| x.2 <= 3968)
+                                && live
+                                    .iter()
+                                    .filter(|x| x.1 == c)
+                                    .map(|x| x.2.div_ceil(64))
+                                    .sum::<u32>()
+                                    + len.div_ceil(64)
+                                    <= 63
+                        });
+                        if let Some(dst) = dst {
+                            let p = Placement {
+                                container: dst,
+                                len_bytes: len,
+                                kind: if rng.chance(0.5) {
+                                    PageKind::File
+                                } else {
+                                    PageKind::Anon
+                                },
+                            };
+                            // The kind does not change in a move: keep the twin's and the lottery's.
+                            let kind =
+                                if twin.entries.iter().any(|e| e.id == id && e.live && e.file) {
+                                    PageKind::File
+                                } else {
+                                    PageKind::Anon
+                                };
+                            let p = Placement { kind, ..p };
+                            fast.placed(id, p);
+                            twin.placed(id, p);
+                            live[i].1 = dst;
+                        }
+                    }
+                }
+                _ => {
+                    let (a, b) = (fast.pick(0), twin.pick());
+                    assert_eq!(a, b, "seed {seed} step {step}: pick");
+                    if let Pick::Writeback(id) = a {
+                        if rng.chance(0.8) {
+                            fast.removed(id);
+                            twin.removed(id);
+                            live.retain(|x| x.0 != id);
+                        }
+                    }
+                }
+            }
+            assert_eq!(
+                lists_of(&fast),
+                twin.lists,
+                "seed {seed} step {step}: lists"
+            );
+            assert_eq!(fast.count(0), live.len() as u64);
+            fast.check().unwrap();
+        }
+    }
+}
+
+#[test]
+fn lottery_frequencies_match_the_tickets() {
+    // Fixed pages: 40 one-object anonymous full pages, 20 one-object roomy file pages, 30 pages of
+    // three full anonymous objects, 10 pages of two roomy objects (one file, one anonymous).
+    let mut l = Lottery::new(10_000, 40_000, 99);
+    let mut id = 0u32;
+    let mut container = 0u64;
+    let mut put = |l: &mut Lottery, objs: &[(u32, PageKind)]| {
+        for &(len, kind) in objs {
+            l.stored(id, 0);
+            l.placed(
+                id,
+                Placement {
+                    container,
+                    len_bytes: len,
+                    kind,
+                },
+            );
+            id += 1;
+        }
+        container += 1;
+    };
+    for _ in 0..40 {
+        put(&mut l, &[(3900, PageKind::Anon)]);
+    }
+    for _ in 0..20 {
+        put(&mut l, &[(1000, PageKind::File)]);
+    }
+    for _ in 0..30 {
+        put(
+            &mut l,
+            &[
+                (1300, PageKind::Anon),
+                (1300, PageKind::Anon),
+                (1300, PageKind::Anon),
+            ],
+        );
+    }
+    for _ in 0..10 {
+        put(&mut l, &[(1000, PageKind::File), (1000, PageKind::Anon)]);
+    }
+    let tickets = l.tickets(0);
+    let total: u64 = tickets.iter().sum();
+    // 40 × 2,500 + 20 × 7,500 + 30 × 277 + 10 × 750.
+    assert_eq!(total, 100_000 + 150_000 + 8_310 + 7_500);
+    let n = 200_000u64;
+    let mut hits = [0u64; CATEGORIES];
+    for _ in 0..n {
+        hits[l.draw(0).unwrap()] += 1;
+    }
+    for c in 0..CATEGORIES {
+        let p = tickets[c] as f64 / total as f64;
+        let sd = (n as f64 * p * (1.0 - p)).sqrt();
+        let expect = n as f64 * p;
+        // Within 5 standard deviations (and none drawn where there are no tickets).
+        assert!(
+            (hits[c] as f64 - expect).abs() <= 5.0 * sd + 1e-9,
+            "category {c}: {} draws, {expect:.0} expected (sd {sd:.1})",
+            hits[c]
+        );
+    }
+}
