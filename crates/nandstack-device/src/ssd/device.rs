@@ -4,7 +4,7 @@ use nandstack_core::{Nanos, Result, MAPPING_UNIT_BYTES};
 
 use super::BlockSsd;
 use crate::device::{
-    unsupported, Command, Completion, Device, DeviceKind, DeviceStats, ExtCommand,
+    unsupported, Command, Completion, Device, DeviceKind, DeviceStats, ExtCommand, Tag,
 };
 
 impl Device for BlockSsd {
@@ -21,6 +21,10 @@ impl Device for BlockSsd {
         self.logical_bytes()
     }
     fn submit(&mut self, at: Nanos, cmd: Command<'_>) -> Result<Completion> {
+        if self.is_queued() {
+            let done = self.submit_sync(at.0, cmd)?;
+            return Ok(Completion::at(Nanos(done.max(at.0))));
+        }
         let done = match cmd {
             Command::Read { offset, len } => self.read(offset, len, at.0)?,
             Command::Write { offset, len, .. } => self.write(offset, len, at.0)?,
@@ -32,6 +36,28 @@ impl Device for BlockSsd {
             other => return Err(unsupported(DeviceKind::Block, &other)),
         };
         Ok(Completion::at(Nanos(done.max(at.0))))
+    }
+    fn queued(&self) -> bool {
+        self.is_queued()
+    }
+    fn enqueue(&mut self, at: Nanos, cmd: Command<'_>, tag: Tag) -> Result<()> {
+        if !self.is_queued() {
+            return Err(unsupported(DeviceKind::Block, &cmd));
+        }
+        self.enqueue_cmd(at.0, cmd, tag)
+    }
+    fn next_event(&self) -> Option<Nanos> {
+        if !self.stash_is_empty() {
+            return Some(Nanos(self.now_ns()));
+        }
+        self.next_internal().map(Nanos)
+    }
+    fn advance(&mut self, until: Nanos, done: &mut Vec<(Tag, Completion)>) -> Result<()> {
+        if self.is_queued() {
+            self.run_until(until.0)?;
+            self.take_completions(done);
+        }
+        Ok(())
     }
     fn stats(&self) -> DeviceStats {
         let c = self.ftl.counters();
