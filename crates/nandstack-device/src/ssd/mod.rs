@@ -84,9 +84,9 @@ pub struct BlockSsd {
 
 impl BlockSsd {
     pub fn new(mut ftl: Ftl, timing: &TimingConfig, cfg: ControllerConfig) -> Result<BlockSsd> {
-        timing.validate()?;
         cfg.validate()?;
         let geo = ftl.geometry().clone();
+        timing.validate_for(geo.cell_mode)?;
         let timelines = timing.enabled.then(|| Timelines::new(&geo, timing));
         ftl.record_ops(timing.enabled);
         let buffer = WriteBuffer::new(ftl.logical_units(), &cfg.write_buffer);
@@ -98,7 +98,6 @@ impl BlockSsd {
                 "device.timing.plane_parallelism already makes every plane independent; use one or the other",
             ));
         }
-        timing.validate_for(geo.cell_mode)?;
         let engine = (queued && timing.enabled)
             .then(|| engine::Engine::new(&geo, timing.plane_parallelism, &cfg, copyback));
         let bg_target = cfg
@@ -455,5 +454,7 @@ impl BlockSsd {
     }
 }
 
+#[cfg(test)]
+mod queued_tests;
 #[cfg(test)]
 mod tests;

@@ -187,6 +187,8 @@ impl BlockSsd {
                 return Ok(self.stash.remove(i).1);
             }
             let next = self.next_internal().ok_or_else(|| {
+                #[cfg(test)]
+                eprintln!("{}", self.engine.as_ref().expect("queued").dump());
                 Error::Invariant("a queued command never completed (nothing left to run)".into())
             })?;
             self.run_until(next)?;

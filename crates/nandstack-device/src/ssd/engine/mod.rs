@@ -544,3 +544,35 @@ impl Engine {
         self.free_cmds.push(c);
     }
 }
+
+#[cfg(test)]
+impl Engine {
+    /// A description of everything still pending (for failing tests).
+    pub(crate) fn dump(&self) -> String {
+        let mut s = format!("now {} events {}\n", self.now, self.events.len());
+        for (d, die) in self.dies.iter().enumerate() {
+            if die.pending.is_empty() && die.active.is_none() && die.suspended.is_none() {
+                continue;
+            }
+            s += &format!(
+                "die {d}: active {:?} suspended {} gc_job {} pending:\n",
+                die.active.as_ref().map(|a| (&a.txns, a.kind, a.end)),
+                die.suspended.is_some(),
+                die.gc_job
+            );
+            for &id in die.pending.iter().take(8) {
+                let t = &self.txns[id as usize];
+                s += &format!(
+                    "  #{id} {:?} {:?} {:?} plane {} block {} page {} seq {} waiting {} cmd {}\n",
+                    t.kind, t.class, t.st, t.plane, t.block, t.page, t.seq, t.waiting, t.cmd
+                );
+            }
+        }
+        for (i, t) in self.txns.iter().enumerate() {
+            if t.st != St::Done && t.out.len() > 0 {
+                s += &format!("#{i} {:?} {:?} -> {:?}\n", t.kind, t.st, t.out);
+            }
+        }
+        s
+    }
+}
