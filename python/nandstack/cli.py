@@ -153,7 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
         "bench", help="run a built-in benchmark", description="Run a built-in benchmark and print ops/s."
     )
     bench.add_argument(
-        "name", nargs="?", default="all", help="benchmark name: ftl, timed, hybrid or all (default: all)"
+        "name",
+        nargs="?",
+        default="all",
+        help="benchmark name: ftl, timed, hybrid, compressed or all (default: all)",
     )
     bench.add_argument("--quick", action="store_true", help="short run (for smoke tests)")
     bench.add_argument("--json", action="store_true", help="print the raw JSON report")

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 
 use nandstack_core::{Error, Nanos, Result};
-use nandstack_device::{Command, Device};
+use nandstack_device::{Command, Completion, Device};
 
 use crate::config::{BlockTraceFormat, BlockTraceOut};
 
@@ -123,9 +123,35 @@ impl BlockLayer {
             IoKind::Write => Command::write(offset, len),
             IoKind::Discard => Command::trim(offset, len),
         };
-        let done = self.dev.submit(Nanos(now), cmd)?.done.0.max(now);
-        self.record(kind, region, offset, pages, now, done, comm)?;
-        Ok(done)
+        Ok(self
+            .issue_command(kind, region, cmd, pages, now, comm)?
+            .done
+            .0)
+    }
+
+    /// Issue any data command of `pages` 4 KiB pages (a zone append, a read whose per-unit metadata the
+    /// caller needs), counted as `kind` on `region`; returns the device's whole completion, its `done`
+    /// at least `now`. The trace records it where the data is (an append: where it landed).
+    pub fn issue_command(
+        &mut self,
+        kind: IoKind,
+        region: Region,
+        cmd: Command<'_>,
+        pages: u32,
+        now: u64,
+        comm: u16,
+    ) -> Result<Completion> {
+        let at = match &cmd {
+            Command::Read { offset, .. }
+            | Command::Write { offset, .. }
+            | Command::Trim { offset, .. } => Some(*offset),
+            _ => None,
+        };
+        let mut c = self.dev.submit(Nanos(now), cmd)?;
+        c.done = c.done.max(Nanos(now));
+        let offset = c.written_at.or(at).unwrap_or(0);
+        self.record(kind, region, offset, pages, now, c.done.0, comm)?;
+        Ok(c)
     }
 
     /// Count (and trace) a request served by something other than the device below — a loop device

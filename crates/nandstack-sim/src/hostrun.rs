@@ -53,6 +53,8 @@ fn series(sim: &Sim) -> TimeSeries {
         "major_faults",
         "minor_faults",
         "free_pages",
+        "device_write_pages",
+        "flash_write_pages",
     ]
     .iter()
     .map(|c| c.to_string())
@@ -73,6 +75,8 @@ fn series(sim: &Sim) -> TimeSeries {
                 s.major_faults[i] as f64,
                 s.minor_faults[i] as f64,
                 s.free_pages[i] as f64,
+                s.device_write_pages[i] as f64,
+                s.flash_write_pages[i] as f64,
             ];
             for c in &s.cgroups {
                 row.push(c.usage_pages[i] as f64);

@@ -32,7 +32,7 @@ pub struct Preset {
 }
 
 /// Every preset, the default job (`make run`) first.
-pub const PRESETS: [Preset; 5] = [
+pub const PRESETS: [Preset; 8] = [
     Preset {
         name: "block-tlc-consumer",
         description: "consumer TLC NVMe SSD (970 EVO Plus class, 64 planes, DRAM write buffer, background GC), \
@@ -82,6 +82,26 @@ pub const PRESETS: [Preset; 5] = [
         name: "host-swap-hybrid",
         description: "memtouch in a 64 MiB cgroup swapping 192 MiB to the QLC SSD with an RL-tuned SLC cache",
         toml: include_str!("../presets/host-swap-hybrid.toml"),
+        spec: None,
+    },
+    Preset {
+        name: "host-zswap",
+        description: "the host-swap-block program with zswap (lzo, zsmalloc, pool at most 5% of RAM) in front \
+                      of the consumer TLC SSD; the pool fills and its worker writes the oldest entries back",
+        toml: include_str!("../presets/host-zswap.toml"),
+        spec: None,
+    },
+    Preset {
+        name: "host-zram",
+        description: "the host-swap-block program swapping to a 1 GiB zram disk (lzo-rle, zsmalloc)",
+        toml: include_str!("../presets/host-zram.toml"),
+        spec: None,
+    },
+    Preset {
+        name: "host-znswap",
+        description: "ZNSwap on a ZN540-like zoned SSD (zn540-small): random writes over 600 MiB in a 128 MiB \
+                      cgroup, zone appends through per-CPU swap-zones, host-side GC",
+        toml: include_str!("../presets/host-znswap.toml"),
         spec: None,
     },
 ];

@@ -27,6 +27,7 @@ __all__ = [
     "Figure",
     "Series",
     "Table",
+    "config_task",
     "fifo_waf",
     "make_hybrid_task",
     "make_task",
@@ -75,7 +76,8 @@ class Table:
 @dataclass
 class Analysis:
     """What an experiment measured: `measured` is the one-paragraph result shown beside the paper's
-    claim; `verdict` is `agrees`, `partly agrees`, `differs` or `not comparable`."""
+    claim; `verdict` is `agrees`, `partly agrees`, `differs` or `not comparable`; `headline` (optional)
+    goes to `report.json` as is."""
 
     measured: str
     verdict: str
@@ -84,6 +86,8 @@ class Analysis:
     notes: list[str] = field(default_factory=list)
     #: The result as data for machines, written to `report.json` as `headline` (JSON-serialisable).
     headline: dict[str, Any] = field(default_factory=dict)
+    #: Extra keys of `report.json` (JSON-serialisable), e.g. a `headline` or per-program figures.
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,12 @@ def make_hybrid_task(overrides: Mapping[str, Any], params: Mapping[str, Any]) ->
     config = copy.deepcopy(HYBRID_BASE)
     for key, value in overrides.items():
         set_path(config, split_key(key), copy.deepcopy(value))
+    return _task(config, params)
+
+
+def config_task(config: dict[str, Any], params: Mapping[str, Any]) -> Task:
+    """A `Task` for a whole config dict (the one schema, e.g. a host program's `workload`, `host` and
+    `device` tables); `params` as for `make_task`."""
     return _task(config, params)
 
 

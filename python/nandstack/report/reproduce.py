@@ -139,6 +139,7 @@ def reproduce(
         "tables": {name: path.name for name, path in table_files.items()},
         "errors": errors,
         "run_list": runs,
+        **analysis.data,
     }
     (out_dir / "report.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     files += [index, out_dir / "report.json"]

@@ -39,6 +39,12 @@ pub struct HostConfig {
     pub cgroups: Vec<CgroupConfig>,
     #[serde(default)]
     pub costs: CostConfig,
+    /// zswap, the compressed cache in front of the swap backend. Default off.
+    #[serde(default)]
+    pub zswap: super::compress::ZswapConfig,
+    /// CPU time of compressing and decompressing pages (zswap, zram).
+    #[serde(default)]
+    pub compression: super::compress::CompressionCosts,
 }
 fn d_ram() -> u64 {
     1024
@@ -66,6 +72,8 @@ impl Default for HostConfig {
             pagecache: PageCacheConfig::default(),
             cgroups: Vec::new(),
             costs: CostConfig::default(),
+            zswap: Default::default(),
+            compression: Default::default(),
         }
     }
 }
@@ -180,6 +188,10 @@ pub enum SwapAllocatorKind {
     Cluster,
     /// One cursor taking the next free slot (old Linux on rotational disks; textbook).
     NextFit,
+    /// Linux 5.x–6.11 (`scan_swap_map_slots`): per-CPU clusters taken from the free-cluster list
+    /// (FIFO) before any freed slot is reused, then a linear scan — the kernel of the ZNSwap paper's
+    /// baseline.
+    ClusterV5,
 }
 
 /// The swap partition and its slot allocator.
@@ -192,7 +204,7 @@ pub struct SwapConfig {
     /// Start of the swap partition on the device, MiB. Default 0.
     #[serde(default)]
     pub offset_mib: u64,
-    /// `cluster` or `next_fit`. Default `cluster`.
+    /// `cluster` (Linux ≥ 6.12), `cluster_v5` (Linux 5.x–6.11) or `next_fit`. Default `cluster`.
     #[serde(default = "d_alloc")]
     pub allocator: SwapAllocatorKind,
     /// `SWAPFILE_CLUSTER`: slots per cluster, 512 (x86-64 with THP) or 256. Default 512.
@@ -242,6 +254,13 @@ pub enum SwapBackendConfig {
         #[serde(default = "d_loop_page")]
         page_us: f64,
     },
+    /// zram: a compressed RAM disk of `size_mib` (`disksize`) holding the swap area, a synchronous device
+    /// (swap-ins bypass the swap cache and free their slot); see `ZramConfig`.
+    Zram(super::compress::ZramConfig),
+    /// ZNSwap on a zoned device (`device.kind = "zoned"`): slots live in zones, swap-outs are zone
+    /// appends through swap-zones chosen by a placement policy, a host-side GC (ZNGC) reclaims zones;
+    /// no discard and no swap-cache cutoff (docs/znswap.md).
+    Znswap(super::znswap::ZnswapConfig),
 }
 fn d_loop_req() -> f64 {
     5.0
@@ -544,6 +563,11 @@ impl HostConfig {
                     self.readahead.page_cluster
                 ),
             ));
+        }
+        self.zswap.validate()?;
+        self.compression.validate()?;
+        if let SwapBackendConfig::Zram(z) = &s.backend {
+            z.validate()?;
         }
         let p = &self.pagecache;
         if !p.read_ahead_kb.is_multiple_of(4) || p.read_ahead_kb > 65536 {

@@ -37,7 +37,7 @@ pub struct InlineConfig {
     pub refs: String,
 }
 
-/// `memtouch PAGES OPS PATTERN WRITE_PCT SEED`.
+/// `memtouch PAGES OPS PATTERN WRITE_PCT SEED [CONTENT]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MemtouchConfig {
@@ -51,6 +51,17 @@ pub struct MemtouchConfig {
     pub write_pct: u32,
     /// SEED of the program's xorshift64 generator (the program uses `SEED | 1`).
     pub seed: u64,
+    /// CONTENT: what the fill writes into each page — `sparse` (every 8th word random), `random`,
+    /// `corpus:NAME` (page p = 4 KiB chunk p mod chunks of Silesia file NAME), `mix:PCT:NAME` (per page
+    /// random with PCT% probability, else the chunk), `zero:PCT:NAME` (zero-filled with PCT%
+    /// probability, else the chunk). The pages' bytes are what zswap and zram compress. Default
+    /// `sparse`.
+    #[serde(default)]
+    pub content: Option<String>,
+    /// Folder holding `silesia_NAME.zip` for the corpus modes. Default: `$NANDSTACK_CORPUS_DIR`, else
+    /// `../shared/traces/compress` from the working directory or beside the source checkout.
+    #[serde(default)]
+    pub corpus_dir: Option<String>,
 }
 
 /// memtouch's PATTERN.
@@ -372,6 +383,15 @@ impl WorkloadConfig {
                 }
                 if c.pattern == MemtouchPattern::Hot && c.pages < 5 {
                     return Err(Error::config(k("pages"), "the hot pattern needs ≥ 5 pages"));
+                }
+                if let Some(content) = &c.content {
+                    nandstack_workload::content::ContentSpec::parse(content).map_err(|e| {
+                        let msg = match e {
+                            Error::Config { msg, .. } => msg,
+                            other => other.to_string(),
+                        };
+                        Error::config(k("content"), msg)
+                    })?;
                 }
             }
             WorkloadConfig::VmScalability(c) => {

@@ -335,6 +335,7 @@ impl SimConfig {
         match (w.kind, &self.host) {
             (WorkloadKind::Host, Some(h)) => {
                 h.validate()?;
+                nandstack_host::config::validate_backend(h, &self.device)?;
                 nandstack_host::config::validate_processes(h, &w.processes, "workload.processes")?;
             }
             (WorkloadKind::Host, None) => unreachable!("from_value supplies the default host"),
