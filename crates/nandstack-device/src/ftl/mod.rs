@@ -598,7 +598,11 @@ impl Ftl {
                 self.counters.padding_units += pad as u64;
                 self.counters.flash_program_pages += 1;
                 // The padded page: the one holding unit `w` of the block.
-                self.op(ops::OpKind::Program, ops::OpCause::Padding, b * self.upb + w);
+                self.op(
+                    ops::OpKind::Program,
+                    ops::OpCause::Padding,
+                    b * self.upb + w,
+                );
                 if self.blocks.written[b as usize] == self.upb {
                     self.seal(b, slot);
                 }

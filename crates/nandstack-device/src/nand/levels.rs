@@ -125,7 +125,9 @@ mod tests {
 
     #[test]
     fn page_types_follow_the_order() {
-        let wl: Vec<usize> = (0..8).map(|p| level_of(p, 3, LevelOrder::WordLine)).collect();
+        let wl: Vec<usize> = (0..8)
+            .map(|p| level_of(p, 3, LevelOrder::WordLine))
+            .collect();
         assert_eq!(wl, [0, 1, 2, 0, 1, 2, 0, 1]);
         assert_eq!(level_of(7, 4, LevelOrder::WordLine), 3);
         // MQSim's TLC table (Yaakobi et al.): 0-5 LSB, 6-7 CSB, 8-9 LSB, 10-11 CSB, 12-13 MSB, 14-15 LSB.
@@ -143,7 +145,10 @@ mod tests {
             order: LevelOrder::WordLine,
         };
         let e = p.resolve(CellMode::Tlc).unwrap_err().to_string();
-        assert!(e.contains("page_levels.read_us") && e.contains("3 page types"), "{e}");
+        assert!(
+            e.contains("page_levels.read_us") && e.contains("3 page types"),
+            "{e}"
+        );
         let ok = PageLevels {
             read_us: vec![50.0, 70.0, 90.0],
             ..p.clone()

@@ -140,7 +140,10 @@ impl ControllerConfig {
     pub fn queued_engine(&self) -> nandstack_core::Result<bool> {
         let s = &self.scheduling;
         let needs = [
-            (s.policy != super::engine::SchedulerKind::Fifo, "scheduling.policy"),
+            (
+                s.policy != super::engine::SchedulerKind::Fifo,
+                "scheduling.policy",
+            ),
             (s.multi_plane, "scheduling.multi_plane"),
             (self.suspension.program, "suspension.program"),
             (self.suspension.erase, "suspension.erase"),

@@ -9,8 +9,8 @@ mod schedule;
 
 pub use config::{BackgroundGcConfig, ControllerConfig, FirmwareConfig};
 pub use engine::{
-    EngineChoice, EngineCounters, GcPageMoves, GcPreemptionConfig, SchedulerKind,
-    SchedulingConfig, SuspensionConfig,
+    EngineChoice, EngineCounters, GcPageMoves, GcPreemptionConfig, SchedulerKind, SchedulingConfig,
+    SuspensionConfig,
 };
 
 use nandstack_core::{Error, Result, MAPPING_UNIT_BYTES};
@@ -20,8 +20,8 @@ use crate::cache::{Eviction, WriteBuffer};
 use crate::device::Tag;
 use crate::ftl::ops::FlashOp;
 use crate::ftl::Ftl;
-use queued::copyback;
 use crate::nand::{Timelines, TimingConfig};
+use queued::copyback;
 
 /// Host-visible counters of the controller (the FTL keeps the flash-side ones).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

@@ -107,6 +107,11 @@ impl BlockSsd {
             other => Err(crate::device::unsupported(crate::DeviceKind::Block, &other)),
         };
         self.cur = None;
+        // A command with nothing to wait for completes at once (inside `submit`).
+        self.engine
+            .as_mut()
+            .expect("queued")
+            .drain_completions(&mut self.stash);
         r.map(|_| ())
     }
 

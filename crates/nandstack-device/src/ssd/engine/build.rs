@@ -81,11 +81,9 @@ impl Engine {
             let q = std::mem::take(&mut self.block_q[block as usize]);
             match kind {
                 Kind::Program => {
-                    if let Some(&p) = q
-                        .iter()
-                        .rev()
-                        .find(|&&x| matches!(self.txns[x as usize].kind, Kind::Program | Kind::Erase))
-                    {
+                    if let Some(&p) = q.iter().rev().find(|&&x| {
+                        matches!(self.txns[x as usize].kind, Kind::Program | Kind::Erase)
+                    }) {
                         self.depend(id, p);
                     }
                 }

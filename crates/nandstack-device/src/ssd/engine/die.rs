@@ -1,12 +1,19 @@
 //! What an idle die does next, and the channel.
 //!
-//! # GC rules (before the scheduler sees the candidates)
-//! 1. A prioritised GC job (non-preemptive GC, or urgent semi-preemptible GC) that has started on a die
-//!    goes first there while it has a ready transaction: nothing overtakes a started victim, as in the
-//!    direct engine ("a victim once started is finished").
-//! 2. Urgent GC goes before everything else.
-//! 3. Semi-preemptible GC that is not urgent yields: while a host transaction is ready on the die, the
-//!    GC transactions are not candidates (host work interleaves between GC page moves).
+//! # GC rules (tiers of candidates, before the scheduler)
+//! The scheduler is shown the die's transactions of one tier at a time, in this order, and the first
+//! tier where it picks a (ready) transaction wins:
+//! 1. the prioritised GC job (non-preemptive GC, or urgent semi-preemptible GC) that has started on the
+//!    die: nothing overtakes a started victim, as in the direct engine ("a victim once started is
+//!    finished");
+//! 2. urgent GC, before everything else;
+//! 3. everything, except that semi-preemptible GC that is not urgent yields: while a host transaction
+//!    is ready on the die, GC transactions are not candidates (host work interleaves between GC page
+//!    moves);
+//! 4. everything. A transaction only ever waits for older ones (the physical order per block can make
+//!    urgent GC wait for a yielding GC read, or a started job for an older host program), so this last
+//!    tier — where `fifo` starts the die's oldest transaction as soon as it is ready — guarantees
+//!    progress: no tier can shut out the transaction another one waits for.
 //!
 //! # Suspension (Wu & He, FAST'12; MQSim's model)
 //! A host or mapping read that is ready for a die running a program (erase) suspends it when that is
@@ -24,6 +31,19 @@ use super::config::ns;
 use super::sched::{Cand, Class};
 use super::{Active, ChanReq, Engine, Ev, Kind, St, NONE};
 use crate::nand::Timelines;
+
+/// The GC rules as tiers of candidates, tried in order until the scheduler picks one.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Tier {
+    /// The started prioritised GC job of the die.
+    Job,
+    /// Urgent GC.
+    Urgent,
+    /// Everything, but semi-preemptible GC yields while a host transaction is ready.
+    Yield,
+    /// Everything (so a transaction a higher tier waits for is never shut out).
+    All,
+}
 
 impl Engine {
     /// The array time of a transaction.
@@ -49,42 +69,36 @@ impl Engine {
         }
     }
 
-    /// Fill `cands` / `cand_ids` with the die's candidates after the GC rules.
-    fn candidates(&mut self, tl: &Timelines, d: u32) {
+    /// Fill `cands` / `cand_ids` with the die's candidates of GC-rule tier `tier` (see the module
+    /// documentation); returns whether one of them is ready.
+    fn candidates(&mut self, tl: &Timelines, d: u32, tier: Tier) -> bool {
         self.cands.clear();
         self.cand_ids.clear();
         let die = &self.dies[d as usize];
         let job = die.gc_job;
-        let (mut job_ready, mut urgent_ready, mut host_ready, mut job_left) =
-            (false, false, false, false);
+        let host_ready = tier == Tier::Yield
+            && die.pending.iter().any(|&id| {
+                let t = &self.txns[id as usize];
+                t.st == St::Ready && t.class != Class::Gc
+            });
+        let mut any_ready = false;
         for &id in &die.pending {
             let t = &self.txns[id as usize];
-            let ready = t.st == St::Ready;
-            if t.cmd == job && t.prio_gc {
-                job_left = true;
-                job_ready |= ready;
-            }
-            urgent_ready |= ready && t.urgent;
-            host_ready |= ready && t.class != Class::Gc;
-        }
-        if !job_left {
-            self.dies[d as usize].gc_job = NONE;
-        }
-        let die = &self.dies[d as usize];
-        for &id in &die.pending {
-            let t = &self.txns[id as usize];
-            let keep = if job_ready {
-                t.cmd == job && t.prio_gc
-            } else if urgent_ready {
-                t.urgent
-            } else {
-                !(self.preemptible && host_ready && t.class == Class::Gc && !t.prio_gc)
+            let keep = match tier {
+                Tier::Job => t.cmd == job && t.prio_gc,
+                Tier::Urgent => t.urgent,
+                Tier::Yield => {
+                    !(self.preemptible && host_ready && t.class == Class::Gc && !t.prio_gc)
+                }
+                Tier::All => true,
             };
             if keep {
+                any_ready |= t.st == St::Ready;
                 self.cands.push(self.cand_of(tl, id));
                 self.cand_ids.push(id);
             }
         }
+        any_ready
     }
 
     /// Decide what die `d` does now.
@@ -120,13 +134,28 @@ impl Engine {
             }
             return;
         }
-        self.candidates(tl, d);
-        if !self.cands.iter().any(|c| c.ready) {
-            return;
+        let die = &self.dies[d as usize];
+        let job = die.gc_job;
+        if job != NONE
+            && !die.pending.iter().any(|&id| {
+                let t = &self.txns[id as usize];
+                t.cmd == job && t.prio_gc
+            })
+        {
+            self.dies[d as usize].gc_job = NONE;
         }
-        if let Some(i) = self.sched.pick(self.now, d, &self.cands) {
-            debug_assert!(self.cands[i].ready);
-            self.start(tl, d, i);
+        for tier in [Tier::Job, Tier::Urgent, Tier::Yield, Tier::All] {
+            if tier == Tier::Job && self.dies[d as usize].gc_job == NONE {
+                continue;
+            }
+            if !self.candidates(tl, d, tier) {
+                continue;
+            }
+            if let Some(i) = self.sched.pick(self.now, d, &self.cands) {
+                debug_assert!(self.cands[i].ready);
+                self.start(tl, d, i);
+                return;
+            }
         }
     }
 
@@ -205,7 +234,11 @@ impl Engine {
             let bytes: u64 = a.txns.iter().map(|&id| self.txns[id as usize].bytes).sum();
             if bytes > 0 {
                 let c = self.channel_of(self.txns[a.txns[0] as usize].plane);
-                self.dies[d as usize].active.as_mut().expect("active").out_phase = true;
+                self.dies[d as usize]
+                    .active
+                    .as_mut()
+                    .expect("active")
+                    .out_phase = true;
                 self.request_channel(
                     tl,
                     c,
@@ -258,7 +291,10 @@ impl Engine {
         } else {
             self.complete(tl, r.txn);
         }
-        self.next_transfer(tl, c);
+        // Completing may already have started the next transfer (a dependent asked for the channel).
+        if self.chans[c as usize].cur.is_none() {
+            self.next_transfer(tl, c);
+        }
     }
 
     /// A read is waiting for die `d`, which is busy: suspend its program or erase if the rules allow.

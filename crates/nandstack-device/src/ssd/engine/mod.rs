@@ -340,7 +340,12 @@ impl Engine {
         self.completions.clear();
         self.dirty.clear();
         self.is_dirty.iter_mut().for_each(|d| *d = false);
-        (self.now, self.live_host, self.live_background, self.last_host_done) = (0, 0, 0, 0);
+        (
+            self.now,
+            self.live_host,
+            self.live_background,
+            self.last_host_done,
+        ) = (0, 0, 0, 0);
         self.counters = EngineCounters::default();
     }
 

@@ -122,7 +122,11 @@ fn read_priority_passes_a_queued_program() {
     let expect = [
         (SchedulerKind::Fifo, X + 2 * TP + TR + X, X + 2 * TP),
         (SchedulerKind::OutOfOrder, X + 2 * TP + TR + X, X + 2 * TP),
-        (SchedulerKind::ReadPriority, X + TP + TR + X, X + 2 * TP + TR + X),
+        (
+            SchedulerKind::ReadPriority,
+            X + TP + TR + X,
+            X + 2 * TP + TR + X,
+        ),
     ];
     for (policy, read_done, second_write_done) in expect {
         let mut r = rig(1, 1, ctl(|c| c.scheduling.policy = policy));
@@ -139,7 +143,11 @@ fn read_priority_passes_a_queued_program() {
 /// A read of a page whose program is still queued waits for that program, whatever the policy.
 #[test]
 fn a_read_never_passes_the_program_of_its_page() {
-    let mut r = rig(1, 1, ctl(|c| c.scheduling.policy = SchedulerKind::ReadPriority));
+    let mut r = rig(
+        1,
+        1,
+        ctl(|c| c.scheduling.policy = SchedulerKind::ReadPriority),
+    );
     r.cmd(0, 1, 0, &write(0, 0, 0));
     r.cmd(0, 2, 0, &write(0, 0, 1));
     r.cmd(100 * US, 3, 0, &[op(Read, Host, 0, 0, 1)]);

@@ -73,7 +73,11 @@ fn every_policy_keeps_the_contract() {
                 // Deterministic: an identical twin fed the same notifications picks the same.
                 assert_eq!(got, twin.pick(now, die, &cands), "{} seed {seed}", p.name());
                 if let Some(i) = got {
-                    assert!(cands[i].ready, "{} picked a waiting one (seed {seed})", p.name());
+                    assert!(
+                        cands[i].ready,
+                        "{} picked a waiting one (seed {seed})",
+                        p.name()
+                    );
                 }
                 if p.name() == "fifo" {
                     let head = (0..cands.len()).min_by_key(|&i| cands[i].seq).unwrap();
@@ -100,7 +104,10 @@ fn hand_checked_picks() {
     assert_eq!(OutOfOrder.pick(0, 0, &cands), Some(0));
     assert_eq!(ReadPriority.pick(0, 0, &cands), Some(2));
     // The head waits: fifo holds the die, out_of_order takes the oldest ready.
-    let waiting_head = [cand(Class::Write, false, 1, 0), cand(Class::Read, true, 2, 0)];
+    let waiting_head = [
+        cand(Class::Write, false, 1, 0),
+        cand(Class::Read, true, 2, 0),
+    ];
     assert_eq!(Fifo.pick(0, 0, &waiting_head), None);
     assert_eq!(OutOfOrder.pick(0, 0, &waiting_head), Some(1));
 }
