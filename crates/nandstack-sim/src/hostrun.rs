@@ -160,6 +160,7 @@ pub fn run(
             kind: "host",
             name: String::new(),
             clipped_requests: 0,
+            flows: Vec::new(),
         },
         host: Some(host),
         pretraining: Vec::new(),

@@ -133,6 +133,9 @@ pub struct WorkloadInfo {
     pub name: String,
     /// Trace requests whose length was clipped to the device's capacity (`lba = wrap | scale`).
     pub clipped_requests: u64,
+    /// `[[workload.flows]]`: each flow's requests, latencies and IOPS.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<crate::frontend::FlowReport>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -235,6 +238,12 @@ fn device_section(cfg: &SimConfig, dev: &dyn Device) -> Value {
             ("victim_policy", Value::from(ftl.victim_policy_name())),
         ] {
             m.insert(k.into(), v);
+        }
+        // The queued engine's scheduler and counters (absent with the direct engine).
+        if let Some((policy, c)) = b.scheduling_report() {
+            let mut s = serde_json::to_value(c).expect("counters serialize");
+            s["policy"] = Value::from(policy);
+            m.insert("scheduling".into(), s);
         }
     } else if let Value::Object(d) = dev.details() {
         for (k, v) in d {

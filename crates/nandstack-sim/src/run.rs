@@ -18,8 +18,11 @@ use nandstack_device::spec::{
 };
 
 use crate::build::as_hybrid;
-use crate::config::{DeviceKindName, FillOrder, SimConfig, WorkloadKind, WorkloadSpec};
+use crate::config::{
+    DeviceKindName, FillOrder, FlowPriority, SimConfig, WorkloadKind, WorkloadSpec,
+};
 use crate::drive::{self, Checks};
+use crate::frontend::{drive_flows, FlowInput};
 use crate::progress::Ticker;
 use crate::report::{Report, RunFacts, WorkloadInfo};
 use crate::series::{Intervals, SeriesSink};
@@ -239,7 +242,11 @@ fn measure(
         }
         WorkloadKind::Host => unreachable!("host programs run in hostrun"),
     };
-    let total = source.len_hint();
+    let total = if w.flows.is_empty() {
+        source.len_hint()
+    } else {
+        Some(w.flows.iter().map(|f| f.synthetic.requests).sum())
+    };
     ticker.phase(phase, total.unwrap_or(0))?;
     let mut checks = periodic(cfg, total.unwrap_or(1 << 20), verify);
     let r = &cfg.run;
@@ -251,15 +258,35 @@ fn measure(
     );
     let mut source = source;
     let sink = series_csv.map(SeriesSink::create).transpose()?;
-    let measured = drive::drive(
-        dev,
-        &mut source,
-        &w.io,
-        intervals,
-        &mut checks,
-        ticker,
-        sink,
-    )?;
+    let (measured, flows, clipped) = if dev.queued() || !w.flows.is_empty() || w.io.nvme.active() {
+        // Flows, the NVMe front end or a scheduling device: the event-driven issuer.
+        let inputs = if w.flows.is_empty() {
+            vec![FlowInput {
+                name: "flow0".into(),
+                source,
+                queue_depth: w.io.queue_depth,
+                weight: 1,
+                priority: FlowPriority::Normal,
+            }]
+        } else {
+            flow_inputs(w, capacity, seed)?
+        };
+        let (m, reports) =
+            drive_flows(dev, inputs, &w.io, intervals, &mut checks, ticker, sink)?;
+        let reports = if w.flows.is_empty() { Vec::new() } else { reports };
+        (m, reports, 0)
+    } else {
+        let m = drive::drive(
+            dev,
+            &mut source,
+            &w.io,
+            intervals,
+            &mut checks,
+            ticker,
+            sink,
+        )?;
+        (m, Vec::new(), source.clipped())
+    };
     if verify && !measured.interrupted {
         dev.verify_all()?;
     }
@@ -267,10 +294,30 @@ fn measure(
         WorkloadInfo {
             kind: w.kind.name(),
             name,
-            clipped_requests: source.clipped(),
+            clipped_requests: clipped,
+            flows,
         },
         measured,
     ))
+}
+
+/// One seeded generator per `[[workload.flows]]` entry (flow i's seed: `seed + 7,919 × (i + 1)`).
+fn flow_inputs(w: &WorkloadSpec, capacity: u64, seed: u64) -> Result<Vec<FlowInput>> {
+    w.flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let s = seed.wrapping_add(7_919 * (i as u64 + 1));
+            let gen = BlockGenerator::new(&f.synthetic, capacity, s)?;
+            Ok(FlowInput {
+                name: f.name.clone(),
+                source: Source::synthetic(gen, f.synthetic.requests),
+                queue_depth: f.queue_depth,
+                weight: f.weight,
+                priority: f.priority,
+            })
+        })
+        .collect()
 }
 
 /// The seed of the `i`-th pre-training run (0-based): distinct from the measured run's and from each other.

@@ -60,17 +60,22 @@ pub struct ControllerConfig {
     pub mapping_unit_bytes: u64,
     /// How GC moves a valid page: `auto` (default: copyback within the plane, through the controller
     /// otherwise), `copyback` or `controller` (the page crosses the channel out and back in).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub gc_page_moves: GcPageMoves,
     /// The transaction scheduler and the engine that places flash operations (docs/model-timing.md).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub scheduling: SchedulingConfig,
     /// Program/erase suspension for reads (off by default).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub suspension: SuspensionConfig,
     /// Semi-preemptible GC (off by default: GC is non-preemptive).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub gc_preemption: GcPreemptionConfig,
+}
+/// Keys at their default are left out of the serialized config (summaries of runs that do not use a
+/// mechanism stay as they were).
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 fn d_mu() -> u64 {
     4096

@@ -4,6 +4,7 @@
 //! `[run]`, and the RL pre-training chain `[[pretrain]]` (hybrid RL only). Unknown keys are errors that
 //! name the dotted key and list the allowed ones; keys that moved name their new place.
 
+mod flows;
 mod workload;
 
 use nandstack_core::{Error, Result};
@@ -13,6 +14,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+pub use flows::{Arbitration, FlowPriority, FlowSpec, NvmeConfig};
 pub use workload::{IoConfig, IoMode, LbaPolicy, TraceConfig, WorkloadKind, WorkloadSpec};
 
 /// A whole simulation.
