@@ -271,9 +271,12 @@ fn measure(
         } else {
             flow_inputs(w, capacity, seed)?
         };
-        let (m, reports) =
-            drive_flows(dev, inputs, &w.io, intervals, &mut checks, ticker, sink)?;
-        let reports = if w.flows.is_empty() { Vec::new() } else { reports };
+        let (m, reports) = drive_flows(dev, inputs, &w.io, intervals, &mut checks, ticker, sink)?;
+        let reports = if w.flows.is_empty() {
+            Vec::new()
+        } else {
+            reports
+        };
         (m, reports, 0)
     } else {
         let m = drive::drive(

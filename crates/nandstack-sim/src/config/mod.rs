@@ -7,6 +7,7 @@
 mod flows;
 mod workload;
 
+pub use flows::{Arbitration, FlowPriority, FlowSpec, NvmeConfig};
 use nandstack_core::{Error, Result};
 pub use nandstack_device::spec::{DeviceKindName, DeviceSpec};
 use nandstack_host::config::{BlockTraceOut, HostConfig};
@@ -14,7 +15,6 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-pub use flows::{Arbitration, FlowPriority, FlowSpec, NvmeConfig};
 pub use workload::{IoConfig, IoMode, LbaPolicy, TraceConfig, WorkloadKind, WorkloadSpec};
 
 /// A whole simulation.

@@ -12,7 +12,11 @@ fn drain(a: &mut dyn Arbiter, mut waiting: Vec<u32>) -> Vec<usize> {
         order.push(i);
         assert!(order.len() < 10_000);
     }
-    assert!(waiting.iter().all(|&w| w == 0), "{}: not work-conserving", a.name());
+    assert!(
+        waiting.iter().all(|&w| w == 0),
+        "{}: not work-conserving",
+        a.name()
+    );
     order
 }
 

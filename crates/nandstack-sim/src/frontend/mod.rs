@@ -410,3 +410,6 @@ impl Frontend<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;
