@@ -8,7 +8,7 @@ hyphens) defining `EXPERIMENT = Experiment(...)`; it is found automatically. See
     >>> names[:5]
     ['gc-policies-vs-op', 'hot-cold-skew', 'kernel-swap', 'kernel-zram', 'kernel-zswap']
     >>> names[5:]
-    ['rl-slc-cache', 'sup-gc', 'trace-replay', 'znswap']
+    ['rl-slc-cache', 'sup-gc', 'tail-latency', 'trace-replay', 'znswap']
 """
 
 from __future__ import annotations

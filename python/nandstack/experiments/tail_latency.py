@@ -95,7 +95,12 @@ def tasks(quick: bool) -> list[Task]:
                 "device.controller.scheduling.engine": "queued",
                 "device.controller.scheduling.policy": policy,
                 "workload.flows": [
-                    {"name": "reader", "read_fraction": 1.0, "queue_depth": 2, "requests": plan["tenant_requests"]},
+                    {
+                        "name": "reader",
+                        "read_fraction": 1.0,
+                        "queue_depth": 2,
+                        "requests": plan["tenant_requests"],
+                    },
                     {
                         "name": "writer",
                         "read_fraction": 0.0,
@@ -235,9 +240,9 @@ def _verdict(by: dict[str, Any], tenant: list[dict[str, Any]], headline: dict[st
     pgc_p99 = _reduction(by, "preemptible_gc", "write_p99_us")
     if sus_mean is not None and sus_p99 is not None:
         lines.append(
-            f"Suspension cuts the mean read latency by {sus_mean:.0%} (published: 75.4% vs FIFO) and the read "
-            f"p99 by {sus_p99:.0%}; the mean write latency changes by {-(sus_write or 0):+.0%} (published: "
-            "< 4% overhead)."
+            f"Suspension cuts the mean read latency by {sus_mean:.0%} (published: 75.4% vs FIFO) and "
+            f"the read p99 by {sus_p99:.0%}; the mean write latency changes by {-(sus_write or 0):+.0%} "
+            "(published: < 4% overhead)."
         )
     if pgc_mean is not None and pgc_p99 is not None:
         lines.append(
