@@ -28,6 +28,7 @@ COMMANDS = [
     ["results", "export"],
     ["results", "metrics"],
     ["results", "info"],
+    ["results", "verify"],
 ]
 
 

@@ -160,6 +160,7 @@ pub fn run(
             kind: "host",
             name: String::new(),
             clipped_requests: 0,
+            trace: None,
             flows: Vec::new(),
         },
         host: Some(host),

@@ -133,6 +133,9 @@ pub struct WorkloadInfo {
     pub name: String,
     /// Trace requests whose length was clipped to the device's capacity (`lba = wrap | scale`).
     pub clipped_requests: u64,
+    /// A trace replay's row counts (the report's top-level `trace` section).
+    #[serde(skip)]
+    pub trace: Option<crate::source::TraceCounts>,
     /// `[[workload.flows]]`: each flow's requests, latencies and IOPS.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<crate::frontend::FlowReport>,
@@ -145,6 +148,10 @@ pub struct Report {
     /// The device as built: `kind`, capacity, page size and the model's own section.
     pub device: Value,
     pub workload: WorkloadInfo,
+    /// Trace replays: rows put in time order, too late for the reorder window, malformed (lenient) or
+    /// skipped on purpose.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::source::TraceCounts>,
     /// flash_program_pages ÷ host_write_pages.
     pub waf: Option<f64>,
     pub host_write_requests: u64,
@@ -362,6 +369,7 @@ impl Report {
             nandstack_version: env!("CARGO_PKG_VERSION"),
             seed: cfg.seed,
             device: device_section(cfg, dev),
+            trace: f.workload.trace,
             workload: f.workload,
             waf: waf.is_finite().then_some(waf),
             host_write_requests: s.host_write_requests,

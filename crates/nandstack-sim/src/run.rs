@@ -39,7 +39,10 @@ fn precondition(dev: &mut dyn Device, r: &BlockRequest) -> Result<()> {
     })
 }
 
-/// Run one config to its report.
+/// Run one config to its report. The config is checked whole — values, the workload against the
+/// device's capacity, the memory its tables need against the limit ([`crate::limits`]) — before anything
+/// is allocated; a panic or an allocation failure anywhere below becomes an error
+/// ([`nandstack_core::alloc::catch`]), so a caller never dies.
 pub fn run(
     mut cfg: SimConfig,
     opts: &RunOptions,
@@ -48,6 +51,14 @@ pub fn run(
     if let Some(s) = opts.seed {
         cfg.seed = s;
     }
+    check(&cfg)?;
+    check_output_paths(&cfg)?;
+    crate::limits::ensure_fits(&cfg, opts.verify, opts.series_csv.is_none())?;
+    nandstack_core::alloc::catch(|| run_checked(cfg, opts, cb))
+}
+
+/// Values, and the workload against the device's capacity (no allocation).
+pub fn check(cfg: &SimConfig) -> Result<()> {
     cfg.validate()?;
     let capacity = if cfg.workload.kind == WorkloadKind::Host {
         logical_bytes(&cfg.device)?
@@ -58,6 +69,45 @@ pub fn run(
     for (i, w) in cfg.pretrain.iter().enumerate() {
         w.validate(&format!("pretrain[{i}]"), capacity)?;
     }
+    Ok(())
+}
+
+/// Files the run will write (Q-table, host block trace, reference file) must have an existing folder:
+/// found out now, not after the run.
+fn check_output_paths(cfg: &SimConfig) -> Result<()> {
+    let m = (cfg.device.kind == DeviceKindName::Hybrid).then(|| cfg.device.manager());
+    let outputs = [
+        (
+            "device.manager.rl.save_q_table",
+            m.as_ref().and_then(|m| m.rl.save_q_table.clone()),
+        ),
+        (
+            "run.block_trace.path",
+            cfg.run.block_trace.as_ref().map(|b| b.path.clone()),
+        ),
+        ("run.refs_out", cfg.run.refs_out.clone()),
+    ];
+    for (key, path) in outputs {
+        let Some(path) = path else { continue };
+        let parent = std::path::Path::new(&path)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if path.is_empty() || !parent.is_dir() {
+            return Err(Error::config(
+                key,
+                format!("`{path}`: its folder does not exist, so the file cannot be written"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn run_checked(
+    cfg: SimConfig,
+    opts: &RunOptions,
+    cb: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<Report> {
     if cfg.workload.kind == WorkloadKind::Host {
         return crate::hostrun::run(&cfg, opts, cb);
     }
@@ -231,7 +281,7 @@ fn measure(
         WorkloadKind::Synthetic => (Source::synthetic(gen, w.synthetic.requests), String::new()),
         WorkloadKind::Trace => {
             let t = w.trace.as_ref().expect("validated");
-            (Source::trace(t, capacity)?, t.path.clone())
+            (Source::trace(t, capacity, ticker)?, t.path.clone())
         }
         WorkloadKind::Standin => {
             let s = w.standin.as_ref().expect("validated");
@@ -247,7 +297,11 @@ fn measure(
     } else {
         Some(w.flows.iter().map(|f| f.synthetic.requests).sum())
     };
-    ticker.phase(phase, total.unwrap_or(0))?;
+    match ticker.phase(phase, total.unwrap_or(0)) {
+        // Stopped as the phase begins: the issuer stops at its first request, with a partial summary.
+        Err(Error::Interrupted) | Ok(()) => {}
+        Err(e) => return Err(e),
+    }
     let mut checks = periodic(cfg, total.unwrap_or(1 << 20), verify);
     let r = &cfg.run;
     let intervals = Intervals::new(
@@ -258,26 +312,43 @@ fn measure(
     );
     let mut source = source;
     let sink = series_csv.map(SeriesSink::create).transpose()?;
-    let (measured, flows, clipped) = if dev.queued() || !w.flows.is_empty() || w.io.nvme.active() {
+    let (measured, flows) = if dev.queued() || !w.flows.is_empty() || w.io.nvme.active() {
         // Flows, the NVMe front end or a scheduling device: the event-driven issuer.
+        let mut own = if w.flows.is_empty() {
+            Vec::new()
+        } else {
+            flow_sources(w, capacity, seed)?
+        };
         let inputs = if w.flows.is_empty() {
             vec![FlowInput {
                 name: "flow0".into(),
-                source,
+                source: &mut source,
                 queue_depth: w.io.queue_depth,
                 weight: 1,
                 priority: FlowPriority::Normal,
             }]
         } else {
-            flow_inputs(w, capacity, seed)?
+            w.flows
+                .iter()
+                .zip(own.iter_mut())
+                .map(|(f, source)| FlowInput {
+                    name: f.name.clone(),
+                    source,
+                    queue_depth: f.queue_depth,
+                    weight: f.weight,
+                    priority: f.priority,
+                })
+                .collect()
         };
         let (m, reports) = drive_flows(dev, inputs, &w.io, intervals, &mut checks, ticker, sink)?;
-        let reports = if w.flows.is_empty() {
-            Vec::new()
-        } else {
-            reports
-        };
-        (m, reports, 0)
+        (
+            m,
+            if w.flows.is_empty() {
+                Vec::new()
+            } else {
+                reports
+            },
+        )
     } else {
         let m = drive::drive(
             dev,
@@ -288,7 +359,7 @@ fn measure(
             ticker,
             sink,
         )?;
-        (m, Vec::new(), source.clipped())
+        (m, Vec::new())
     };
     if verify && !measured.interrupted {
         dev.verify_all()?;
@@ -297,7 +368,8 @@ fn measure(
         WorkloadInfo {
             kind: w.kind.name(),
             name,
-            clipped_requests: clipped,
+            clipped_requests: source.clipped(),
+            trace: source.trace_counts(),
             flows,
         },
         measured,
@@ -305,20 +377,14 @@ fn measure(
 }
 
 /// One seeded generator per `[[workload.flows]]` entry (flow i's seed: `seed + 7,919 × (i + 1)`).
-fn flow_inputs(w: &WorkloadSpec, capacity: u64, seed: u64) -> Result<Vec<FlowInput>> {
+fn flow_sources(w: &WorkloadSpec, capacity: u64, seed: u64) -> Result<Vec<Source>> {
     w.flows
         .iter()
         .enumerate()
         .map(|(i, f)| {
             let s = seed.wrapping_add(7_919 * (i as u64 + 1));
             let gen = BlockGenerator::new(&f.synthetic, capacity, s)?;
-            Ok(FlowInput {
-                name: f.name.clone(),
-                source: Source::synthetic(gen, f.synthetic.requests),
-                queue_depth: f.queue_depth,
-                weight: f.weight,
-                priority: f.priority,
-            })
+            Ok(Source::synthetic(gen, f.synthetic.requests))
         })
         .collect()
 }

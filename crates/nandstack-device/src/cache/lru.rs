@@ -40,15 +40,22 @@ impl<V: Copy + Default> LruMap<V> {
     }
     fn with_order(key_space: u32, capacity: u32, refresh_on_touch: bool) -> LruMap<V> {
         let cap = capacity.max(1) as usize;
+        // Allocation failures unwind to the run boundary as `Error::Memory` (nandstack_core::alloc).
+        let table = |n: usize| nandstack_core::alloc::filled_or_unwind(NONE, n, "cache table");
         LruMap {
-            slot_of: vec![0; key_space as usize],
-            key_of: vec![NONE; cap],
-            prev: vec![NONE; cap],
+            // slot + 1 per key; 0 = absent.
+            slot_of: nandstack_core::alloc::filled_or_unwind(0, key_space as usize, "cache table"),
+            key_of: table(cap),
+            prev: table(cap),
             // Free slots chained in order 0, 1, 2, …
-            next: (1..=cap as u32)
-                .map(|s| if s as usize == cap { NONE } else { s })
-                .collect(),
-            value: vec![V::default(); cap],
+            next: {
+                let mut next = table(cap);
+                for (s, n) in next.iter_mut().enumerate().take(cap - 1) {
+                    *n = s as u32 + 1;
+                }
+                next
+            },
+            value: nandstack_core::alloc::filled_or_unwind(V::default(), cap, "cache table"),
             head: NONE,
             tail: NONE,
             free: 0,

@@ -14,7 +14,8 @@ use super::LruMap;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteBufferConfig {
-    /// Buffer size in bytes (rounded down to 4 KiB units); 0 = no buffer. Default 0.
+    /// Buffer size in bytes (rounded down to 4 KiB units), at most the drive's logical capacity; 0 = no
+    /// buffer. Default 0.
     #[serde(default)]
     pub bytes: u64,
     /// DRAM access time for a buffer hit or insert, per request, in ns. Default 1000.

@@ -50,7 +50,8 @@ pub enum VictimConfig {
     Random,
     /// Greedy among `d` uniformly sampled sealed blocks.
     DChoices {
-        /// Number of sampled candidates (≥ 1). Default 10.
+        /// Number of sampled candidates, in [1, the blocks GC chooses from]: a plane's blocks (or the
+        /// device's with `scope = "device"`), the zones for the zoned block layer. Default 10.
         #[serde(default = "d_d")]
         d: u32,
     },

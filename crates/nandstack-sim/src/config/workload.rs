@@ -9,7 +9,7 @@
 use nandstack_core::{Error, Result};
 use nandstack_host::config::ProcessConfig;
 use nandstack_workload::standin::StandinConfig;
-use nandstack_workload::trace::TraceFormat;
+use nandstack_workload::trace::{Malformed, TraceFormat, TraceOptions};
 use nandstack_workload::SyntheticConfig;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -131,12 +131,83 @@ pub struct TraceConfig {
     /// Replay the trace this many times in a row, in [1, 10000]. Default 1.
     #[serde(default = "d_repeat")]
     pub repeat: u32,
+    /// Rows are replayed in time order through a reorder window (docs/trace-formats.md): a row is
+    /// released once it is this many seconds of trace time (before `workload.io.time_scale`) older than
+    /// the newest row read, while the window holds more than 1,024 rows; in [0, 1000000]. Default 10.
+    #[serde(default = "d_window_s")]
+    pub reorder_window_seconds: f64,
+    /// … and once the window holds more than this many rows, in [0, 100000000]; 0 = replay in file
+    /// order. Default 1000000.
+    #[serde(default = "d_window_rows")]
+    pub reorder_window_rows: u64,
+    /// Rows that may come too late for the window (earlier than a row already replayed; they are
+    /// replayed at once and counted in the summary's `trace.late_rows`) before the replay stops with an
+    /// error naming the line. Default 1000.
+    #[serde(default = "d_max_late")]
+    pub max_late_rows: u64,
+    /// `strict` (default): a malformed line stops the run with its file and line; `lenient`: it is
+    /// skipped and counted (`trace.malformed_rows`). Binary formats are always strict.
+    #[serde(default)]
+    pub malformed: Malformed,
 }
 fn d_lba() -> LbaPolicy {
     LbaPolicy::Error
 }
 fn d_repeat() -> u32 {
     1
+}
+fn d_window_s() -> f64 {
+    nandstack_workload::trace::DEFAULT_REORDER_WINDOW_NS as f64 / 1e9
+}
+fn d_window_rows() -> u64 {
+    nandstack_workload::trace::DEFAULT_REORDER_WINDOW_ROWS
+}
+fn d_max_late() -> u64 {
+    nandstack_workload::trace::DEFAULT_MAX_LATE_ROWS
+}
+
+/// Largest reorder window in rows (a typo bound: 10^8 rows hold about 6 GiB).
+pub const MAX_REORDER_WINDOW_ROWS: u64 = 100_000_000;
+/// Largest reorder window in trace time, seconds (11.6 days).
+pub const MAX_REORDER_WINDOW_SECONDS: f64 = 1e6;
+
+impl TraceConfig {
+    /// The reader options this replay uses.
+    pub fn options(&self) -> TraceOptions {
+        TraceOptions {
+            reorder_window_ns: (self.reorder_window_seconds * 1e9).round() as u64,
+            reorder_window_rows: self.reorder_window_rows,
+            max_late_rows: self.max_late_rows,
+            malformed: self.malformed,
+            ..TraceOptions::default()
+        }
+    }
+
+    fn validate(&self, prefix: &str) -> Result<()> {
+        if !(1..=10_000).contains(&self.repeat) {
+            return Err(Error::config(
+                format!("{prefix}.trace.repeat"),
+                format!("is {}: must be in [1, 10000]", self.repeat),
+            ));
+        }
+        let w = self.reorder_window_seconds;
+        if !(w.is_finite() && (0.0..=MAX_REORDER_WINDOW_SECONDS).contains(&w)) {
+            return Err(Error::config(
+                format!("{prefix}.trace.reorder_window_seconds"),
+                format!("is {w}: must be in [0, {MAX_REORDER_WINDOW_SECONDS}]"),
+            ));
+        }
+        if self.reorder_window_rows > MAX_REORDER_WINDOW_ROWS {
+            return Err(Error::config(
+                format!("{prefix}.trace.reorder_window_rows"),
+                format!(
+                    "is {}: must be in [0, {MAX_REORDER_WINDOW_ROWS}]",
+                    self.reorder_window_rows
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// `[workload]`.
@@ -298,23 +369,38 @@ impl WorkloadSpec {
                 format!("is {}: must be ≥ 0", io.time_scale),
             ));
         }
-        if io.mode == IoMode::OpenLoop
-            && self.kind != WorkloadKind::Trace
-            && self.synthetic.arrival_iops.is_none()
-            && self.flows.is_empty()
-        {
-            return Err(Error::config(
-                format!("{prefix}.arrival_iops"),
-                "open-loop mode with a generated workload needs an arrival rate (requests per simulated second)",
-            ));
-        }
-        if let Some(t) = &self.trace {
-            if !(1..=10_000).contains(&t.repeat) {
+        let open = io.mode == IoMode::OpenLoop;
+        match (self.kind, open, self.synthetic.arrival_iops.is_some()) {
+            (WorkloadKind::Synthetic, true, false) if self.flows.is_empty() => {
                 return Err(Error::config(
-                    format!("{prefix}.trace.repeat"),
-                    format!("is {}: must be in [1, 10000]", t.repeat),
+                    format!("{prefix}.arrival_iops"),
+                    "open-loop mode with a generated workload needs an arrival rate (requests per simulated second)",
+                ))
+            }
+            (WorkloadKind::Standin, true, _) => {
+                return Err(Error::config(
+                    format!("{prefix}.io.mode"),
+                    "a stand-in has no arrival times: use closed_loop",
+                ))
+            }
+            (WorkloadKind::Synthetic, true, true) | (_, _, false) => {}
+            (kind, _, true) => {
+                let why = if kind == WorkloadKind::Synthetic {
+                    format!("{prefix}.io.mode = \"closed_loop\" issues by queue depth")
+                } else {
+                    format!("a {} workload has its own arrivals", kind.name())
+                };
+                return Err(Error::config(
+                    format!("{prefix}.arrival_iops"),
+                    format!(
+                        "applies only to {prefix}.io.mode = \"open_loop\" with {prefix}.kind = \"synthetic\" \
+                         ({why}); remove it"
+                    ),
                 ));
             }
+        }
+        if let Some(t) = &self.trace {
+            t.validate(prefix)?;
         }
         if let Some(s) = &self.standin {
             s.validate(&format!("{prefix}.standin"), logical_bytes)?;
@@ -329,11 +415,23 @@ impl WorkloadSpec {
         for (i, f) in self.flows.iter().enumerate() {
             let key = format!("{prefix}.flows[{i}]");
             f.validate(&key, logical_bytes)?;
-            if io.mode == IoMode::OpenLoop && f.synthetic.arrival_iops.is_none() {
-                return Err(Error::config(
-                    format!("{key}.arrival_iops"),
-                    "open-loop mode needs an arrival rate for every flow",
-                ));
+            match (io.mode, f.synthetic.arrival_iops.is_some()) {
+                (IoMode::OpenLoop, false) => {
+                    return Err(Error::config(
+                        format!("{key}.arrival_iops"),
+                        "open-loop mode needs an arrival rate for every flow",
+                    ))
+                }
+                (IoMode::ClosedLoop, true) => {
+                    return Err(Error::config(
+                        format!("{key}.arrival_iops"),
+                        format!(
+                        "applies only to {prefix}.io.mode = \"open_loop\" (closed loop issues by \
+                             queue depth); remove it"
+                    ),
+                    ))
+                }
+                _ => {}
             }
         }
         if self.synthetic.requests == 0 && self.kind == WorkloadKind::Synthetic {

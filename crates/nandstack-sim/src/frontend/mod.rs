@@ -28,9 +28,9 @@ use crate::series::{Intervals, Recorder, SeriesSink};
 use crate::source::{Source, Timed};
 
 /// One flow to drive.
-pub struct FlowInput {
+pub struct FlowInput<'s> {
     pub name: String,
-    pub source: Source,
+    pub source: &'s mut Source,
     pub queue_depth: u32,
     pub weight: u32,
     pub priority: FlowPriority,
@@ -47,8 +47,8 @@ pub struct FlowReport {
     pub iops: f64,
 }
 
-struct Flow {
-    input: FlowInput,
+struct Flow<'s> {
+    input: FlowInput<'s>,
     /// Open loop: the next request, pulled ahead for its arrival time.
     ahead: Option<Timed>,
     /// Issue time of the flow's latest request (open loop: never before the previous one).
@@ -86,10 +86,10 @@ enum Ev {
     Deliver(u32),
 }
 
-struct Frontend<'a> {
+struct Frontend<'a, 's> {
     dev: &'a mut dyn Device,
     io: &'a IoConfig,
-    flows: Vec<Flow>,
+    flows: Vec<Flow<'s>>,
     slots: Vec<Option<Inflight>>,
     free: Vec<u32>,
     events: BinaryHeap<Reverse<(u64, u64, Ev)>>,
@@ -112,7 +112,7 @@ struct Frontend<'a> {
 #[allow(clippy::too_many_arguments)]
 pub fn drive_flows(
     dev: &mut dyn Device,
-    flows: Vec<FlowInput>,
+    flows: Vec<FlowInput<'_>>,
     io: &IoConfig,
     intervals: Intervals,
     checks: &mut Checks,
@@ -197,7 +197,7 @@ pub fn drive_flows(
     Ok((measured, reports))
 }
 
-impl Frontend<'_> {
+impl Frontend<'_, '_> {
     fn push(&mut self, t: u64, ev: Ev) {
         self.seq += 1;
         self.events.push(Reverse((t, self.seq, ev)));

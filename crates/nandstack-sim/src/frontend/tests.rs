@@ -50,7 +50,13 @@ fn source(cfg: &SimConfig, dev: &dyn Device, seed: u64, requests: u64) -> Source
     Source::synthetic(gen, requests)
 }
 
-fn input(name: &str, source: Source, qd: u32, weight: u32, p: FlowPriority) -> FlowInput {
+fn input<'s>(
+    name: &str,
+    source: &'s mut Source,
+    qd: u32,
+    weight: u32,
+    p: FlowPriority,
+) -> FlowInput<'s> {
     FlowInput {
         name: name.into(),
         source,
@@ -98,7 +104,8 @@ fn one_flow_without_a_front_end_matches_the_classic_issuer() {
         let mut src = source(&cfg, a.as_ref(), 3, n);
         let iv = Intervals::new(0, 0, 0.0, Some(n));
         let classic = drive(a.as_mut(), &mut src, &io, iv, &mut checks, &mut ticker, None).unwrap();
-        let flows = vec![input("f", source(&cfg, b.as_ref(), 3, n), qd, 1, FlowPriority::Normal)];
+        let mut src_b = source(&cfg, b.as_ref(), 3, n);
+        let flows = vec![input("f", &mut src_b, qd, 1, FlowPriority::Normal)];
         let (ev, reports) = run(b.as_mut(), flows, &io);
         assert_eq!(classic.requests, ev.requests, "{extra}");
         assert_eq!(classic.sim_ns, ev.sim_ns, "{extra}");
@@ -126,13 +133,8 @@ fn link_and_command_overhead_by_hand() {
         },
         ..cfg.workload.io.clone()
     };
-    let flows = vec![input(
-        "r",
-        source(&cfg, dev.as_ref(), 1, 3),
-        1,
-        1,
-        FlowPriority::Normal,
-    )];
+    let mut src = source(&cfg, dev.as_ref(), 1, 3);
+    let flows = vec![input("r", &mut src, 1, 1, FlowPriority::Normal)];
     let (m, _) = run(dev.as_mut(), flows, &io);
     // Overhead 1.6 µs, tR, the channel, then 4 KiB over a PCIe 3.0 x4 link: 1040 ns.
     let one = 1_600 + TR + X + 1_040;
@@ -181,11 +183,13 @@ fn arbitration_decides_the_order_of_service() {
             },
             ..cfg.workload.io.clone()
         };
-        let flows = (0..2)
-            .map(|i| {
-                let src = source(&cfg, dev.as_ref(), 10 + i as u64, n);
-                input(&format!("f{i}"), src, 4, w[i], p[i])
-            })
+        let mut srcs: Vec<_> = (0..2)
+            .map(|i| source(&cfg, dev.as_ref(), 10 + i as u64, n))
+            .collect();
+        let flows = srcs
+            .iter_mut()
+            .enumerate()
+            .map(|(i, src)| input(&format!("f{i}"), src, 4, w[i], p[i]))
             .collect();
         let (m, r) = run(dev.as_mut(), flows, &io);
         assert_eq!(m.requests, 2 * n);
