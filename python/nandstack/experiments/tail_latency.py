@@ -38,8 +38,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
 }
 HEADLINE = ("baseline", "suspension", "preemptible_gc", "all")
 SCHEDULERS = ("fifo", "fair")
-FULL = {"blocks": 128, "requests": 400_000, "iops": 14_000, "tenant_requests": 60_000, "seeds": (1, 2)}
-QUICK = {"blocks": 48, "requests": 60_000, "iops": 14_000, "tenant_requests": 12_000, "seeds": (1,)}
+FULL = {"blocks": 128, "requests": 400_000, "iops": 8_000, "tenant_requests": 60_000, "seeds": (1, 2)}
+QUICK = {"blocks": 48, "requests": 60_000, "iops": 8_000, "tenant_requests": 12_000, "seeds": (1,)}
 #: Published effects (abstracts): Wu & He, FAST'12 — P/E suspension cuts the mean read latency by 75.4%
 #: against FIFO (50.5% against read-priority scheduling) at < 4% write overhead; Lee et al., ISPASS'11 —
 #: semi-preemptible GC cuts the mean response time of write-dominant workloads by up to 66.56% (variance
@@ -67,7 +67,7 @@ def _device(plan: dict[str, Any]) -> dict[str, Any]:
         "device.geometry.pages_per_block": 64,
         "device.geometry.page_size_bytes": 16384,
         "device.geometry.cell_mode": "tlc",
-        "device.ftl.over_provisioning": 0.12,
+        "device.ftl.over_provisioning": 0.2,
         "precondition.warmup_capacity_multiples": 1.0,
     }
 
@@ -119,7 +119,7 @@ def setup(quick: bool) -> dict[str, str]:
     return {
         "device": f"TLC (tR 66 µs, tPROG 730 µs, tBERS 4.8 ms), 4 channels × 2 dies × 2 planes, "
         f"{plan['blocks']} blocks of 64 × 16 KiB pages per plane ({gib:.2g} GiB raw), over-provisioning "
-        "0.12, greedy GC; filled, then one capacity of random writes (steady state)",
+        "0.2, greedy GC; filled, then one capacity of random writes (steady state)",
         "workload": f"uniform random 4 KiB, 70% reads, open loop (Poisson) at {plan['iops']:,} IOPS, "
         f"{plan['requests']:,} requests",
         "configurations": ", ".join(CONFIGS) + " (suspension: MQSim's times, 100 µs program / 700 µs "
@@ -257,8 +257,11 @@ def _verdict(by: dict[str, Any], tenant: list[dict[str, Any]], headline: dict[st
             f"{fair['reader']['p99_us']:,.0f} µs under the fairness scheduler (writer p99 "
             f"{fifo['writer']['p99_us']:,.0f} → {fair['writer']['p99_us']:,.0f} µs)."
         )
+    # Agreement: suspension cuts the mean read latency by at least half (published 75.4% vs FIFO) at a
+    # write cost of at most 10% (published < 4%); partly: it lowers the read p99 at all.
     ok = sus_p99 is not None and sus_p99 > 0
-    verdict = "agrees" if ok and (sus_mean or 0) > 0.2 else ("partly agrees" if ok else "differs")
+    full = ok and (sus_mean or 0) >= 0.5 and -(sus_write or 0) <= 0.10
+    verdict = "agrees" if full else ("partly agrees" if ok else "differs")
     return " ".join(lines), verdict
 
 
