@@ -352,7 +352,7 @@ impl Engine {
         let die = &mut self.dies[d as usize];
         let mut a = die.suspended.take().expect("suspended");
         a.seg_start = now;
-        a.end = now + resume + a.end;
+        a.end += now + resume;
         let end = a.end;
         die.active = Some(a);
         die.token += 1;

@@ -574,7 +574,7 @@ impl Engine {
             }
         }
         for (i, t) in self.txns.iter().enumerate() {
-            if t.st != St::Done && t.out.len() > 0 {
+            if t.st != St::Done && !t.out.is_empty() {
                 s += &format!("#{i} {:?} {:?} -> {:?}\n", t.kind, t.st, t.out);
             }
         }
