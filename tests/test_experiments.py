@@ -215,3 +215,23 @@ def test_kernel_zswap_quick_on_the_shared_captures(monkeypatch):
     assert outcome.ok, outcome.errors
     analysis = experiment.analyze(tasks, outcome.results)
     assert analysis.verdict == "agrees", analysis.measured
+
+
+def test_tail_latency_analysis(monkeypatch):
+    from nandstack.experiments import tail_latency
+
+    plan = {"blocks": 48, "requests": 8_000, "iops": 8_000, "tenant_requests": 1_500, "seeds": (1,)}
+    analysis = run_small(tail_latency, monkeypatch, plan)
+    headline = analysis.headline
+    for name in ("baseline", "suspension", "preemptible_gc", "all"):
+        assert headline[name]["read_p99_us"] > 0 and headline[name]["write_p99_us"] > 0
+    # Suspension serves reads during programs and erases: the read tail is lower than the baseline's.
+    assert headline["suspension"]["read_p99_us"] < headline["baseline"]["read_p99_us"]
+    assert headline["published"]["suspension_read_mean_reduction_vs_fifo"] == 0.754
+    rows = {r["config"]: r for r in analysis.tables[0].frame.to_dicts()}
+    assert set(rows) == set(tail_latency.CONFIGS)
+    # The queued engine with every mechanism off and the direct engine see the same GC: close figures.
+    assert rows["baseline"]["read_p50_us"] == rows["direct"]["read_p50_us"]
+    tenants = analysis.tables[1].frame
+    assert sorted(set(tenants["flow"].to_list())) == ["reader", "writer"]
+    assert analysis.verdict in ("agrees", "partly agrees", "differs")

@@ -242,6 +242,14 @@ impl DeviceStats {
     }
 }
 
+/// Identifies a command submitted with [`Device::enqueue`]: the caller's `id` and the flow (NVMe
+/// submission queue, tenant) it came from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Tag {
+    pub id: u64,
+    pub flow: u32,
+}
+
 /// A simulated SSD. See the module documentation for the contract.
 pub trait Device: Send {
     fn kind(&self) -> DeviceKind;
@@ -282,6 +290,29 @@ pub trait Device: Send {
     /// order for a device (e.g. the hybrid's SLC blocks and θ). Default: none.
     fn gauges(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
+    }
+
+    /// Whether the device schedules: the completion of a command may depend on commands submitted after
+    /// it (a read that passes a queued program or suspends a running one), so it is known only as the
+    /// device's clock advances. Such a device is driven with [`Device::enqueue`], [`Device::next_event`]
+    /// and [`Device::advance`]; [`Device::submit`] still works (it runs the device until the command
+    /// completes, so submission times must not go backwards). Default false: `submit` answers at once.
+    fn queued(&self) -> bool {
+        false
+    }
+    /// Accept `cmd` at `at` (not before the device's clock: advance it first). Its completion comes out
+    /// of a later [`Device::advance`] with `tag`. Only for a [`Device::queued`] device.
+    fn enqueue(&mut self, _at: Nanos, cmd: Command<'_>, _tag: Tag) -> Result<()> {
+        Err(unsupported(self.kind(), &cmd))
+    }
+    /// When the next internal event happens (None: nothing in flight).
+    fn next_event(&self) -> Option<Nanos> {
+        None
+    }
+    /// Run the device's internal events up to and including `until`; append the commands completed
+    /// meanwhile, in completion order.
+    fn advance(&mut self, _until: Nanos, _done: &mut Vec<(Tag, Completion)>) -> Result<()> {
+        Ok(())
     }
 
     fn read(&mut self, at: Nanos, offset: u64, len: u64) -> Result<Nanos> {

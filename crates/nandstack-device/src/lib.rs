@@ -17,7 +17,9 @@ pub mod spec;
 pub mod ssd;
 pub mod zoned;
 
-pub use device::{Command, Completion, Device, DeviceKind, DeviceStats, ExtCommand, ZoneCommand};
+pub use device::{
+    Command, Completion, Device, DeviceKind, DeviceStats, ExtCommand, Tag, ZoneCommand,
+};
 pub use ftl::{Ftl, FtlConfig};
 pub use nand::{CellMode, Geometry};
 pub use spec::{build, DeviceKindName, DeviceSpec};

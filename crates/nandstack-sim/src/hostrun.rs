@@ -200,6 +200,7 @@ pub fn run(
             name: String::new(),
             clipped_requests: 0,
             trace: None,
+            flows: Vec::new(),
         },
         host: Some(host),
         pretraining: Vec::new(),

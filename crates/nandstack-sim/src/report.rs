@@ -138,6 +138,9 @@ pub struct WorkloadInfo {
     /// A trace replay's row counts (the report's top-level `trace` section).
     #[serde(skip)]
     pub trace: Option<crate::source::TraceCounts>,
+    /// `[[workload.flows]]`: each flow's requests, latencies and IOPS.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<crate::frontend::FlowReport>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -244,6 +247,12 @@ fn device_section(cfg: &SimConfig, dev: &dyn Device) -> Value {
             ("victim_policy", Value::from(ftl.victim_policy_name())),
         ] {
             m.insert(k.into(), v);
+        }
+        // The queued engine's scheduler and counters (absent with the direct engine).
+        if let Some((policy, c)) = b.scheduling_report() {
+            let mut s = serde_json::to_value(c).expect("counters serialize");
+            s["policy"] = Value::from(policy);
+            m.insert("scheduling".into(), s);
         }
     } else if let Value::Object(d) = dev.details() {
         for (k, v) in d {

@@ -19,9 +19,10 @@ use nandstack_device::spec::{
 
 use crate::build::as_hybrid;
 use crate::config::{
-    DeviceKindName, FillOrder, SimConfig, SwapRangeConfig, WorkloadKind, WorkloadSpec,
+    DeviceKindName, FillOrder, FlowPriority, SimConfig, SwapRangeConfig, WorkloadKind, WorkloadSpec,
 };
 use crate::drive::{self, Checks};
+use crate::frontend::{drive_flows, FlowInput};
 use crate::progress::Ticker;
 use crate::report::{Report, RunFacts, WorkloadInfo};
 use crate::series::{Intervals, SeriesSink};
@@ -298,7 +299,11 @@ fn measure(
         }
         WorkloadKind::Host => unreachable!("host programs run in hostrun"),
     };
-    let total = source.len_hint();
+    let total = if w.flows.is_empty() {
+        source.len_hint()
+    } else {
+        Some(w.flows.iter().map(|f| f.synthetic.requests).sum())
+    };
     match ticker.phase(phase, total.unwrap_or(0)) {
         // Stopped as the phase begins: the issuer stops at its first request, with a partial summary.
         Err(Error::Interrupted) | Ok(()) => {}
@@ -314,15 +319,55 @@ fn measure(
     );
     let mut source = source;
     let sink = series_csv.map(SeriesSink::create).transpose()?;
-    let measured = drive::drive(
-        dev,
-        &mut source,
-        &w.io,
-        intervals,
-        &mut checks,
-        ticker,
-        sink,
-    )?;
+    let (measured, flows) = if dev.queued() || !w.flows.is_empty() || w.io.nvme.active() {
+        // Flows, the NVMe front end or a scheduling device: the event-driven issuer.
+        let mut own = if w.flows.is_empty() {
+            Vec::new()
+        } else {
+            flow_sources(w, capacity, seed)?
+        };
+        let inputs = if w.flows.is_empty() {
+            vec![FlowInput {
+                name: "flow0".into(),
+                source: &mut source,
+                queue_depth: w.io.queue_depth,
+                weight: 1,
+                priority: FlowPriority::Normal,
+            }]
+        } else {
+            w.flows
+                .iter()
+                .zip(own.iter_mut())
+                .map(|(f, source)| FlowInput {
+                    name: f.name.clone(),
+                    source,
+                    queue_depth: f.queue_depth,
+                    weight: f.weight,
+                    priority: f.priority,
+                })
+                .collect()
+        };
+        let (m, reports) = drive_flows(dev, inputs, &w.io, intervals, &mut checks, ticker, sink)?;
+        (
+            m,
+            if w.flows.is_empty() {
+                Vec::new()
+            } else {
+                reports
+            },
+        )
+    } else {
+        let m = drive::drive(
+            dev,
+            &mut source,
+            &w.io,
+            intervals,
+            &mut checks,
+            ticker,
+            sink,
+        )?;
+        (m, Vec::new())
+    };
     if verify && !measured.interrupted {
         dev.verify_all()?;
     }
@@ -332,6 +377,7 @@ fn measure(
             name,
             clipped_requests: source.clipped(),
             trace: source.trace_counts(),
+            flows,
         },
         measured,
     ))
@@ -355,6 +401,19 @@ fn register_swap_range(dev: &mut dyn Device, r: &SwapRangeConfig) -> Result<()> 
             ),
             other => other,
         })
+}
+
+/// One seeded generator per `[[workload.flows]]` entry (flow i's seed: `seed + 7,919 × (i + 1)`).
+fn flow_sources(w: &WorkloadSpec, capacity: u64, seed: u64) -> Result<Vec<Source>> {
+    w.flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let s = seed.wrapping_add(7_919 * (i as u64 + 1));
+            let gen = BlockGenerator::new(&f.synthetic, capacity, s)?;
+            Ok(Source::synthetic(gen, f.synthetic.requests))
+        })
+        .collect()
 }
 
 /// The seed of the `i`-th pre-training run (0-based): distinct from the measured run's and from each other.

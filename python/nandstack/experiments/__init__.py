@@ -8,7 +8,7 @@ hyphens) defining `EXPERIMENT = Experiment(...)`; it is found automatically. See
     >>> names[:5]
     ['diss', 'ezswap', 'gc-policies-vs-op', 'hot-cold-skew', 'kernel-swap']
     >>> names[5:]
-    ['kernel-zram', 'kernel-zswap', 'rl-slc-cache', 'sup-gc', 'trace-replay', 'znswap']
+    ['kernel-zram', 'kernel-zswap', 'rl-slc-cache', 'sup-gc', 'tail-latency', 'trace-replay', 'znswap']
 """
 
 from __future__ import annotations

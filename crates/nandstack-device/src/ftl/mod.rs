@@ -252,12 +252,14 @@ impl Ftl {
     #[inline]
     pub(crate) fn op(&mut self, kind: ops::OpKind, cause: ops::OpCause, pua: u32) {
         if self.record_ops {
-            let plane = pua / self.upb / self.geo.blocks_per_plane;
+            let block = pua / self.upb;
             self.ops.push(ops::FlashOp {
                 kind,
                 cause,
-                plane,
+                plane: block / self.geo.blocks_per_plane,
                 units: 1,
+                block,
+                page: pua % self.upb / self.upp,
             });
         }
     }
@@ -279,6 +281,8 @@ impl Ftl {
                     cause: ops::OpCause::Translation,
                     plane: t % planes,
                     units: self.upp,
+                    block: ops::FlashOp::NO_BLOCK,
+                    page: 0,
                 });
             }
         }
@@ -291,12 +295,16 @@ impl Ftl {
                     cause: ops::OpCause::Translation,
                     plane: t % planes,
                     units: self.upp,
+                    block: ops::FlashOp::NO_BLOCK,
+                    page: 0,
                 });
                 self.ops.push(ops::FlashOp {
                     kind: ops::OpKind::Program,
                     cause: ops::OpCause::Translation,
                     plane: t % planes,
                     units: 1,
+                    block: ops::FlashOp::NO_BLOCK,
+                    page: 0,
                 });
             }
         }
@@ -589,7 +597,12 @@ impl Ftl {
                 self.blocks.written[b as usize] += pad;
                 self.counters.padding_units += pad as u64;
                 self.counters.flash_program_pages += 1;
-                self.op(ops::OpKind::Program, ops::OpCause::Padding, b * self.upb);
+                // The padded page: the one holding unit `w` of the block.
+                self.op(
+                    ops::OpKind::Program,
+                    ops::OpCause::Padding,
+                    b * self.upb + w,
+                );
                 if self.blocks.written[b as usize] == self.upb {
                     self.seal(b, slot);
                 }

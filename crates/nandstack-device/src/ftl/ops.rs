@@ -35,4 +35,13 @@ pub struct FlashOp {
     pub plane: u32,
     /// 4 KiB units involved: for a read, how many leave over the channel; otherwise 1.
     pub units: u32,
+    /// Global block id ([`FlashOp::NO_BLOCK`] for translation pages, which take no data block).
+    pub block: u32,
+    /// Page index in the block (its page type under per-level latencies); 0 for erases.
+    pub page: u32,
+}
+
+impl FlashOp {
+    /// `block` of an operation on a translation page.
+    pub const NO_BLOCK: u32 = u32::MAX;
 }

@@ -16,6 +16,7 @@ use nandstack_core::Nanos;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::levels::{LevelTimes, PageLevels};
 use super::{CellMode, Geometry};
 
 /// Timing parameters. Unset times come from the cell mode's defaults (see `CellMode::default_timing`).
@@ -41,6 +42,10 @@ pub struct TimingConfig {
     /// die at a time.
     #[serde(default)]
     pub plane_parallelism: bool,
+    /// Read and program time by page type (LSB, CSB, MSB, TSB) instead of one tR / tPROG. Default: none
+    /// (every page takes tR / tPROG). See docs/model-timing.md.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_levels: Option<PageLevels>,
 }
 fn d_true() -> bool {
     true
@@ -57,6 +62,7 @@ impl Default for TimingConfig {
             erase_us: None,
             channel_mb_per_s: d_channel(),
             plane_parallelism: false,
+            page_levels: None,
         }
     }
 }
@@ -97,6 +103,15 @@ impl TimingConfig {
         Ok(())
     }
 
+    /// `validate`, and the per-level times against the cell mode's page types.
+    pub fn validate_for(&self, mode: CellMode) -> nandstack_core::Result<()> {
+        self.validate()?;
+        if let Some(l) = &self.page_levels {
+            l.resolve(mode)?;
+        }
+        Ok(())
+    }
+
     /// Resolved (tR, tPROG, tBERS) for a cell mode.
     pub fn resolve(&self, mode: CellMode) -> (Nanos, Nanos, Nanos) {
         let d = mode.default_timing();
@@ -128,6 +143,8 @@ pub struct Timelines {
     pub channel_busy_ns: u64,
     /// Per array: until when it is busy with GC work.
     gc_until: Vec<u64>,
+    /// Per-level read / program times (`page_levels`), if configured.
+    levels: Option<LevelTimes>,
 }
 
 impl Timelines {
@@ -151,6 +168,28 @@ impl Timelines {
             array_busy_ns: 0,
             channel_busy_ns: 0,
             gc_until: vec![0; (geo.planes() / planes_per_array) as usize],
+            levels: cfg
+                .page_levels
+                .as_ref()
+                .map(|l| l.resolve(geo.cell_mode).expect("validated by validate_for")),
+        }
+    }
+
+    /// Sensing time of page `page` of a block (its page type's with `page_levels`, else tR).
+    #[inline]
+    pub fn read_ns(&self, page: u32) -> u64 {
+        match &self.levels {
+            None => self.t_read,
+            Some(l) => l.read_ns[l.level(page)],
+        }
+    }
+
+    /// Program time of page `page` of a block (its page type's with `page_levels`, else tPROG).
+    #[inline]
+    pub fn program_ns(&self, page: u32) -> u64 {
+        match &self.levels {
+            None => self.t_prog,
+            Some(l) => l.program_ns[l.level(page)],
         }
     }
 
@@ -172,9 +211,15 @@ impl Timelines {
     /// when the data is out (or sensed, for copyback).
     #[inline]
     pub fn read(&mut self, plane: u32, ready: u64, out_bytes: u64) -> u64 {
+        self.read_at(plane, 0, ready, out_bytes)
+    }
+
+    /// [`Timelines::read`] of page `page` of its block (its sensing time by page type).
+    #[inline]
+    pub fn read_at(&mut self, plane: u32, page: u32, ready: u64, out_bytes: u64) -> u64 {
         let (a, c) = self.slots(plane);
         let start = ready.max(self.array[a]);
-        let sensed = start + self.t_read;
+        let sensed = start + self.read_ns(page);
         let end = if out_bytes > 0 {
             let t = self.transfer_ns(out_bytes);
             self.reserve_channel(c, sensed, t) + t
@@ -230,11 +275,18 @@ impl Timelines {
     /// Page program whose data is in the register at `ready`. Returns the completion time.
     #[inline]
     pub fn program(&mut self, plane: u32, ready: u64) -> u64 {
+        self.program_at(plane, 0, ready)
+    }
+
+    /// [`Timelines::program`] of page `page` of its block (its program time by page type).
+    #[inline]
+    pub fn program_at(&mut self, plane: u32, page: u32, ready: u64) -> u64 {
         let (a, _) = self.slots(plane);
         let start = ready.max(self.array[a]);
-        self.array[a] = start + self.t_prog;
-        self.array_busy_ns += self.t_prog;
-        start + self.t_prog
+        let t = self.program_ns(page);
+        self.array[a] = start + t;
+        self.array_busy_ns += t;
+        start + t
     }
 
     /// Block erase. Returns the completion time.

@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::engine::{GcPageMoves, GcPreemptionConfig, SchedulingConfig, SuspensionConfig};
 use crate::cache::WriteBufferConfig;
 
 /// Background GC in idle periods (off by default: all GC is foreground).
@@ -57,6 +58,24 @@ pub struct ControllerConfig {
     /// widened to whole units by read-modify-write.
     #[serde(default = "d_mu")]
     pub mapping_unit_bytes: u64,
+    /// How GC moves a valid page: `auto` (default: copyback within the plane, through the controller
+    /// otherwise), `copyback` or `controller` (the page crosses the channel out and back in).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub gc_page_moves: GcPageMoves,
+    /// The transaction scheduler and the engine that places flash operations (docs/model-timing.md).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub scheduling: SchedulingConfig,
+    /// Program/erase suspension for reads (off by default).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub suspension: SuspensionConfig,
+    /// Semi-preemptible GC (off by default: GC is non-preemptive).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub gc_preemption: GcPreemptionConfig,
+}
+/// Keys at their default are left out of the serialized config (summaries of runs that do not use a
+/// mechanism stay as they were).
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 fn d_mu() -> u64 {
     4096
@@ -85,6 +104,10 @@ impl Default for ControllerConfig {
             background_gc: Default::default(),
             firmware: Default::default(),
             mapping_unit_bytes: d_mu(),
+            gc_page_moves: GcPageMoves::default(),
+            scheduling: SchedulingConfig::default(),
+            suspension: SuspensionConfig::default(),
+            gc_preemption: GcPreemptionConfig::default(),
         }
     }
 }
@@ -112,6 +135,33 @@ impl ControllerConfig {
                 format!("is {i}: must be ≥ 0"),
             ));
         }
+        self.scheduling.validate()?;
+        self.suspension.validate()?;
         Ok(())
+    }
+
+    /// Whether the queued (event-driven) engine places the flash operations: asked for, or needed by a
+    /// mechanism that is on. Errors name a mechanism that needs it when `engine = "direct"`.
+    pub fn queued_engine(&self) -> nandstack_core::Result<bool> {
+        let s = &self.scheduling;
+        let needs = [
+            (
+                s.policy != super::engine::SchedulerKind::Fifo,
+                "scheduling.policy",
+            ),
+            (s.multi_plane, "scheduling.multi_plane"),
+            (self.suspension.program, "suspension.program"),
+            (self.suspension.erase, "suspension.erase"),
+            (self.gc_preemption.enabled, "gc_preemption.enabled"),
+        ];
+        let needed = needs.iter().find(|(on, _)| *on).map(|(_, k)| *k);
+        match (s.engine, needed) {
+            (super::engine::EngineChoice::Direct, Some(k)) => Err(nandstack_core::Error::config(
+                format!("device.controller.{k}"),
+                "needs the queued engine, but device.controller.scheduling.engine = \"direct\"",
+            )),
+            (super::engine::EngineChoice::Queued, _) => Ok(true),
+            (_, needed) => Ok(needed.is_some()),
+        }
     }
 }

@@ -4,7 +4,7 @@ use nandstack_core::{Nanos, Result, MAPPING_UNIT_BYTES};
 
 use super::BlockSsd;
 use crate::device::{
-    unsupported, Command, Completion, Device, DeviceKind, DeviceStats, ExtCommand,
+    unsupported, Command, Completion, Device, DeviceKind, DeviceStats, ExtCommand, Tag,
 };
 
 impl Device for BlockSsd {
@@ -25,6 +25,16 @@ impl Device for BlockSsd {
             matches!(cmd, Command::Read { .. }),
             self.ftl.counters().unmapped_read_units,
         );
+        if self.is_queued() {
+            // The queued engine runs until this command completes; the FTL counts its unmapped reads.
+            let done = self.submit_sync(at.0, cmd)?;
+            let unmapped = self.ftl.counters().unmapped_read_units - before;
+            return Ok(Completion {
+                done: Nanos(done.max(at.0)),
+                unmapped_units: if read { unmapped } else { 0 },
+                ..Completion::default()
+            });
+        }
         let done = match cmd {
             Command::Read { offset, len } => self.read(offset, len, at.0)?,
             Command::Write { offset, len, .. } => self.write(offset, len, at.0)?,
@@ -44,6 +54,28 @@ impl Device for BlockSsd {
             },
             ..Completion::default()
         })
+    }
+    fn queued(&self) -> bool {
+        self.is_queued()
+    }
+    fn enqueue(&mut self, at: Nanos, cmd: Command<'_>, tag: Tag) -> Result<()> {
+        if !self.is_queued() {
+            return Err(unsupported(DeviceKind::Block, &cmd));
+        }
+        self.enqueue_cmd(at.0, cmd, tag)
+    }
+    fn next_event(&self) -> Option<Nanos> {
+        if !self.stash_is_empty() {
+            return Some(Nanos(self.now_ns()));
+        }
+        self.next_internal().map(Nanos)
+    }
+    fn advance(&mut self, until: Nanos, done: &mut Vec<(Tag, Completion)>) -> Result<()> {
+        if self.is_queued() {
+            self.run_until(until.0)?;
+            self.take_completions(done);
+        }
+        Ok(())
     }
     fn stats(&self) -> DeviceStats {
         let c = self.ftl.counters();

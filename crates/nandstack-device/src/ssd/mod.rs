@@ -3,17 +3,25 @@
 
 mod config;
 mod device;
+pub mod engine;
+mod queued;
 mod schedule;
 
 pub use config::{BackgroundGcConfig, ControllerConfig, FirmwareConfig};
+pub use engine::{
+    EngineChoice, EngineCounters, GcPageMoves, GcPreemptionConfig, SchedulerKind, SchedulingConfig,
+    SuspensionConfig,
+};
 
 use nandstack_core::{Error, Result, MAPPING_UNIT_BYTES};
 use serde::Serialize;
 
 use crate::cache::{Eviction, WriteBuffer};
+use crate::device::Tag;
 use crate::ftl::ops::FlashOp;
-use crate::ftl::{Ftl, Migration};
+use crate::ftl::Ftl;
 use crate::nand::{Timelines, TimingConfig};
+use queued::copyback;
 
 /// Host-visible counters of the controller (the FTL keeps the flash-side ones).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -64,22 +72,44 @@ pub struct BlockSsd {
     cpu_free: u64,
     /// Placement-policy CPU time already charged.
     placement_ns_charged: u64,
+    /// The queued (event-driven) engine, when a mechanism needs it (`queued.rs`).
+    engine: Option<engine::Engine>,
+    /// The command being placed through the queued engine: its tag, and whether it is a host command.
+    cur: Option<(Option<Tag>, bool)>,
+    /// Completions taken from the engine, not yet handed to the caller.
+    stash: Vec<(Tag, u64)>,
+    /// The idle period (its start) in which background GC found nothing more to collect.
+    bg_gave_up: Option<u64>,
 }
 
 impl BlockSsd {
     pub fn new(mut ftl: Ftl, timing: &TimingConfig, cfg: ControllerConfig) -> Result<BlockSsd> {
-        timing.validate()?;
         cfg.validate()?;
         let geo = ftl.geometry().clone();
+        timing.validate_for(geo.cell_mode)?;
         let timelines = timing.enabled.then(|| Timelines::new(&geo, timing));
         ftl.record_ops(timing.enabled);
         let buffer = WriteBuffer::new(ftl.logical_units(), &cfg.write_buffer);
+        let copyback = copyback(&cfg, ftl.config().gc.migration)?;
+        let queued = cfg.queued_engine()?;
+        if cfg.scheduling.multi_plane && timing.plane_parallelism {
+            return Err(Error::config(
+                "device.controller.scheduling.multi_plane",
+                "device.timing.plane_parallelism already makes every plane independent; use one or the other",
+            ));
+        }
+        let engine = (queued && timing.enabled)
+            .then(|| engine::Engine::new(&geo, timing.plane_parallelism, &cfg, copyback));
         let bg_target = cfg
             .background_gc
             .target_free_blocks
             .unwrap_or(ftl.config().gc.stop_free_blocks + 2);
         Ok(BlockSsd {
-            copyback: ftl.config().gc.migration == Migration::SamePlane,
+            copyback,
+            engine,
+            cur: None,
+            stash: Vec::new(),
+            bg_gave_up: None,
             page_bytes: geo.page_size_bytes as u64,
             last_xfer: vec![0; geo.planes() as usize],
             timelines,
@@ -121,6 +151,11 @@ impl BlockSsd {
             t.array_busy_ns = 0;
             t.channel_busy_ns = 0;
         }
+        if let Some(e) = self.engine.as_mut() {
+            e.reset();
+        }
+        self.stash.clear();
+        self.bg_gave_up = None;
     }
 
     /// WAF: flash page programs ÷ (host-written bytes ÷ page size).
@@ -155,13 +190,13 @@ impl BlockSsd {
             let scan_ns = self.buffered_write(offset, len, now)?;
             let ready = self.cpu(now, len, scan_ns);
             let dram = ready + self.buffer.as_ref().map_or(0, |b| b.dram_access_ns);
-            self.schedule(ready, false).max(dram)
+            self.place(ready, false, dram, 0)
         } else {
             self.ftl.write(offset, len)?;
             let ready = self.cpu(now, len, 0);
-            self.schedule(ready, true)
+            self.place(ready, true, 0, 0)
         };
-        self.busy_until = self.busy_until.max(done);
+        self.note_done(done);
         Ok(done)
     }
 
@@ -340,8 +375,8 @@ impl BlockSsd {
             self.ftl.read(offset, len)?;
         }
         let ready = self.cpu(now, len, 0);
-        let done = self.schedule(ready, true).max(done);
-        self.busy_until = self.busy_until.max(done);
+        let done = self.place(ready, true, done, 0);
+        self.note_done(done);
         Ok(done)
     }
 
@@ -364,8 +399,9 @@ impl BlockSsd {
         let overhead = (self.cfg.trim_command_overhead_us * 1000.0).round() as u64
             + entries * self.cfg.trim_entry_lookup_ns;
         let ready = self.cpu(now, 0, 0);
-        let done = self.schedule(ready, true).max(ready) + if self.timed() { overhead } else { 0 };
-        self.busy_until = self.busy_until.max(done);
+        let post = if self.timed() { overhead } else { 0 };
+        let done = self.place(ready, true, ready, post);
+        self.note_done(done);
         Ok(done)
     }
 
@@ -376,6 +412,9 @@ impl BlockSsd {
         self.ftl.register_swap_range(offset, len)?;
         self.counters.swap_range_registrations += 1;
         let ready = self.cpu(now, 0, 0);
+        if self.engine.is_some() {
+            return Ok(self.place(ready, true, ready.max(now), 0));
+        }
         Ok(ready.max(now))
     }
 
@@ -391,8 +430,8 @@ impl BlockSsd {
             }
         }
         self.ftl.flush();
-        let done = self.schedule(now, true);
-        self.busy_until = self.busy_until.max(done);
+        let done = self.place(now, true, 0, 0);
+        self.note_done(done);
         Ok(done)
     }
 
@@ -400,7 +439,8 @@ impl BlockSsd {
     /// the idle window (a victim already started delays the arriving request).
     fn idle_work(&mut self, now: u64) -> Result<()> {
         let bg = &self.cfg.background_gc;
-        if !bg.enabled || self.timelines.is_none() {
+        // The queued engine runs its own idle detector (`queued.rs`).
+        if !bg.enabled || self.timelines.is_none() || self.engine.is_some() {
             return Ok(());
         }
         let mut t = self.busy_until + (bg.idle_threshold_us * 1000.0).round() as u64;
@@ -414,5 +454,7 @@ impl BlockSsd {
     }
 }
 
+#[cfg(test)]
+mod queued_tests;
 #[cfg(test)]
 mod tests;

@@ -35,7 +35,7 @@ impl BlockSsd {
             let p = op.plane;
             match (op.kind, op.cause) {
                 (OpKind::Read, OpCause::Gc | OpCause::WearLeveling) => {
-                    let e = tl.read(p, dep, if self.copyback { 0 } else { page });
+                    let e = tl.read_at(p, op.page, dep, if self.copyback { 0 } else { page });
                     gc_data = gc_data.max(e);
                     gc_end = gc_end.max(e);
                     tl.mark_gc(p, e);
@@ -46,7 +46,7 @@ impl BlockSsd {
                     } else {
                         tl.transfer_in(p, gc_data, page)
                     };
-                    let e = tl.program(p, ready);
+                    let e = tl.program_at(p, op.page, ready);
                     tl.mark_gc(p, e);
                     gc_end = gc_end.max(e);
                 }
@@ -56,16 +56,16 @@ impl BlockSsd {
                     gc_end = gc_end.max(e);
                 }
                 (OpKind::Read, OpCause::Translation) => {
-                    dep = dep.max(tl.read(p, dep, MAPPING_UNIT_BYTES.min(page)))
+                    dep = dep.max(tl.read_at(p, op.page, dep, MAPPING_UNIT_BYTES.min(page)))
                 }
                 (OpKind::Transfer, OpCause::Translation) => {
                     self.last_xfer[p as usize] = tl.transfer_in(p, dep, page);
                 }
                 (OpKind::Program, OpCause::Translation) => {
-                    tl.program(p, self.last_xfer[p as usize]);
+                    tl.program_at(p, op.page, self.last_xfer[p as usize]);
                 }
                 (OpKind::Read, _) => {
-                    let e = tl.read(p, dep, op.units as u64 * MAPPING_UNIT_BYTES);
+                    let e = tl.read_at(p, op.page, dep, op.units as u64 * MAPPING_UNIT_BYTES);
                     if op.cause == OpCause::ReadModifyWrite {
                         rmw_end = rmw_end.max(e);
                     }
@@ -77,7 +77,7 @@ impl BlockSsd {
                     done = done.max(e);
                 }
                 (OpKind::Program, _) => {
-                    let e = tl.program(p, self.last_xfer[p as usize].max(gc_end));
+                    let e = tl.program_at(p, op.page, self.last_xfer[p as usize].max(gc_end));
                     if wait_for_programs {
                         done = done.max(e);
                     }

@@ -239,6 +239,12 @@ impl ZonedConfig {
             (g, dc.timing())
         };
         timing.validate()?;
+        if timing.page_levels.is_some() {
+            return Err(Error::config(
+                "device.zoned.timing.page_levels",
+                "per-level page latencies are modelled for block devices (device.kind = \"block\") only",
+            ));
+        }
         let block_bytes = geometry.pages_per_block as u64 * geometry.page_size_bytes as u64;
         let blocks_per_zone = self.blocks_per_zone_of(&geometry, block_bytes)?;
         let zone_capacity_bytes = blocks_per_zone as u64 * block_bytes;

@@ -4,8 +4,10 @@
 //! `[run]`, and the RL pre-training chain `[[pretrain]]` (hybrid RL only). Unknown keys are errors that
 //! name the dotted key and list the allowed ones; keys that moved name their new place.
 
+mod flows;
 mod workload;
 
+pub use flows::{Arbitration, FlowPriority, FlowSpec, NvmeConfig};
 use nandstack_core::{Error, Result};
 pub use nandstack_device::spec::{DeviceKindName, DeviceSpec};
 use nandstack_host::config::{BlockTraceOut, HostConfig};

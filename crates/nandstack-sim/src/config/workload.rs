@@ -15,6 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::flows::{FlowSpec, NvmeConfig};
 use super::part;
 
 /// Where the requests come from.
@@ -72,6 +73,12 @@ pub struct IoConfig {
     /// Open loop: multiply arrival times by this (0.5 replays twice as fast). Default 1.
     #[serde(default = "d_one")]
     pub time_scale: f64,
+    /// The device's NVMe front end: arbitration and the PCIe link (off by default).
+    #[serde(default, skip_serializing_if = "is_default_nvme")]
+    pub nvme: NvmeConfig,
+}
+fn is_default_nvme(n: &NvmeConfig) -> bool {
+    *n == NvmeConfig::default()
 }
 fn d_mode() -> IoMode {
     IoMode::ClosedLoop
@@ -88,6 +95,7 @@ impl Default for IoConfig {
             mode: d_mode(),
             queue_depth: d_qd(),
             time_scale: d_one(),
+            nvme: NvmeConfig::default(),
         }
     }
 }
@@ -237,6 +245,10 @@ pub struct WorkloadSpec {
     /// `kind = "host"`: the processes, each running one memory-reference workload. At least one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub processes: Vec<ProcessConfig>,
+    /// `kind = "synthetic"`: several flows (tenants), each with its own submission queue, generator,
+    /// queue depth and arbitration weight, instead of the one `[workload]` generator. Default: none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowSpec>,
 }
 
 impl Default for WorkloadSpec {
@@ -248,12 +260,13 @@ impl Default for WorkloadSpec {
             trace: None,
             standin: None,
             processes: Vec::new(),
+            flows: Vec::new(),
         }
     }
 }
 
 /// Keys of `[workload]` that are not the synthetic generator's.
-const OWN_KEYS: [&str; 5] = ["kind", "io", "trace", "standin", "processes"];
+const OWN_KEYS: [&str; 6] = ["kind", "io", "trace", "standin", "processes", "flows"];
 
 impl WorkloadSpec {
     /// Build from the `[workload]` table, naming `prefix.key` in errors.
@@ -277,6 +290,27 @@ impl WorkloadSpec {
             Some(v) => part(v, &format!("{prefix}.processes"))?,
             None => Vec::new(),
         };
+        let flow_tables = take(&mut map, "flows");
+        let flows = match flow_tables {
+            None => Vec::new(),
+            Some(Value::Array(items)) => {
+                let mut flows = Vec::with_capacity(items.len());
+                for (i, v) in items.into_iter().enumerate() {
+                    let key = format!("{prefix}.flows[{i}]");
+                    let Value::Object(m) = v else {
+                        return Err(Error::config(key, "must be a table"));
+                    };
+                    flows.push(FlowSpec::from_map(m, &map, io.queue_depth, i, &key)?);
+                }
+                flows
+            }
+            Some(_) => {
+                return Err(Error::config(
+                    format!("{prefix}.flows"),
+                    "must be an array of tables ([[workload.flows]])",
+                ))
+            }
+        };
         let synthetic: SyntheticConfig = part(Value::Object(map), prefix).map_err(|e| match e {
             Error::Config { key, msg } if msg.contains("unknown field") => {
                 Error::config(key, format!("{msg} (or one of {})", OWN_KEYS.join(", ")))
@@ -290,6 +324,7 @@ impl WorkloadSpec {
             trace,
             standin,
             processes,
+            flows,
         };
         spec.check_sections(prefix)?;
         Ok(spec)
@@ -320,6 +355,15 @@ impl WorkloadSpec {
         only("trace", self.trace.is_some(), WorkloadKind::Trace)?;
         only("standin", self.standin.is_some(), WorkloadKind::Standin)?;
         only("processes", !self.processes.is_empty(), WorkloadKind::Host)?;
+        if !self.flows.is_empty() && kind != WorkloadKind::Synthetic {
+            return Err(Error::config(
+                format!("{prefix}.flows"),
+                format!(
+                    "applies to {prefix}.kind = \"synthetic\", not \"{}\"",
+                    kind.name()
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -343,7 +387,7 @@ impl WorkloadSpec {
         }
         let open = io.mode == IoMode::OpenLoop;
         match (self.kind, open, self.synthetic.arrival_iops.is_some()) {
-            (WorkloadKind::Synthetic, true, false) => {
+            (WorkloadKind::Synthetic, true, false) if self.flows.is_empty() => {
                 return Err(Error::config(
                     format!("{prefix}.arrival_iops"),
                     "open-loop mode with a generated workload needs an arrival rate (requests per simulated second)",
@@ -393,6 +437,35 @@ impl WorkloadSpec {
         }
         if let Some(s) = &self.standin {
             s.validate(&format!("{prefix}.standin"), logical_bytes)?;
+        }
+        io.nvme.validate(&format!("{prefix}.io"))?;
+        if self.flows.len() > 64 {
+            return Err(Error::config(
+                format!("{prefix}.flows"),
+                format!("has {} flows: at most 64", self.flows.len()),
+            ));
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            let key = format!("{prefix}.flows[{i}]");
+            f.validate(&key, logical_bytes)?;
+            match (io.mode, f.synthetic.arrival_iops.is_some()) {
+                (IoMode::OpenLoop, false) => {
+                    return Err(Error::config(
+                        format!("{key}.arrival_iops"),
+                        "open-loop mode needs an arrival rate for every flow",
+                    ))
+                }
+                (IoMode::ClosedLoop, true) => {
+                    return Err(Error::config(
+                        format!("{key}.arrival_iops"),
+                        format!(
+                        "applies only to {prefix}.io.mode = \"open_loop\" (closed loop issues by \
+                             queue depth); remove it"
+                    ),
+                    ))
+                }
+                _ => {}
+            }
         }
         if self.synthetic.requests == 0 && self.kind == WorkloadKind::Synthetic {
             return Err(Error::config(
