@@ -61,6 +61,21 @@ fn block_like() -> Vec<(String, Box<dyn Device>)> {
                           "controller": {"write_buffer": {"bytes": 262144}}}),
             ),
         ),
+        (
+            "block queued".into(),
+            device(
+                json!({"kind": "block", "geometry": geo, "ftl": {"over_provisioning": 0.2},
+                          "controller": {"scheduling": {"engine": "queued"}}}),
+            ),
+        ),
+        (
+            "block queued, read priority + suspension".into(),
+            device(
+                json!({"kind": "block", "geometry": geo, "ftl": {"over_provisioning": 0.2},
+                          "controller": {"scheduling": {"policy": "read_priority"},
+                                         "suspension": {"program": true, "erase": true}}}),
+            ),
+        ),
     ];
     // A zoned device behind the host-side block layer (block requests on zones).
     let mut z: DeviceSpec = serde_json::from_value(json!({"kind": "zoned",
