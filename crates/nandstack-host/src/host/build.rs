@@ -94,6 +94,7 @@ impl Host {
             memcgs.push(m);
         }
         let mut vm = Vm::new(frames as u32, h.watermarks(), memcgs);
+        vm.set_stats_flush(h.reclaim.stats_flush_ms * 1_000_000);
         // Swap.
         let nslots = h.swap.size_mib * 256;
         if nslots > MAX_SLOTS {

@@ -9,13 +9,14 @@ use crate::block::{IoKind, Region};
 use crate::swap::readahead::RaInput;
 use crate::swap::{map_count, MAP_CACHE};
 use crate::vm::page::*;
-use crate::vm::workingset::{self, is_shadow};
+use crate::vm::workingset::is_shadow;
 use crate::vm::VmaKind;
 
 impl Host {
     /// Handle a reference that missed: PTE not present, or a write through a read-only PTE.
     pub fn fault(&mut self, ctx: &mut Ctx, vpn: u32, write: bool) -> Result<()> {
         let t0 = ctx.now;
+        self.vm.tick_stats_flush(ctx.now);
         let pi = self.vm.proc_of(vpn);
         let pte = self.vm.ptes[vpn as usize];
         let kind = if is_present(pte) {
@@ -140,9 +141,9 @@ impl Host {
         if !is_shadow(shadow) || !self.p.workingset || !self.uses_active() {
             return;
         }
-        let m = self.vm.frames[f as usize].memcg as usize;
+        let m = self.vm.frames[f as usize].memcg;
         let swap_free = self.swap.free_slots() > 0;
-        let r = workingset::refault(&mut self.vm.memcgs[m], shadow, file, swap_free, self.p.scm);
+        let r = self.vm.workingset_refault(m, shadow, file, swap_free, self.p.scm);
         let fr = &mut self.vm.frames[f as usize];
         if r.activate {
             fr.set(F_ACTIVE);

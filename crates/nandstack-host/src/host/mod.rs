@@ -328,6 +328,7 @@ impl Host {
     /// Run the reclaim policy.
     pub(crate) fn reclaim(&mut self, ctx: &mut Ctx, req: &ReclaimRequest) -> Result<u64> {
         self.process_completions(ctx.now);
+        self.vm.tick_stats_flush(ctx.now);
         let mut pol = self.policy.take().expect("reclaim is not re-entrant");
         let r = pol.reclaim(self, ctx, req);
         self.policy = Some(pol);
