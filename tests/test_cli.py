@@ -28,6 +28,7 @@ COMMANDS = [
     ["results", "export"],
     ["results", "metrics"],
     ["results", "info"],
+    ["results", "verify"],
 ]
 
 
@@ -172,7 +173,7 @@ def test_bench_quick(cli):
     table = cli("bench", "--quick")
     assert table.returncode == 0, table.stderr
     names = [line.split()[1] for line in table.stdout.splitlines() if line.startswith("name ")]
-    assert names == ["ftl", "timed", "hybrid"]
+    assert names == ["ftl", "timed", "hybrid", "compressed"]
 
 
 def test_unknown_bench_exits_2(cli):

@@ -90,7 +90,21 @@ def test_load_config_missing_file(tmp_path):
 
 
 def test_default_config_is_the_engine_default():
-    assert config.load_config() == _toml.loads(_core.default_config_toml())
+    from nandstack._config_obj import normalize_config
+
+    engine = _toml.loads(_core.default_config_toml())
+    loaded = config.load_config()
+    # The fill and warm-up are left to the engine, which gives each workload kind its own defaults.
+    pre = dict(engine["precondition"])
+    del pre["fill_fraction"], pre["warmup_capacity_multiples"]
+    assert loaded == {**engine, "precondition": pre}
+    assert normalize_config(loaded) == normalize_config(engine)
+    # A host program from the default config starts on a fresh device (the host default).
+    memtouch = {"type": "memtouch", "pages": 64, "ops": 10, "pattern": "uniform", "write_pct": 50, "seed": 1}
+    overrides = {"workload.kind": "host", "workload.processes": [{"name": "m", "workload": memtouch}]}
+    host = normalize_config(config.load_config(None, overrides))
+    assert host["precondition"]["fill_fraction"] == 0.0
+    assert host["precondition"]["warmup_capacity_multiples"] == 0.0
 
 
 def test_toml_writer_round_trips():

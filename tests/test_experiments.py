@@ -124,3 +124,94 @@ def test_trace_replay_without_traces(monkeypatch, tmp_path):
     assert trace_replay.tasks(True) == []
     analysis = trace_replay.EXPERIMENT.analyze([], [])
     assert analysis.verdict == "not comparable" and "No trace replayed" in analysis.measured
+
+
+# --- kernel-zswap / kernel-zram -------------------------------------------------------------------
+
+
+def _capture_json(kind: str, **kernel: float) -> dict:
+    vm = {"pswpin": 10, "pswpout": 20, "swpout_zero": 0, "swpin_zero": 0}
+    common = {
+        "command": ["memtouch", "600", "2000", "uniform", "50", "3"],
+        "memory_limit_mb": 1,
+        "page_cluster": 0,
+    }
+    if kind == "zswap":
+        vm.update(zswpout=3000, zswpin=2000, zswpwb=0)
+        return {
+            **common,
+            "swap_mb": 16,
+            "zswap": {"compressor": "lzo", "max_pool_percent": 20, "accept_threshold_percent": 90,
+                      "shrinker_enabled": True, "total_ram_bytes": 256 << 20},
+            "zswap_at_end": {"stored_pages": 350, "pool_total_size": 385_000,
+                             "stored_incompressible_pages": 0},
+            "zswap_counters_delta": {"pool_limit_hit": 0},
+            "vmstat_delta_system_wide": {**vm, **kernel},
+        }  # fmt: skip
+    return {
+        **common,
+        "zram": {"comp_algorithm": "lz4", "disksize_mb": 16, "total_ram_bytes": 256 << 20},
+        "mm_stat_at_end": {"orig_data_size": 350 * 4096, "compr_data_size": 300_000,
+                           "mem_used_total": 350_000, "huge_pages": 0},
+        "io_stat_delta": {"notify_free": 10},
+        "vmstat_delta_system_wide": {**vm, **kernel},
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", ["zswap", "zram"])
+def test_kernel_capture_experiments_on_given_captures(monkeypatch, tmp_path, kind):
+    import json
+
+    from nandstack.experiments import _captures
+
+    for rep, pswpin in ((1, 10), (2, 14)):
+        (tmp_path / f"k{kind}_small_r{rep}.json").write_text(json.dumps(_capture_json(kind, pswpin=pswpin)))
+    monkeypatch.setenv(_captures.CAPTURES_ENV, str(tmp_path))
+    experiment = experiments.get(f"kernel-{kind}")
+    tasks = experiment.tasks(False)
+    assert [t.params["program"] for t in tasks] == [f"k{kind}_small"]
+    cfg = tasks[0].config
+    assert cfg["workload"]["processes"][0]["workload"]["pages"] == 600
+    assert (cfg["host"].get("zswap") or cfg["host"]["swap"]["backend"])[
+        "compressor" if kind == "zswap" else "kind"
+    ]
+    outcome = run_tasks(tasks, backend=SerialBackend(), record=False, resume=False)
+    assert outcome.ok, outcome.errors
+    analysis = experiment.analyze(tasks, outcome.results)
+    program = analysis.data["programs"][f"k{kind}_small"]
+    assert set(program) == {"model", "kernel_min", "kernel_max"}
+    assert program["kernel_min"]["pswpin"] == 10 and program["kernel_max"]["pswpin"] == 14
+    assert set(program["model"]) == set(_captures.FIGURES[kind])
+    table = analysis.tables[0].frame
+    assert table.height == len(_captures.FIGURES[kind])
+    assert {f.name for f in analysis.figures} == {"model_vs_kernel", "pool_bytes_per_stored_page"}
+    assert analysis.verdict in ("agrees", "partly agrees", "differs")
+
+
+def test_kernel_capture_distance_by_hand(monkeypatch, tmp_path):
+    from nandstack.experiments import _captures
+
+    rng = (100.0, 200.0, 150.0)
+    assert _captures.distance("pswpin", 150, rng) == 0
+    assert _captures.distance("pswpin", 300, rng) == pytest.approx(0.1)  # 100 out of the 1000-page floor
+    assert _captures.distance("zswpout", 44_500, (50_000, 60_000, 55_000)) == pytest.approx(0.1)
+    assert _captures.distance("pool_total_size", 0, (4096, 4096, 4096)) == pytest.approx(0.001)
+    assert _captures.tolerance("zswap", "zswpwb") == 0.2 and _captures.tolerance("zram", "pswpin") == 0.1
+    monkeypatch.setenv(_captures.CAPTURES_ENV, str(tmp_path / "missing"))
+    assert experiments.get("kernel-zram").tasks(True) == []
+    analysis = experiments.get("kernel-zram").analyze([], [])
+    assert analysis.verdict == "not comparable" and "--captures DIR" in analysis.measured
+
+
+def test_kernel_zswap_quick_on_the_shared_captures(monkeypatch):
+    from nandstack.experiments import _captures
+
+    monkeypatch.delenv(_captures.CAPTURES_ENV, raising=False)
+    if not _captures.captures_dir("zswap").is_dir():
+        pytest.skip("../shared/traces/kernel-zswap not found")
+    experiment = experiments.get("kernel-zswap")
+    tasks = experiment.tasks(True)
+    outcome = run_tasks(tasks, backend=SerialBackend(), record=False, resume=False)
+    assert outcome.ok, outcome.errors
+    analysis = experiment.analyze(tasks, outcome.results)
+    assert analysis.verdict == "agrees", analysis.measured

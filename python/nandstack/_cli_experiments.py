@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -72,6 +73,13 @@ def add_parsers(commands: Any) -> None:
     reproduce.add_argument(
         "--resume", action="store_true", help="reuse recorded runs of the same configs instead of re-running"
     )
+    reproduce.add_argument(
+        "--captures",
+        type=Path,
+        metavar="DIR",
+        help="folder of real-kernel captures for kernel-zswap / kernel-zram (default: "
+        "../shared/traces/kernel-zswap or kernel-zram beside the checkout)",
+    )
     _backend_options(reproduce)
     reproduce.set_defaults(func=cmd_reproduce)
 
@@ -133,6 +141,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         return 0 if args.list else 2
     from .report import reproduce
     from .results import ResultsDB
+
+    if args.captures is not None:
+        from .experiments._captures import CAPTURES_ENV
+
+        os.environ[CAPTURES_ENV] = str(args.captures.resolve())
 
     backend = _backend(args)
     with progress_bar(args.quiet) as bar:

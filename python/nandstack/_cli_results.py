@@ -12,11 +12,40 @@ from ._term import format_frame, format_table
 DEFAULT_LIMIT = 50
 
 
-def add_db_option(parser: argparse.ArgumentParser) -> None:
+#: The options of `nandstack results` and of its subcommands, with their defaults. They may be given
+#: before or after the subcommand (`results --db X export F` = `results export F --db X`), so the
+#: parsers leave them unset (`argparse.SUPPRESS`) and each command fills in the defaults; an option the
+#: subcommand does not take is an error wherever it stands (never silently ignored).
+SHARED_DEFAULTS: dict[str, Any] = {
+    "db": None,
+    "where": None,
+    "experiment": None,
+    "sweep": None,
+    "tag": None,
+    "label": None,
+    "columns": None,
+    "limit": DEFAULT_LIMIT,
+}
+_FILTERS = {"db", "where", "experiment", "sweep", "tag", "label"}
+#: Which shared options each subcommand takes (`None`: `nandstack results` without a subcommand).
+ACCEPTS: dict[str | None, set[str]] = {
+    None: set(SHARED_DEFAULTS),
+    "list": set(SHARED_DEFAULTS),
+    "export": _FILTERS,
+    "show": {"db"},
+    "compare": {"db"},
+    "metrics": {"db"},
+    "info": {"db"},
+    "verify": set(),
+}
+
+
+def add_db_option(parser: argparse.ArgumentParser, *, suppress: bool = False) -> None:
     parser.add_argument(
         "--db",
         type=Path,
         metavar="PATH",
+        default=argparse.SUPPRESS if suppress else None,
         help="results database file (default: $NANDSTACK_DB, else $XDG_DATA_HOME/nandstack/results.duckdb, "
         "else ~/.local/share/nandstack/results.duckdb)",
     )
@@ -24,7 +53,7 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
 
 def _filters() -> argparse.ArgumentParser:
     """The filter options shared by `results`, `results list` and `results export`."""
-    parent = argparse.ArgumentParser(add_help=False)
+    parent = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
     group = parent.add_argument_group("filters")
     group.add_argument(
         "--where",
@@ -36,22 +65,37 @@ def _filters() -> argparse.ArgumentParser:
     group.add_argument("--sweep", metavar="NAME", help="only runs of this sweep")
     group.add_argument("--tag", metavar="TAG", help="only runs carrying this tag")
     group.add_argument("--label", metavar="LABEL", help="only runs with this label")
-    add_db_option(parent)
+    add_db_option(parent, suppress=True)
     return parent
+
+
+def settle(args: argparse.Namespace) -> argparse.Namespace:
+    """Check the shared options against the subcommand and fill in the defaults of those not given."""
+    from ._core import ConfigError
+
+    command = getattr(args, "results_command", None)
+    accepted = ACCEPTS[command]
+    given = sorted(k for k in SHARED_DEFAULTS if k in vars(args) and k not in accepted)
+    if given:
+        flags = ", ".join("--" + k for k in given)
+        where = f"nandstack results {command}"
+        raise ConfigError(f"{flags} does not apply to `{where}` (see `{where} --help`)")
+    for key, default in SHARED_DEFAULTS.items():
+        if key not in vars(args):
+            setattr(args, key, default)
+    return args
 
 
 def add_parser(commands: Any) -> None:
     filters = _filters()
-    listing = argparse.ArgumentParser(add_help=False)
+    listing = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
     listing.add_argument(
         "--columns",
         metavar="A,B,...",
         help="columns to show (default: run_id, created_at, source, experiment/sweep, label, waf, iops, "
         "latency p99s, wall_seconds)",
     )
-    listing.add_argument(
-        "--limit", type=int, default=DEFAULT_LIMIT, help=f"newest N runs (default {DEFAULT_LIMIT}; 0 = all)"
-    )
+    listing.add_argument("--limit", type=int, help=f"newest N runs (default {DEFAULT_LIMIT}; 0 = all)")
     results = commands.add_parser(
         "results",
         help="list, filter, compare and export recorded runs",
@@ -78,7 +122,7 @@ def add_parser(commands: Any) -> None:
     show.add_argument(
         "--timeseries", type=Path, metavar="FILE", help="write the time series (.csv or .parquet)"
     )
-    add_db_option(show)
+    add_db_option(show, suppress=True)
     show.set_defaults(func=cmd_show)
 
     compare = sub.add_parser(
@@ -88,7 +132,7 @@ def add_parser(commands: Any) -> None:
     )
     compare.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="two or more run ids (prefixes)")
     compare.add_argument("--metrics", metavar="A,B,...", help="metrics to show (default: all present)")
-    add_db_option(compare)
+    add_db_option(compare, suppress=True)
     compare.set_defaults(func=cmd_compare)
 
     export = sub.add_parser(
@@ -101,18 +145,29 @@ def add_parser(commands: Any) -> None:
     export.set_defaults(func=cmd_export)
 
     metrics = sub.add_parser("metrics", help="list the metric columns", description="List metric columns.")
-    add_db_option(metrics)
+    add_db_option(metrics, suppress=True)
     metrics.set_defaults(func=cmd_metrics)
 
+    verify = sub.add_parser(
+        "verify",
+        help="check output folders (complete, or an incomplete run)",
+        description="Check folders written by `nandstack run --out` or `nandstack reproduce`: complete when "
+        "manifest.json lists exactly the files present with matching SHA-256; a folder without a manifest "
+        "is an incomplete run. Hidden `.NAME.tmp-*` siblings are runs in progress or killed ones (removed by "
+        "the next run into NAME). Exit code 1 when any folder is not complete.",
+    )
+    verify.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="output folders")
+    verify.set_defaults(func=cmd_verify)
+
     info = sub.add_parser("info", help="database path, run count and schema", description="Database facts.")
-    add_db_option(info)
+    add_db_option(info, suppress=True)
     info.set_defaults(func=cmd_info)
 
 
 def _db(args: argparse.Namespace) -> Any:
     from .results import ResultsDB
 
-    return ResultsDB(args.db)
+    return ResultsDB(settle(args).db)
 
 
 def _filter_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -195,6 +250,25 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     for name in _db(args).metric_names():
         print(name)
     return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from ._output import verify_manifest
+
+    settle(args)
+    bad = 0
+    for folder in args.folders:
+        if not folder.is_dir():
+            print(f"{folder}: not a folder", file=sys.stderr)
+            bad += 1
+            continue
+        problems = verify_manifest(folder)
+        for p in problems:
+            print(p)
+        if not problems:
+            print(f"{folder}: complete")
+        bad += bool(problems)
+    return 1 if bad else 0
 
 
 def cmd_info(args: argparse.Namespace) -> int:

@@ -34,6 +34,12 @@ class InvariantError(NandstackError):
 class DeviceCommandError(NandstackError):
     """A device rejected a command (unsupported, or against its protocol)."""
 
+class OutOfMemoryError(NandstackError, MemoryError):
+    """Memory for a run could not be allocated (a NandstackError and a MemoryError)."""
+
+    what: str
+    bytes: int
+
 def run(
     config_json: str,
     seed: int | None = None,

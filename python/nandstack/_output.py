@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from ._core import NandstackError
+from ._interrupt import cleanup_on_exit
 
-__all__ = ["OutputError", "atomic_output_dir", "verify_manifest", "write_manifest"]
+__all__ = ["OutputError", "atomic_output_dir", "staged_file", "verify_manifest", "write_manifest"]
 
 MANIFEST = "manifest.json"
 
@@ -81,6 +82,49 @@ def verify_manifest(folder: str | os.PathLike[str]) -> list[str]:
     return problems
 
 
+@contextlib.contextmanager
+def staged_file(folder: Path, name: str) -> Iterator[Path]:
+    """A path to give the engine for a file it streams (the time series): on Linux an anonymous file
+    (`O_TMPFILE`) in `folder`, linked in as `name` when the block ends normally — a process killed
+    meanwhile leaves no file behind; elsewhere simply `folder / name`."""
+    fd = _anonymous_file(folder)
+    if fd is None:
+        yield folder / name
+        return
+    try:
+        path = f"/proc/self/fd/{fd}"
+        yield Path(path)
+        if not _link_anonymous(path, folder / name):
+            with open(path, "rb") as src, open(folder / name, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+    finally:
+        os.close(fd)
+
+
+def _anonymous_file(folder: Path) -> int | None:
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None or not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        return os.open(folder, flag | os.O_WRONLY, 0o644)
+    except OSError:  # a file system without O_TMPFILE
+        return None
+
+
+def _link_anonymous(proc_path: str, target: Path) -> bool:
+    """`linkat(AT_FDCWD, "/proc/self/fd/N", AT_FDCWD, target, AT_SYMLINK_FOLLOW)` (os.link cannot)."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        at_fdcwd, at_symlink_follow = -100, 0x400
+        return (
+            libc.linkat(at_fdcwd, proc_path.encode(), at_fdcwd, os.fsencode(target), at_symlink_follow) == 0
+        )
+    except (OSError, AttributeError):
+        return False
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -92,8 +136,9 @@ def _alive(pid: int) -> bool:
 
 
 def _remove_stale_temps(out: Path) -> None:
-    """Temporary siblings left by runs that died (their process is gone)."""
-    for p in out.parent.glob(f".{out.name}.tmp-*"):
+    """Temporary siblings left by runs that died (their process is gone): unfinished `.tmp-*` ones and
+    `.old-*` ones (a replaced directory a run had not finished deleting)."""
+    for p in [*out.parent.glob(f".{out.name}.tmp-*"), *out.parent.glob(f".{out.name}.old-*")]:
         try:
             pid = int(p.name.rsplit("-", 2)[-2])
         except (ValueError, IndexError):
@@ -117,16 +162,17 @@ def atomic_output_dir(
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     meta: dict[str, Any] = dict(info or {})
-    try:
-        yield tmp, meta
-    except BaseException:
-        if not meta.pop("publish", False):
-            shutil.rmtree(tmp, ignore_errors=True)
+    with cleanup_on_exit(tmp):
+        try:
+            yield tmp, meta
+        except BaseException:
+            if not meta.pop("publish", False):
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+            _publish(tmp, out, meta)
             raise
+        meta.pop("publish", None)
         _publish(tmp, out, meta)
-        raise
-    meta.pop("publish", None)
-    _publish(tmp, out, meta)
 
 
 def _publish(tmp: Path, out: Path, meta: Mapping[str, Any]) -> None:

@@ -1,7 +1,8 @@
 """The `nandstack` command line: run, sweep, reproduce, results, bench, config.
 
 Exit codes: 0 success, 2 usage or nandstack error (`error: <message>` on stderr, no traceback),
-130 interrupted (Ctrl-C).
+1 internal error (a bug: `error: internal error: ...`; `--debug` shows the traceback), 130 interrupted
+(Ctrl-C; see `_interrupt` for the deadline).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import argparse
 import json
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,13 +21,14 @@ from . import _output as output
 from ._api import Interrupted, Result
 from ._api import run as api_run
 from ._core import ConfigError
+from ._interrupt import EXIT_INTERRUPTED, deadline_on_sigint
 from ._term import flatten, format_table, progress_bar
 
 DEFAULT_OUT = Path("results") / "latest"
 #: What `nandstack run` runs with neither a config file nor --preset (the README's main job).
 DEFAULT_PRESET = "block-tlc-consumer"
 EXIT_ERROR = 2
-EXIT_INTERRUPTED = 130
+EXIT_INTERNAL = 1
 
 #: Metrics shown first in the run summary, in this order (when present in the report).
 SUMMARY_KEYS = (
@@ -52,19 +55,29 @@ SUMMARY_KEYS = (
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    debug = bool(getattr(args, "debug", False))
     try:
-        return int(args.func(args) or 0)
+        with deadline_on_sigint():
+            return int(args.func(args) or 0)
     except _core.NandstackError as e:
-        return _fail(str(e))
+        return _fail(str(e), debug)
+    except MemoryError as e:  # nandstack.OutOfMemoryError is both; a plain one comes from Python code
+        return _fail(str(e) or "out of memory", debug)
     except BrokenPipeError:  # stdout closed early, e.g. `nandstack config | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 1
     except OSError as e:
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
-        return _fail(f"{where}{e.strerror or e}")
+        return _fail(f"{where}{e.strerror or e}", debug)
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as e:  # a bug: say so in one line; --debug shows where
+        _fail(
+            f"internal error: {type(e).__name__}: {e} (a bug in nandstack; --debug shows the traceback)",
+            debug,
+        )
+        return EXIT_INTERNAL
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Run `nandstack <command> --help` for the options of a command.",
     )
     parser.add_argument("--version", action="version", version=f"nandstack {_core.__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show the Python traceback of an error (before the command)"
+    )
     commands = parser.add_subparsers(title="commands", dest="command", metavar="<command>", required=True)
 
     run = commands.add_parser(
@@ -153,7 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
         "bench", help="run a built-in benchmark", description="Run a built-in benchmark and print ops/s."
     )
     bench.add_argument(
-        "name", nargs="?", default="all", help="benchmark name: ftl, timed, hybrid or all (default: all)"
+        "name",
+        nargs="?",
+        default="all",
+        help="benchmark name: ftl, timed, hybrid, compressed or all (default: all)",
     )
     bench.add_argument("--quick", action="store_true", help="short run (for smoke tests)")
     bench.add_argument("--json", action="store_true", help="print the raw JSON report")
@@ -229,20 +248,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     }
     interrupted = None
     with output.atomic_output_dir(out, overwrite=overwrite, info=info) as (tmp, meta):
-        try:
-            with progress_bar(args.quiet) as bar:
+        # The series streams into an anonymous file, linked into the folder once the run has ended.
+        with progress_bar(args.quiet) as bar, output.staged_file(tmp, "timeseries.csv") as series:
+            try:
                 result = api_run(
                     effective,
                     seed=args.seed,
                     verify=args.verify,
                     progress=bar,
                     record=False,  # recorded below, once the run has finished, with source "cli"
-                    series_csv=tmp / "timeseries.csv",
+                    series_csv=series,
                 )
-        except Interrupted as e:
-            if e.result is None:
-                raise
-            result, interrupted = e.result, e
+            except Interrupted as e:
+                if e.result is None:
+                    raise
+                result, interrupted = e.result, e
         if not args.no_record and interrupted is None:
             from .results import ResultsDB
 
@@ -364,7 +384,9 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, debug: bool = False) -> int:
+    if debug:
+        traceback.print_exc()
     print(f"error: {message}", file=sys.stderr)
     return EXIT_ERROR
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, Union
 
 from . import _core, _toml
@@ -20,6 +21,7 @@ __all__ = [
     "dumps",
     "load_config",
     "parse_override",
+    "read_text",
     "set_path",
 ]
 
@@ -39,14 +41,32 @@ def load_config(path: str | os.PathLike[str] | None = None, overrides: Overrides
     """
     if path is None:
         config = default_config()
+        # The default job's fill and warm-up are the block workload's defaults; left out, the engine
+        # gives each workload kind its own (host programs: a fresh device).
+        pre = config.get("precondition", {})
+        for key in ("fill_fraction", "warmup_capacity_multiples"):
+            pre.pop(key, None)
     else:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = read_text(path)
         try:
             config = _toml.loads(text)
         except _toml.TOMLDecodeError as e:
             raise _error(f"{os.fspath(path)}: invalid TOML: {e}") from None
     return apply_overrides(config, overrides)
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """The text of a config or spec file: `OSError` if it cannot be read, `ConfigError` naming the file and
+    the byte offset if it is not UTF-8 (a TOML file must be)."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise _error(
+            f"{os.fspath(path)}: line {line}: not UTF-8 text (byte {e.start} is {data[e.start]:#04x}); "
+            "a config file is UTF-8 TOML"
+        ) from None
 
 
 def apply_overrides(config: dict[str, Any], overrides: Overrides) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-//! Pages compressed per second per compressor on Silesia pages, and the cycles per byte the host model
-//! can charge for compression.
+//! Pages compressed (and decompressed, rows `NAME-d`) per second per compressor on Silesia pages, and the
+//! cycles per byte the host model charges for them (`[host.compression]`).
 //!
 //! `cargo run --release -p nandstack-compress --example compress_bench [-- PAGES_PER_FILE ROUNDS]`
 //! (defaults 1000 and 3). Cycles are wall time × the clock `/proc/cpuinfo` reports (nominal; turbo and
@@ -76,6 +76,42 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut c = Compressor::new(alg)?;
         row(alg.name(), &mut |p| {
             c.compressed_len(p).expect("a page compresses")
+        });
+    }
+    // Decompression of each compressor's own output ("ratio" is the compressed size again): the host
+    // model's decompress_cycles_per_byte. LZO is decoded by this crate's safe Rust decoder (written to
+    // check round trips), lz4, deflate and zstd by their C libraries.
+    for alg in Algorithm::ALL {
+        let mut c = Compressor::new(alg)?;
+        let packed: Vec<Vec<u8>> = pages
+            .iter()
+            .map(|p| c.compress(p).map(|b| b.to_vec()))
+            .collect::<Result<_, _>>()?;
+        let mut i = 0usize;
+        let mut inflate = flate2::Decompress::new_with_window_bits(false, 11);
+        let mut out = vec![0u8; 4096];
+        let mut unzstd = zstd::bulk::Decompressor::new()?;
+        row(&format!("{}-d", alg.name()), &mut |_| {
+            let src = &packed[i % packed.len()];
+            i += 1;
+            let n = match alg {
+                Algorithm::Lzo | Algorithm::LzoRle => {
+                    nandstack_compress::lzo::decompress(src, 4096)
+                        .expect("lzo")
+                        .len()
+                }
+                Algorithm::Lz4 => lz4::block::decompress(src, Some(4096)).expect("lz4").len(),
+                Algorithm::Deflate => {
+                    inflate.reset(false);
+                    inflate
+                        .decompress(src, &mut out, flate2::FlushDecompress::Finish)
+                        .expect("inflate");
+                    inflate.total_out() as usize
+                }
+                Algorithm::Zstd => unzstd.decompress_to_buffer(src, &mut out).expect("zstd"),
+            };
+            assert_eq!(n, 4096);
+            src.len()
         });
     }
     // Entropy rows: "ratio" is the entropy / 8.

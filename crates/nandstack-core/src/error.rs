@@ -37,6 +37,13 @@ pub enum Error {
     /// zones, an append past the zone capacity).
     #[error("protocol violation: {0}")]
     Protocol(String),
+    /// Memory for `what` could not be allocated (the run would exceed the machine's memory or an
+    /// address-space limit such as `ulimit -v`).
+    #[error(
+        "out of memory: cannot allocate {bytes} bytes for the {what}; shrink the device or the workload, or \
+         free memory (see docs/reliability.md)"
+    )]
+    Memory { what: String, bytes: u64 },
     /// The run was interrupted by the caller (e.g. Ctrl-C).
     #[error("interrupted")]
     Interrupted,

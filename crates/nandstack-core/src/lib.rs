@@ -3,8 +3,10 @@
 //! * [`units`]: `Nanos` and `Bytes` newtypes (units last in names, never raw integers in APIs).
 //! * [`rng`]: a seeded, portable, fast PRNG (xoshiro256++), so results are byte-identical everywhere.
 //! * [`error`]: the one error enum of the engine (config, geometry, trace, invariant, capacity).
+//! * [`alloc`]: fallible allocation of big tables (an out-of-memory is an error, never an abort).
 //! * [`stats`]: running summaries (min/mean/max/stddev) used by every report.
 
+pub mod alloc;
 pub mod error;
 pub mod histogram;
 pub mod rng;

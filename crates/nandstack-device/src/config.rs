@@ -40,17 +40,17 @@ impl Default for DeviceConfig {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GeometryOverrides {
-    /// Channels (buses).
+    /// Channels (buses), in [1, 1024].
     pub channels: Option<u32>,
-    /// Chips per channel.
+    /// Chips per channel, in [1, 1024].
     pub chips_per_channel: Option<u32>,
-    /// Dies per chip.
+    /// Dies per chip, in [1, 64].
     pub dies_per_chip: Option<u32>,
-    /// Planes per die.
+    /// Planes per die, in [1, 64]; at most 65536 planes in all.
     pub planes_per_die: Option<u32>,
-    /// Erase blocks per plane.
+    /// Erase blocks per plane, in [4, 16777216]; at most 2^32 − 2 mapping units (16 TiB) in all.
     pub blocks_per_plane: Option<u32>,
-    /// Pages per block.
+    /// Pages per block, in [1, 65536].
     pub pages_per_block: Option<u32>,
     /// Page size in bytes (4096, 8192, 12288 or 16384).
     pub page_size_bytes: Option<u32>,

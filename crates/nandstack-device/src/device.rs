@@ -12,7 +12,8 @@
 //!   completions of commands contending for one resource (a die, a channel) are monotone in submission order.
 //! * Data is tracked as versions, not bytes: a read after a write of the same logical unit returns what
 //!   the last write stored (checked in verification mode); a read of a trimmed or never-written unit is
-//!   served without a flash read. Zoned devices also keep a word of per-unit metadata
+//!   served without a flash read (and, on devices that track it, counted in
+//!   [`Completion::unmapped_units`]). Zoned devices also keep a word of per-unit metadata
 //!   ([`Command::Write::meta`]) and return it with reads ([`Completion::meta`]).
 //! * A device never reaches back into the host. Cross-layer information crosses through [`ExtCommand`]s.
 //! * Counters are cumulative since construction or the last [`Device::reset_counters`].
@@ -195,6 +196,10 @@ pub struct Completion {
     pub meta: Vec<u64>,
     /// Zone report.
     pub zones: Vec<ZoneInfo>,
+    /// Reads: 4 KiB units that held no data (never written, trimmed, or invalidated by a swap-range read)
+    /// and read back as zeroes. A host that reads data it believes stored and gets such units has lost it.
+    /// Devices that do not track it answer 0.
+    pub unmapped_units: u64,
 }
 
 impl Completion {

@@ -226,7 +226,7 @@ pub fn build(
         DeviceKindName::Hybrid => {
             let params = spec.hybrid().params()?;
             let manager = spec.manager().build(&params, seed, q_table)?;
-            Box::new(HybridSsd::deferred(params, manager, verify))
+            Box::new(HybridSsd::deferred(params, manager, verify, seed))
         }
         DeviceKindName::Zoned => Box::new(ZonedSsd::new(&spec.zoned())?),
     };

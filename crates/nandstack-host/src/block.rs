@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 
 use nandstack_core::{Error, Nanos, Result};
-use nandstack_device::{Command, Device};
+use nandstack_device::{Command, Completion, Device};
 
 use crate::config::{BlockTraceFormat, BlockTraceOut};
 
@@ -67,6 +67,11 @@ pub struct BlockLayer {
     trace: Option<TraceOut>,
     /// Names of the issuers (the `comm` of trace lines).
     pub comms: Vec<String>,
+    /// Latest completion of a read or write (the device is idle after it, TRIMs aside).
+    pub rw_busy_until: u64,
+    /// Pages read that held no data on the device, by region (file pages never written; on the swap
+    /// partition a read of no data is an error).
+    pub read_pages_no_data: [u64; 2],
 }
 
 impl BlockLayer {
@@ -97,6 +102,8 @@ impl BlockLayer {
             latency: Default::default(),
             trace,
             comms: vec!["kswapd0".into(), "kworker".into(), "flush".into()],
+            rw_busy_until: 0,
+            read_pages_no_data: [0; 2],
         })
     }
 
@@ -123,9 +130,39 @@ impl BlockLayer {
             IoKind::Write => Command::write(offset, len),
             IoKind::Discard => Command::trim(offset, len),
         };
-        let done = self.dev.submit(Nanos(now), cmd)?.done.0.max(now);
-        self.record(kind, region, offset, pages, now, done, comm)?;
-        Ok(done)
+        Ok(self
+            .issue_command(kind, region, cmd, pages, now, comm)?
+            .done
+            .0)
+    }
+
+    /// Issue any data command of `pages` 4 KiB pages (a zone append, a read whose per-unit metadata the
+    /// caller needs), counted as `kind` on `region`; returns the device's whole completion, its `done`
+    /// at least `now`. The trace records it where the data is (an append: where it landed).
+    pub fn issue_command(
+        &mut self,
+        kind: IoKind,
+        region: Region,
+        cmd: Command<'_>,
+        pages: u32,
+        now: u64,
+        comm: u16,
+    ) -> Result<Completion> {
+        let at = match &cmd {
+            Command::Read { offset, .. }
+            | Command::Write { offset, .. }
+            | Command::Trim { offset, .. } => Some(*offset),
+            _ => None,
+        };
+        let mut c = self.dev.submit(Nanos(now), cmd)?;
+        if kind == IoKind::Read && region == Region::Swap && c.unmapped_units > 0 {
+            return Err(lost_swap_data(at.unwrap_or(0), pages, c.unmapped_units));
+        }
+        self.read_pages_no_data[region as usize] += c.unmapped_units;
+        c.done = c.done.max(Nanos(now));
+        let offset = c.written_at.or(at).unwrap_or(0);
+        self.record(kind, region, offset, pages, now, c.done.0, comm)?;
+        Ok(c)
     }
 
     /// Count (and trace) a request served by something other than the device below — a loop device
@@ -142,6 +179,9 @@ impl BlockLayer {
         comm: u16,
     ) -> Result<()> {
         let len = pages as u64 * 4096;
+        if kind != IoKind::Discard {
+            self.rw_busy_until = self.rw_busy_until.max(done);
+        }
         let (r, k) = (region as usize, kind as usize);
         self.counters.requests[r][k] += 1;
         self.counters.pages[r][k] += pages as u64;
@@ -236,4 +276,14 @@ impl BlockLayer {
         }
         Ok(())
     }
+}
+
+/// A swap-in that read units the device no longer holds: host data was lost (the swap layer only reads
+/// slots whose pages it wrote out). The real system would crash or read zeroes.
+fn lost_swap_data(offset: u64, pages: u32, units: u64) -> Error {
+    Error::Invariant(format!(
+        "host data lost: a swap-in read of {pages} page(s) at byte {offset} found {units} unit(s) the \
+         device no longer holds — a TRIM or a swap-range invalidation hit pages the host still needed \
+         (STRIM and CL-SDI need the clean-data handler, host.swap.clean_data_handler = true)"
+    ))
 }

@@ -8,6 +8,8 @@
 //! * [`pagecache`]: file pages on a file partition (clean drop, dirty writeback);
 //! * [`host`]: the mechanisms (faults, charging, watermarks, kswapd, eviction, flusher, invariants);
 //! * [`workloads`]: seeded memory-reference generators, trace readers, the nsref file format;
+//! * [`contents`]: the bytes in a process's pages; [`zpool`], [`zswap`]: compressed swap (zswap in
+//!   front of the backend, the zero-page map; zram is a backend in [`swap::backend`]);
 //! * [`sim`]: the multi-threaded simulation loop; [`report`]: the JSON report.
 //!
 //! Entry points: [`run_config`] (the host layer of a run; `nandstack-sim` drives whole stacks) and
@@ -16,7 +18,9 @@
 pub mod bench;
 pub mod block;
 pub mod config;
+pub mod contents;
 pub mod host;
+pub mod kcswap;
 pub mod kswap;
 pub mod pagecache;
 pub mod plug;
@@ -27,6 +31,7 @@ pub mod swap;
 pub mod vm;
 pub mod workloads;
 pub mod zpool;
+pub mod zswap;
 
 pub use bench::bench_host;
 pub use config::HostSimConfig;

@@ -2,12 +2,15 @@
 //!
 //! Hierarchy (all importable from `nandstack`):
 //! `NandstackError(Exception)` ← `ConfigError`, `GeometryError`, `TraceError`, `OutOfRangeError`,
-//! `DeviceFullError`, `InvariantError`, `DeviceCommandError`. `Error::Interrupted` becomes `KeyboardInterrupt`; `Error::Io`
-//! becomes the base `NandstackError` (its message names the path).
+//! `DeviceFullError`, `InvariantError`, `DeviceCommandError`, and `OutOfMemoryError`, which is also a
+//! built-in `MemoryError` (`except MemoryError` catches it). `Error::Interrupted` becomes
+//! `KeyboardInterrupt`; `Error::Io` becomes the base `NandstackError` (its message names the path).
 
 use nandstack_core::Error;
-use pyo3::exceptions::{PyException, PyKeyboardInterrupt};
+use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyMemoryError};
 use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyDict, PyTuple, PyType};
 
 pyo3::create_exception!(
     nandstack,
@@ -59,6 +62,33 @@ pyo3::create_exception!(
     "A device rejected a command (unsupported, or against its protocol)."
 );
 
+/// `OutOfMemoryError(NandstackError, MemoryError)`: memory for a run could not be allocated. Built once
+/// with `type(...)`, since `create_exception!` takes one base.
+fn out_of_memory_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    static TYPE: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+    TYPE.get_or_try_init(py, || {
+        let bases = PyTuple::new_bound(
+            py,
+            [
+                py.get_type_bound::<NandstackError>().into_any(),
+                py.get_type_bound::<PyMemoryError>().into_any(),
+            ],
+        );
+        let ns = PyDict::new_bound(py);
+        ns.set_item("__module__", "nandstack")?;
+        ns.set_item(
+            "__doc__",
+            "Memory for a run could not be allocated (a NandstackError and a MemoryError).",
+        )?;
+        let t =
+            py.import_bound("builtins")?
+                .getattr("type")?
+                .call1(("OutOfMemoryError", bases, ns))?;
+        Ok(t.downcast_into::<PyType>()?.unbind())
+    })
+    .map(|t| t.bind(py))
+}
+
 /// Translate an engine error into the matching Python exception. The message is the error's `Display`;
 /// structured context is attached as attributes (`key`, `field`, `file`/`line`) where the variant has it.
 pub fn to_py_err(err: Error) -> PyErr {
@@ -81,6 +111,16 @@ pub fn to_py_err(err: Error) -> PyErr {
             Error::Invariant(_) => (InvariantError::new_err(msg), vec![]),
             Error::Unsupported(_) | Error::Protocol(_) => {
                 (DeviceCommandError::new_err(msg), vec![])
+            }
+            Error::Memory { what, bytes } => {
+                let err = match out_of_memory_type(py) {
+                    Ok(t) => PyErr::from_type_bound(t.clone(), msg),
+                    Err(e) => e,
+                };
+                (
+                    err,
+                    vec![("what", what.into_py(py)), ("bytes", bytes.into_py(py))],
+                )
             }
             Error::Interrupted => (PyKeyboardInterrupt::new_err(msg), vec![]),
             Error::Io { path, .. } => (
@@ -112,5 +152,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "DeviceCommandError",
         py.get_type_bound::<DeviceCommandError>(),
     )?;
+    m.add("OutOfMemoryError", out_of_memory_type(py)?)?;
     Ok(())
 }

@@ -30,6 +30,24 @@ pub struct Measured {
     pub interrupted: bool,
 }
 
+/// An arrival time × `workload.io.time_scale`, or an error when it passes 2^64 ns (584 years).
+fn scaled(arrival_ns: u64, time_scale: f64, request: u64) -> Result<u64> {
+    if time_scale == 1.0 {
+        return Ok(arrival_ns);
+    }
+    let t = (arrival_ns as f64 * time_scale).round();
+    if t < u64::MAX as f64 {
+        return Ok(t as u64);
+    }
+    Err(nandstack_core::Error::config(
+        "workload.io.time_scale",
+        format!(
+            "request #{request} arrives at {arrival_ns} ns × {time_scale}, past 2^64 ns (584 years) of \
+             simulated time"
+        ),
+    ))
+}
+
 /// Periodic full checks under `--verify`.
 pub struct Checks {
     pub enabled: bool,
@@ -89,7 +107,7 @@ pub fn drive(
                 (now, now)
             }
             IoMode::OpenLoop => {
-                let a = (arrival.unwrap_or(0) as f64 * io.time_scale).round() as u64;
+                let a = scaled(arrival.unwrap_or(0), io.time_scale, n + 1)?;
                 now = now.max(a); // out-of-order arrivals are issued no earlier than the previous one
                 (now, a.min(now))
             }

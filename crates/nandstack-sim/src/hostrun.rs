@@ -53,6 +53,8 @@ fn series(sim: &Sim) -> TimeSeries {
         "major_faults",
         "minor_faults",
         "free_pages",
+        "device_write_pages",
+        "flash_write_pages",
     ]
     .iter()
     .map(|c| c.to_string())
@@ -73,6 +75,8 @@ fn series(sim: &Sim) -> TimeSeries {
                 s.major_faults[i] as f64,
                 s.minor_faults[i] as f64,
                 s.free_pages[i] as f64,
+                s.device_write_pages[i] as f64,
+                s.flash_write_pages[i] as f64,
             ];
             for c in &s.cgroups {
                 row.push(c.usage_pages[i] as f64);
@@ -89,6 +93,44 @@ fn series(sim: &Sim) -> TimeSeries {
     }
 }
 
+/// An aged device for host programs: `[precondition]` fills and warms it up (untimed, with the
+/// synthetic `[workload]` keys) only when asked — by default host programs start on a fresh device.
+/// The swap range is already registered (swapon ran when the host was built); counters start at zero.
+fn age(
+    cfg: &SimConfig,
+    sim: &mut Sim,
+    verify: bool,
+    cb: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<()> {
+    let p = &cfg.precondition;
+    let fractions = (
+        p.fill_fraction.unwrap_or(0.0),
+        p.warmup_capacity_multiples.unwrap_or(0.0),
+    );
+    if fractions == (0.0, 0.0) {
+        return Ok(());
+    }
+    if let Some(h) = &cfg.host {
+        if matches!(
+            h.swap.backend,
+            nandstack_host::config::SwapBackendConfig::Znswap(_)
+        ) {
+            return Err(nandstack_core::Error::config(
+                "precondition",
+                "ZNSwap owns every zone of the device (swapon starts from empty zones): set \
+                 precondition.fill_fraction and warmup_capacity_multiples to 0",
+            ));
+        }
+    }
+    let dev = sim.host.io.dev.as_mut();
+    if fractions.1 > 0.0 {
+        cfg.workload.synthetic.validate(dev.capacity_bytes())?;
+    }
+    let mut ticker = crate::progress::Ticker::new("precondition", 0, cb)?;
+    crate::run::prepare(cfg, dev, cfg.seed, verify, &mut ticker, Some(fractions))?;
+    Ok(())
+}
+
 pub fn run(
     cfg: &SimConfig,
     opts: &crate::RunOptions,
@@ -100,6 +142,7 @@ pub fn run(
     hcfg.validate()?;
     let cpu0 = crate::bench::cpu_seconds();
     let mut sim = Sim::build(&hcfg, verify)?;
+    age(cfg, &mut sim, verify, cb)?;
     let t1 = Instant::now();
     let interrupted = match sim.run(&mut |_, done, total| {
         cb(&Progress {
@@ -156,6 +199,7 @@ pub fn run(
             kind: "host",
             name: String::new(),
             clipped_requests: 0,
+            trace: None,
         },
         host: Some(host),
         pretraining: Vec::new(),

@@ -10,6 +10,7 @@ pub mod build;
 pub mod config;
 pub mod drive;
 pub mod hostrun;
+pub mod limits;
 pub mod presets;
 pub mod progress;
 pub mod reference;
@@ -69,17 +70,20 @@ pub use bench::bench_json;
 /// workload against the device's capacity). Returns the effective config as compact JSON — every default
 /// filled in, the form the report's `config` key has — so equal configs written differently give the
 /// same text. Cheap: no device is allocated.
+/// An explicit `run.memory_limit_bytes` is checked against the memory estimate too (the machine's own
+/// limit is checked when the run starts: it changes from moment to moment).
 pub fn validate_config_json(config_json: &str) -> Result<String> {
     let cfg = SimConfig::from_json(config_json)?;
-    cfg.validate()?;
-    let capacity = if cfg.workload.kind == config::WorkloadKind::Host {
-        nandstack_device::spec::logical_bytes(&cfg.device)?
-    } else {
-        nandstack_device::spec::block_logical_bytes(&cfg.device)?
-    };
-    cfg.workload.validate("workload", capacity)?;
-    for (i, w) in cfg.pretrain.iter().enumerate() {
-        w.validate(&format!("pretrain[{i}]"), capacity)?;
+    run::check(&cfg)?;
+    if let Some(bytes) = cfg.run.memory_limit_bytes {
+        let e = limits::estimate(&cfg, false, false)?;
+        limits::check(
+            &e,
+            &limits::Limit {
+                bytes,
+                source: "run.memory_limit_bytes".into(),
+            },
+        )?;
     }
     Ok(cfg.to_json())
 }

@@ -32,7 +32,7 @@ pub struct Preset {
 }
 
 /// Every preset, the default job (`make run`) first.
-pub const PRESETS: [Preset; 5] = [
+pub const PRESETS: [Preset; 10] = [
     Preset {
         name: "block-tlc-consumer",
         description: "consumer TLC NVMe SSD (970 EVO Plus class, 64 planes, DRAM write buffer, background GC), \
@@ -79,9 +79,43 @@ pub const PRESETS: [Preset; 5] = [
         spec: None,
     },
     Preset {
+        name: "host-swap-diss",
+        description: "DISS: a 2 GiB phone switching apps (Video scenario) swaps to the paper's 32 GiB device, \
+                      75% aged; swap range registered, CL-SDI + SDS on the device, CDH on the host",
+        toml: include_str!("../presets/host-swap-diss.toml"),
+        spec: None,
+    },
+    Preset {
+        name: "host-swap-strim",
+        description: "STRIM: the host-swap-diss phone and device, the host TRIMming swapped-in data per 2 MiB \
+                      of slots (with CDH), no device-side invalidation",
+        toml: include_str!("../presets/host-swap-strim.toml"),
+        spec: None,
+    },
+    Preset {
         name: "host-swap-hybrid",
         description: "memtouch in a 64 MiB cgroup swapping 192 MiB to the QLC SSD with an RL-tuned SLC cache",
         toml: include_str!("../presets/host-swap-hybrid.toml"),
+        spec: None,
+    },
+    Preset {
+        name: "host-zswap",
+        description: "the host-swap-block program with zswap (lzo, zsmalloc, pool at most 5% of RAM) in front \
+                      of the consumer TLC SSD; the pool fills and its worker writes the oldest entries back",
+        toml: include_str!("../presets/host-zswap.toml"),
+        spec: None,
+    },
+    Preset {
+        name: "host-zram",
+        description: "the host-swap-block program swapping to a 1 GiB zram disk (lzo-rle, zsmalloc)",
+        toml: include_str!("../presets/host-zram.toml"),
+        spec: None,
+    },
+    Preset {
+        name: "host-znswap",
+        description: "ZNSwap on a ZN540-like zoned SSD (zn540-small): random writes over 600 MiB in a 128 MiB \
+                      cgroup, zone appends through per-CPU swap-zones, host-side GC",
+        toml: include_str!("../presets/host-znswap.toml"),
         spec: None,
     },
 ];

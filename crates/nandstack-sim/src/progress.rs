@@ -1,6 +1,7 @@
 //! Progress reporting and interruption: the caller's callback runs every ~0.5% of a phase and at least
 //! every 10 ms of wall time (so Ctrl-C is honoured within a fraction of a second whatever the phase's
-//! length); returning false interrupts the run with `Error::Interrupted`.
+//! length); returning false interrupts the run with `Error::Interrupted`, and every later report
+//! interrupts it too (the callback is not asked again).
 
 use std::time::{Duration, Instant};
 
@@ -22,6 +23,8 @@ pub struct Ticker<'a> {
     next: u64,
     calls: u32,
     last: Instant,
+    /// The callback asked to stop: every later report is an interrupt too (it is not asked again).
+    stopped: bool,
     cb: &'a mut dyn FnMut(&Progress) -> bool,
 }
 
@@ -39,6 +42,7 @@ impl<'a> Ticker<'a> {
             next: step,
             calls: 0,
             last: Instant::now(),
+            stopped: false,
             cb,
         };
         t.report(0)?;
@@ -56,6 +60,9 @@ impl<'a> Ticker<'a> {
 
     fn report(&mut self, done: u64) -> Result<()> {
         self.last = Instant::now();
+        if self.stopped {
+            return Err(Error::Interrupted);
+        }
         if (self.cb)(&Progress {
             phase: self.phase,
             done,
@@ -63,12 +70,16 @@ impl<'a> Ticker<'a> {
         }) {
             Ok(())
         } else {
+            self.stopped = true;
             Err(Error::Interrupted)
         }
     }
 
     #[inline]
     pub fn tick(&mut self, done: u64) -> Result<()> {
+        if self.stopped {
+            return Err(Error::Interrupted);
+        }
         if done >= self.next {
             self.next = done + self.step;
             return self.report(self.shown(done));

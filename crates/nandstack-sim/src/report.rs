@@ -103,6 +103,8 @@ pub struct BlockKeys {
     /// DISS CL-SDI: flash copies of swap-range 4 KiB pages invalidated by the read that swapped them in
     /// (buffered ones dropped: `caches.write_buffer_swap_dropped_pages`).
     pub swap_invalidated_pages: u64,
+    /// GC-migrated 4 KiB pages in the registered swap range (DISS; 0 without a registered range).
+    pub gc_migrated_swap_pages: u64,
     pub unmapped_read_pages: u64,
     /// Erases per block over the device's life (preconditioning included).
     pub erase_count_lifetime: Summary,
@@ -133,6 +135,9 @@ pub struct WorkloadInfo {
     pub name: String,
     /// Trace requests whose length was clipped to the device's capacity (`lba = wrap | scale`).
     pub clipped_requests: u64,
+    /// A trace replay's row counts (the report's top-level `trace` section).
+    #[serde(skip)]
+    pub trace: Option<crate::source::TraceCounts>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -142,6 +147,10 @@ pub struct Report {
     /// The device as built: `kind`, capacity, page size and the model's own section.
     pub device: Value,
     pub workload: WorkloadInfo,
+    /// Trace replays: rows put in time order, too late for the reorder window, malformed (lenient) or
+    /// skipped on purpose.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::source::TraceCounts>,
     /// flash_program_pages ÷ host_write_pages.
     pub waf: Option<f64>,
     pub host_write_requests: u64,
@@ -288,6 +297,7 @@ fn block_keys(b: &BlockSsd, sim_ns: u64, timing_planes: bool) -> BlockKeys {
         partial_page_writes: c.partial_unit_writes + h.buffer_partial_merges,
         trimmed_pages: c.trimmed_units,
         swap_invalidated_pages: c.swap_invalidated_units,
+        gc_migrated_swap_pages: c.gc_migrated_swap_units,
         unmapped_read_pages: c.unmapped_read_units,
         erase_count_lifetime: ftl.lifetime_erase_summary(),
         blocks_past_endurance: ftl.blocks_past_endurance(),
@@ -353,6 +363,7 @@ impl Report {
             nandstack_version: env!("CARGO_PKG_VERSION"),
             seed: cfg.seed,
             device: device_section(cfg, dev),
+            trace: f.workload.trace,
             workload: f.workload,
             waf: waf.is_finite().then_some(waf),
             host_write_requests: s.host_write_requests,

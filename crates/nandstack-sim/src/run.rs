@@ -7,9 +7,9 @@
 
 use std::time::Instant;
 
-use nandstack_core::{Error, Result, MAPPING_UNIT_BYTES};
+use nandstack_core::{Error, Nanos, Result, MAPPING_UNIT_BYTES};
 use nandstack_device::hybrid::{ManagerKind, QTable};
-use nandstack_device::{Command, Device};
+use nandstack_device::{Command, Device, ExtCommand};
 use nandstack_workload::perm::Permutation;
 use nandstack_workload::{BlockGenerator, BlockRequest, Op};
 
@@ -18,7 +18,9 @@ use nandstack_device::spec::{
 };
 
 use crate::build::as_hybrid;
-use crate::config::{DeviceKindName, FillOrder, SimConfig, WorkloadKind, WorkloadSpec};
+use crate::config::{
+    DeviceKindName, FillOrder, SimConfig, SwapRangeConfig, WorkloadKind, WorkloadSpec,
+};
 use crate::drive::{self, Checks};
 use crate::progress::Ticker;
 use crate::report::{Report, RunFacts, WorkloadInfo};
@@ -36,7 +38,10 @@ fn precondition(dev: &mut dyn Device, r: &BlockRequest) -> Result<()> {
     })
 }
 
-/// Run one config to its report.
+/// Run one config to its report. The config is checked whole — values, the workload against the
+/// device's capacity, the memory its tables need against the limit ([`crate::limits`]) — before anything
+/// is allocated; a panic or an allocation failure anywhere below becomes an error
+/// ([`nandstack_core::alloc::catch`]), so a caller never dies.
 pub fn run(
     mut cfg: SimConfig,
     opts: &RunOptions,
@@ -45,6 +50,14 @@ pub fn run(
     if let Some(s) = opts.seed {
         cfg.seed = s;
     }
+    check(&cfg)?;
+    check_output_paths(&cfg)?;
+    crate::limits::ensure_fits(&cfg, opts.verify, opts.series_csv.is_none())?;
+    nandstack_core::alloc::catch(|| run_checked(cfg, opts, cb))
+}
+
+/// Values, and the workload against the device's capacity (no allocation).
+pub fn check(cfg: &SimConfig) -> Result<()> {
     cfg.validate()?;
     let capacity = if cfg.workload.kind == WorkloadKind::Host {
         logical_bytes(&cfg.device)?
@@ -55,6 +68,45 @@ pub fn run(
     for (i, w) in cfg.pretrain.iter().enumerate() {
         w.validate(&format!("pretrain[{i}]"), capacity)?;
     }
+    Ok(())
+}
+
+/// Files the run will write (Q-table, host block trace, reference file) must have an existing folder:
+/// found out now, not after the run.
+fn check_output_paths(cfg: &SimConfig) -> Result<()> {
+    let m = (cfg.device.kind == DeviceKindName::Hybrid).then(|| cfg.device.manager());
+    let outputs = [
+        (
+            "device.manager.rl.save_q_table",
+            m.as_ref().and_then(|m| m.rl.save_q_table.clone()),
+        ),
+        (
+            "run.block_trace.path",
+            cfg.run.block_trace.as_ref().map(|b| b.path.clone()),
+        ),
+        ("run.refs_out", cfg.run.refs_out.clone()),
+    ];
+    for (key, path) in outputs {
+        let Some(path) = path else { continue };
+        let parent = std::path::Path::new(&path)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if path.is_empty() || !parent.is_dir() {
+            return Err(Error::config(
+                key,
+                format!("`{path}`: its folder does not exist, so the file cannot be written"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn run_checked(
+    cfg: SimConfig,
+    opts: &RunOptions,
+    cb: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<Report> {
     if cfg.workload.kind == WorkloadKind::Host {
         return crate::hostrun::run(&cfg, opts, cb);
     }
@@ -72,7 +124,7 @@ pub fn run(
     for (i, w) in cfg.pretrain.iter().enumerate() {
         let seed = pretrain_seed(cfg.seed, i);
         let mut dev = build_device(&learning, seed, opts.verify, q_table.take())?;
-        let gen = prepare(&cfg, dev.as_mut(), seed, opts.verify, &mut ticker)?;
+        let gen = prepare(&cfg, dev.as_mut(), seed, opts.verify, &mut ticker, None)?;
         let (info, m) = measure(
             &cfg,
             w,
@@ -101,7 +153,7 @@ pub fn run(
         }));
     }
     let mut dev = build_device(&cfg.device, cfg.seed, opts.verify, q_table)?;
-    let gen = prepare(&cfg, dev.as_mut(), cfg.seed, opts.verify, &mut ticker)?;
+    let gen = prepare(&cfg, dev.as_mut(), cfg.seed, opts.verify, &mut ticker, None)?;
     let t1 = Instant::now();
     let (workload, measured) = measure(
         &cfg,
@@ -139,17 +191,21 @@ pub fn run(
 
 /// Fill and warm up, then leave the device idle with zeroed counters. Returns the warm-up's synthetic
 /// generator: a synthetic measured phase continues its stream (the requests it generated ahead for the
-/// prefetch pipeline are dropped), so the measured requests never repeat the warm-up's.
-fn prepare(
+/// prefetch pipeline are dropped), so the measured requests never repeat the warm-up's. `fractions`:
+/// the fill fraction and warm-up multiple to use instead of the device kind's defaults (host programs).
+pub(crate) fn prepare(
     cfg: &SimConfig,
     dev: &mut dyn Device,
     seed: u64,
     verify: bool,
     ticker: &mut Ticker,
+    fractions: Option<(f64, f64)>,
 ) -> Result<BlockGenerator> {
     let kind = cfg.device.kind;
+    let (fill_fraction, warmup) =
+        fractions.unwrap_or((cfg.precondition.fill(kind), cfg.precondition.warmup(kind)));
     let units = dev.capacity_bytes() / MAPPING_UNIT_BYTES;
-    let fill = (units as f64 * cfg.precondition.fill(kind)) as u64;
+    let fill = (units as f64 * fill_fraction) as u64;
     if fill > 0 {
         ticker.phase("precondition", fill)?;
         let mut checks = periodic(cfg, fill, verify);
@@ -168,7 +224,7 @@ fn prepare(
             checks.maybe(dev, i)?;
         }
     }
-    let target = (dev.capacity_bytes() as f64 * cfg.precondition.warmup(kind)) as u64;
+    let target = (dev.capacity_bytes() as f64 * warmup) as u64;
     let mut gen = BlockGenerator::new(&cfg.workload.synthetic, dev.capacity_bytes(), seed)?;
     if target > 0 {
         ticker.phase("warmup", target)?;
@@ -228,7 +284,10 @@ fn measure(
         WorkloadKind::Synthetic => (Source::synthetic(gen, w.synthetic.requests), String::new()),
         WorkloadKind::Trace => {
             let t = w.trace.as_ref().expect("validated");
-            (Source::trace(t, capacity)?, t.path.clone())
+            if let Some(r) = &t.swap_range {
+                register_swap_range(dev, r)?;
+            }
+            (Source::trace(t, capacity, ticker)?, t.path.clone())
         }
         WorkloadKind::Standin => {
             let s = w.standin.as_ref().expect("validated");
@@ -240,7 +299,11 @@ fn measure(
         WorkloadKind::Host => unreachable!("host programs run in hostrun"),
     };
     let total = source.len_hint();
-    ticker.phase(phase, total.unwrap_or(0))?;
+    match ticker.phase(phase, total.unwrap_or(0)) {
+        // Stopped as the phase begins: the issuer stops at its first request, with a partial summary.
+        Err(Error::Interrupted) | Ok(()) => {}
+        Err(e) => return Err(e),
+    }
     let mut checks = periodic(cfg, total.unwrap_or(1 << 20), verify);
     let r = &cfg.run;
     let intervals = Intervals::new(
@@ -268,9 +331,30 @@ fn measure(
             kind: w.kind.name(),
             name,
             clipped_requests: source.clipped(),
+            trace: source.trace_counts(),
         },
         measured,
     ))
+}
+
+/// DISS SDR for a replayed swap trace: the host's swapon registration, before the first request.
+fn register_swap_range(dev: &mut dyn Device, r: &SwapRangeConfig) -> Result<()> {
+    let cmd = Command::Ext(ExtCommand::RegisterSwapRange {
+        offset: r.offset_mib << 20,
+        len: r.size_mib << 20,
+    });
+    let kind = dev.kind().name();
+    dev.submit(Nanos::ZERO, cmd)
+        .map(|_| ())
+        .map_err(|e| match e {
+            Error::Unsupported(_) => Error::config(
+                "workload.trace.swap_range",
+                format!(
+                    "the {kind} device does not implement the register_swap_range command (DISS)"
+                ),
+            ),
+            other => other,
+        })
 }
 
 /// The seed of the `i`-th pre-training run (0-based): distinct from the measured run's and from each other.

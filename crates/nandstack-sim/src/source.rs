@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 
 use nandstack_core::{Error, Result, MAPPING_UNIT_BYTES};
 use nandstack_workload::standin::StandinGenerator;
-use nandstack_workload::trace::{self, TraceFormat, TraceReader};
+use nandstack_workload::trace::{self, TraceFormat, TraceOptions, TraceReader};
 use nandstack_workload::{BlockGenerator, BlockRequest, Op};
 
 use crate::config::{LbaPolicy, TraceConfig};
+use crate::progress::Ticker;
 
 /// A request with its arrival time (ns), when the source has one.
 pub type Timed = (BlockRequest, Option<u64>);
@@ -34,11 +35,16 @@ pub struct TraceSource {
     reader: TraceReader,
     path: PathBuf,
     format: TraceFormat,
+    options: TraceOptions,
+    /// Counts of the passes before the current one.
+    done: TraceCounts,
     lba: LbaPolicy,
     capacity: u64,
     extent: u64,
     max_per_pass: u64,
     passes_left: u32,
+    /// Passes before the current one.
+    pass: u32,
     in_pass: u64,
     index: u64,
     /// Arrival offset of the current pass, and the last arrival seen.
@@ -60,18 +66,29 @@ impl Source {
         Source::Standin { generator }
     }
 
-    pub fn trace(cfg: &TraceConfig, capacity: u64) -> Result<Source> {
+    /// A trace replay. With `lba = "scale"` the trace is read once first for its extent (progress
+    /// phase "scan", interruptible through `ticker`).
+    pub fn trace(cfg: &TraceConfig, capacity: u64, ticker: &mut Ticker) -> Result<Source> {
         let path = Path::new(&cfg.path);
+        let options = cfg.options();
         let extent = if cfg.lba == LbaPolicy::Scale {
-            trace::scan(path, cfg.format)?.max_end_bytes.max(1)
+            ticker.phase("scan", 0)?;
+            let mut end = 1u64;
+            for (i, r) in trace::open_with(path, cfg.format, options)?.enumerate() {
+                end = end.max(r?.end_bytes());
+                ticker.tick(i as u64 + 1)?;
+            }
+            end
         } else {
             0
         };
-        let reader = trace::open(path, cfg.format)?;
+        let reader = trace::open_with(path, cfg.format, options)?;
         Ok(Source::Trace(Box::new(TraceSource {
             reader,
             path: path.to_path_buf(),
             format: cfg.format,
+            options,
+            done: TraceCounts::default(),
             lba: cfg.lba,
             capacity,
             extent,
@@ -81,6 +98,7 @@ impl Source {
                 cfg.max_requests
             },
             passes_left: cfg.repeat.max(1) - 1,
+            pass: 0,
             in_pass: 0,
             index: 0,
             pass_base_ns: 0,
@@ -107,6 +125,46 @@ impl Source {
             _ => 0,
         }
     }
+
+    /// A trace replay's row counts so far (every pass).
+    pub fn trace_counts(&self) -> Option<TraceCounts> {
+        match self {
+            Source::Trace(t) => Some(t.done.plus(&TraceCounts::of(&t.reader))),
+            _ => None,
+        }
+    }
+}
+
+/// What a trace replay did with the rows of its file(s): the summary's `trace` section.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TraceCounts {
+    /// Rows earlier than the row just before them in the file (put in time order by the reorder window).
+    pub out_of_order_rows: u64,
+    /// Rows earlier than a row already replayed (the window was too small): replayed at once.
+    pub late_rows: u64,
+    /// Malformed lines skipped (`workload.trace.malformed = "lenient"`).
+    pub malformed_rows: u64,
+    /// Data lines that deliberately give no request (other blkparse actions, zero-length rows, …).
+    pub skipped_rows: u64,
+}
+
+impl TraceCounts {
+    fn of(r: &TraceReader) -> TraceCounts {
+        TraceCounts {
+            out_of_order_rows: r.out_of_order(),
+            late_rows: r.late(),
+            malformed_rows: r.malformed(),
+            skipped_rows: r.skipped(),
+        }
+    }
+    fn plus(&self, o: &TraceCounts) -> TraceCounts {
+        TraceCounts {
+            out_of_order_rows: self.out_of_order_rows + o.out_of_order_rows,
+            late_rows: self.late_rows + o.late_rows,
+            malformed_rows: self.malformed_rows + o.malformed_rows,
+            skipped_rows: self.skipped_rows + o.skipped_rows,
+        }
+    }
 }
 
 impl TraceSource {
@@ -128,11 +186,23 @@ impl TraceSource {
                                 ))))
                             }
                         }
-                        let arrival = rec.arrival_ns.map(|a| {
-                            let t = self.pass_base_ns.saturating_add(a);
-                            self.last_arrival_ns = self.last_arrival_ns.max(t);
-                            t
-                        });
+                        let arrival = match rec.arrival_ns.map(|a| self.pass_base_ns.checked_add(a)) {
+                            None => None,
+                            Some(Some(t)) => {
+                                self.last_arrival_ns = self.last_arrival_ns.max(t);
+                                Some(t)
+                            }
+                            Some(None) => {
+                                return Some(Err(Error::config(
+                                    "workload.trace.repeat",
+                                    format!(
+                                        "{}: pass {} of the trace would arrive past 2^64 ns (584 years)",
+                                        self.path.display(),
+                                        self.pass + 1
+                                    ),
+                                )))
+                            }
+                        };
                         return Some(Ok((req, arrival)));
                     }
                     Some(Err(e)) => return Some(Err(e)),
@@ -144,10 +214,14 @@ impl TraceSource {
                 return None;
             }
             self.passes_left -= 1;
+            self.pass += 1;
             self.in_pass = 0;
             self.pass_base_ns = self.last_arrival_ns;
-            match trace::open(&self.path, self.format) {
-                Ok(r) => self.reader = r,
+            match trace::open_with(&self.path, self.format, self.options) {
+                Ok(r) => {
+                    self.done = self.done.plus(&TraceCounts::of(&self.reader));
+                    self.reader = r;
+                }
                 Err(e) => return Some(Err(e)),
             }
         }
@@ -168,7 +242,10 @@ impl Iterator for Source {
                     return None;
                 }
                 *remaining -= 1;
-                let arrival = generator.next_arrival_ns(*clock_ns);
+                let arrival = match generator.next_arrival_ns(*clock_ns) {
+                    Ok(a) => a,
+                    Err(e) => return Some(Err(e)),
+                };
                 if let Some(a) = arrival {
                     *clock_ns = a;
                 }

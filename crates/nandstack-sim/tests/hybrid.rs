@@ -187,6 +187,19 @@ fn bad_config_errors_name_the_key() {
             "device.hybrid.qlc_free_threshold_blocks",
             "[2, 1000]",
         ),
+        (
+            base.replace("page_bytes = 4096", "placement = { policy = \"mbf\" }"),
+            "device.hybrid.placement",
+            "swap_file",
+        ),
+        (
+            base.replace(
+                "page_bytes = 4096",
+                "slc_victim = { policy = \"d_choices\", d = 0 }",
+            ),
+            "device.hybrid.slc_victim.d",
+            "[1, 2138]",
+        ),
         (format!("manager = 1\n{base}"), "manager", "device.manager"),
         (format!("report = 1\n{base}"), "report", "run"),
         (

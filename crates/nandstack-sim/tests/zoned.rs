@@ -87,3 +87,65 @@ fn block_layer_verifies_reads_and_trims_reset_empty_zones() {
         s.waf
     );
 }
+
+/// The `host-znswap` preset end to end with verification: swap-outs are zone appends, the host GC
+/// collects zones (its copies are device writes too), every swap-in checked its reverse map, and the
+/// run is deterministic.
+#[test]
+fn the_host_znswap_preset_runs_with_verification() {
+    let toml = nandstack_sim::presets::preset("host-znswap").unwrap().toml;
+    let cfg = nandstack_sim::config::SimConfig::from_toml(toml).unwrap();
+    let opts = nandstack_sim::RunOptions {
+        verify: true,
+        ..Default::default()
+    };
+    let r = nandstack_sim::run::run(cfg.clone(), &opts, &mut |_| true).unwrap();
+    assert!(r.verified);
+    assert_eq!(r.device["kind"], "zoned");
+    let host = r.host.as_ref().unwrap();
+    let b = &host["swap"]["backend"];
+    assert_eq!(b["kind"], "znswap");
+    let (out, gc) = (
+        host["pswpout"].as_u64().unwrap(),
+        b["gc"]["pages_written"].as_u64().unwrap(),
+    );
+    assert!(
+        out > 100_000 && b["gc"]["victims"].as_u64().unwrap() > 5,
+        "{b}"
+    );
+    // The device wrote exactly the swap-outs and the GC's copies.
+    assert_eq!(r.host_write_bytes, (out + gc) * 4096);
+    assert_eq!(b["append_pages"].as_u64().unwrap(), out);
+    let waf = b["waf"].as_f64().unwrap();
+    assert!((waf - (out + gc) as f64 / out as f64).abs() < 1e-12 && waf > 1.0);
+    let again = nandstack_sim::run::run(cfg, &opts, &mut |_| true).unwrap();
+    assert_eq!(again.host.as_ref().unwrap()["swap"]["backend"], *b);
+}
+
+/// Host programs on a zoned device need ZNSwap: Linux block swap is refused before anything runs.
+#[test]
+fn block_swap_on_a_zoned_device_is_refused_by_name() {
+    let toml = nandstack_sim::presets::preset("host-znswap").unwrap().toml;
+    let toml = toml
+        .replace("kind = \"znswap\"", "kind = \"block\"")
+        .replace("policy = { kind = \"per_core\" }\n", "");
+    let cfg = nandstack_sim::config::SimConfig::from_toml(&toml).unwrap();
+    let e = cfg.validate().unwrap_err().to_string();
+    assert!(
+        e.contains("host.swap.backend.kind") && e.contains("znswap"),
+        "{e}"
+    );
+}
+
+/// ZNSwap starts from empty zones: aging the zoned device under it is refused by name, not left to
+/// fail later as a zone-protocol error.
+#[test]
+fn preconditioning_under_znswap_is_refused_by_name() {
+    let toml = nandstack_sim::presets::preset("host-znswap").unwrap().toml;
+    let toml = format!("{toml}\n[precondition]\nfill_fraction = 0.5\n");
+    let cfg = nandstack_sim::config::SimConfig::from_toml(&toml).unwrap();
+    let e = nandstack_sim::run::run(cfg, &Default::default(), &mut |_| true)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("precondition") && e.contains("ZNSwap"), "{e}");
+}

@@ -4,8 +4,11 @@ To add one, create `nandstack/experiments/<name>.py` (module name with underscor
 hyphens) defining `EXPERIMENT = Experiment(...)`; it is found automatically. See docs/experiments.md.
 
     >>> from nandstack import experiments
-    >>> [e.name for e in experiments.all_experiments()]
-    ['gc-policies-vs-op', 'hot-cold-skew', 'kernel-swap', 'rl-slc-cache', 'sup-gc', 'trace-replay']
+    >>> names = [e.name for e in experiments.all_experiments()]
+    >>> names[:5]
+    ['diss', 'gc-policies-vs-op', 'hot-cold-skew', 'kernel-swap', 'kernel-zram']
+    >>> names[5:]
+    ['kernel-zswap', 'rl-slc-cache', 'sup-gc', 'trace-replay', 'znswap']
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from .base import (
     Figure,
     Series,
     Table,
+    config_task,
     fifo_waf,
     make_hybrid_task,
     make_task,
@@ -34,6 +38,7 @@ __all__ = [
     "Series",
     "Table",
     "all_experiments",
+    "config_task",
     "fifo_waf",
     "get",
     "make_hybrid_task",

@@ -27,8 +27,10 @@ __all__ = [
     "Figure",
     "Series",
     "Table",
+    "config_task",
     "fifo_waf",
     "make_hybrid_task",
+    "make_preset_task",
     "make_task",
     "plane_device",
     "random_waf",
@@ -75,7 +77,8 @@ class Table:
 @dataclass
 class Analysis:
     """What an experiment measured: `measured` is the one-paragraph result shown beside the paper's
-    claim; `verdict` is `agrees`, `partly agrees`, `differs` or `not comparable`."""
+    claim; `verdict` is `agrees`, `partly agrees`, `differs` or `not comparable`; `headline` (optional)
+    goes to `report.json` as is."""
 
     measured: str
     verdict: str
@@ -84,6 +87,8 @@ class Analysis:
     notes: list[str] = field(default_factory=list)
     #: The result as data for machines, written to `report.json` as `headline` (JSON-serialisable).
     headline: dict[str, Any] = field(default_factory=dict)
+    #: Extra keys of `report.json` (JSON-serialisable), e.g. a `headline` or per-program figures.
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,26 @@ class Experiment:
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip().lower() or " " in self.name:
             raise ValueError(f"experiment name `{self.name}` must be lower-case with no spaces")
+
+
+def make_preset_task(
+    preset: str, overrides: Mapping[str, Any], params: Mapping[str, Any], drop: Sequence[str] = ()
+) -> Task:
+    """A `Task` for the named preset (`nandstack run --list-presets`) without its top-level sections
+    `drop`, with dotted `overrides` applied (a table or array value replaces the whole value); `params`
+    as for `make_task`."""
+    import copy
+
+    from .. import _toml
+    from .._core import preset_toml
+    from ..config import set_path, split_key
+
+    config = _toml.loads(preset_toml(preset))
+    for key in drop:
+        config.pop(key, None)
+    for key, value in overrides.items():
+        set_path(config, split_key(key), copy.deepcopy(value))
+    return _task(config, params)
 
 
 def make_task(overrides: Mapping[str, Any], params: Mapping[str, Any]) -> Task:
@@ -137,6 +162,12 @@ def make_hybrid_task(overrides: Mapping[str, Any], params: Mapping[str, Any]) ->
     config = copy.deepcopy(HYBRID_BASE)
     for key, value in overrides.items():
         set_path(config, split_key(key), copy.deepcopy(value))
+    return _task(config, params)
+
+
+def config_task(config: dict[str, Any], params: Mapping[str, Any]) -> Task:
+    """A `Task` for a whole config dict (the one schema, e.g. a host program's `workload`, `host` and
+    `device` tables); `params` as for `make_task`."""
     return _task(config, params)
 
 

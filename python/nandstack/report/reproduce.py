@@ -1,7 +1,8 @@
 """`reproduce`: run an experiment end to end and write its report folder.
 
 The folder holds `index.html` (self-contained), one PNG and one SVG per figure, one CSV per table and
-`report.json` (the claim, the measured result, the verdict and every run's id and config hash).
+`report.json` (the claim, the measured result, the verdict and every run's id and config hash), and
+`manifest.json` (every file's SHA-256): the folder is written atomically (see `nandstack._output`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import experiments
 from .._core import __version__
+from .._output import atomic_output_dir
 from ..config import dumps
 from ..results import git_commit
 from ..sweep.runner import TaskOutcome, run_tasks
@@ -78,7 +80,19 @@ def reproduce(
     )
     analysis = experiment.analyze(tasks, outcome.results)
     out_dir = Path(out) if out is not None else default_out_dir(experiment.name, quick)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    # The folder is written whole into a temporary sibling, with a manifest.json, and renamed into place
+    # (replacing a previous report): a reader never sees half a report.
+    about = {"nandstack_version": __version__, "command": "reproduce", "experiment": experiment.name}
+    with atomic_output_dir(out_dir, overwrite=True, info=about) as (tmp, _):
+        files = _write_report(tmp, experiment, analysis, outcome, tasks, quick)
+    files = [out_dir / p.relative_to(tmp) for p in files]
+    return Report(out_dir, experiment, analysis, outcome, files)
+
+
+def _write_report(
+    out_dir: Path, experiment: Any, analysis: Any, outcome: Any, tasks: list[Any], quick: bool
+) -> list[Path]:
+    """Every file of the report folder, written under `out_dir`; returns their paths."""
     files: list[Path] = []
     figure_files = {}
     for figure in analysis.figures:
@@ -139,7 +153,8 @@ def reproduce(
         "tables": {name: path.name for name, path in table_files.items()},
         "errors": errors,
         "run_list": runs,
+        **analysis.data,
     }
     (out_dir / "report.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     files += [index, out_dir / "report.json"]
-    return Report(out_dir, experiment, analysis, outcome, files)
+    return files

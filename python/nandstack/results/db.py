@@ -157,7 +157,7 @@ class ResultsDB:
             "experiment": experiment,
             "sweep": sweep,
             "label": label,
-            "tags": sorted(set(tags)),
+            "tags": sorted({tags} if isinstance(tags, str) else {str(t) for t in tags}),
             "params": canonical_json(dict(params or {})),
             "verify": bool(verify),
             "config": canonical_json(config),

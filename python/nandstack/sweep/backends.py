@@ -13,6 +13,7 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Protocol
@@ -79,7 +80,9 @@ class LocalBackend:
             return
         workers = min(self.workers, len(payloads))
         context = multiprocessing.get_context("spawn")
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_ignore_sigint)
+        pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(os.getpid(),)
+        )
         futures: dict[Future[Outcome], int] = {}
         queue = iter(enumerate(payloads))
         try:
@@ -168,10 +171,34 @@ def _take(iterator: Iterator[Any], n: int) -> list[Any]:
     return out
 
 
-def _ignore_sigint() -> None:
+def _init_worker(parent_pid: int) -> None:
     """Pool workers leave Ctrl-C to the parent, which stops them (a terminal sends SIGINT to the whole
-    process group; an idle worker would otherwise die with a traceback)."""
+    process group; an idle worker would otherwise die with a traceback), and die with the parent even
+    when it is killed outright (`kill -9`), so no worker outlives its sweep."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent_pid)
+
+
+#: `prctl(PR_SET_PDEATHSIG, ...)` (linux/prctl.h).
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent_pid: int) -> bool:
+    """Ask Linux to SIGKILL this process when its parent dies (`PR_SET_PDEATHSIG`); exit at once if the
+    parent is already gone. Workers never write the results database, so killing them is always safe.
+    Returns whether the request was made (False off Linux or without a C library)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        ok = libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+    if os.getppid() != parent_pid:  # the parent died before the request took effect
+        os._exit(1)
+    return ok
 
 
 def _stop_children() -> None:

@@ -37,7 +37,7 @@ from typing import Any
 from .. import _toml
 from .._config_obj import canonical_json, config_hash
 from .._core import ConfigError
-from ..config import apply_overrides, load_config
+from ..config import apply_overrides, load_config, read_text
 from ..workloads import Workload
 from ..workloads import parse as parse_workload
 
@@ -113,7 +113,7 @@ def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
     """Read a sweep spec TOML file (`config` is resolved relative to it)."""
     path = Path(path)
     try:
-        data = _toml.loads(path.read_text(encoding="utf-8"))
+        data = _toml.loads(read_text(path))
     except _toml.TOMLDecodeError as e:
         raise _error(f"{path}: invalid TOML: {e}", "") from None
     return spec_from_dict(data, name=path.stem, root=path.parent)
@@ -153,8 +153,17 @@ def spec_from_dict(data: Mapping[str, Any], name: str = "sweep", root: Path | No
         points=[_dotted(p, "points") for p in points],
         workloads=_workloads(data.get("workloads")),
         seeds=_seeds(data.get("seeds", [1])),
-        tags=[str(t) for t in data.get("tags", [])],
+        tags=_tags(data.get("tags", [])),
     )
+
+
+def _tags(value: Any) -> list[str]:
+    """`tags = "a"` is one tag (never its letters); `tags = ["a", "b"]` two."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(t, (str, int, float)) for t in value):
+        return [str(t) for t in value]
+    raise _error("`tags` must be a string or an array of strings", "tags")
 
 
 def _workloads(value: Any) -> list[Workload]:
@@ -175,8 +184,8 @@ def _seeds(value: Any) -> list[int]:
     if isinstance(value, bool):
         raise _error("`seeds` must be a count or an array of integers", "seeds")
     if isinstance(value, int):
-        if value < 1:
-            raise _error(f"`seeds` is {value}: must be at least 1", "seeds")
+        if not 1 <= value <= MAX_TASKS:
+            raise _error(f"`seeds` is {value}: must be at least 1 and at most {MAX_TASKS:,}", "seeds")
         return list(range(1, value + 1))
     if (
         isinstance(value, list)

@@ -1,38 +1,66 @@
-//! An LRU set of integer keys with a dirty bit, O(1) per operation: a direct index from key to slot
-//! (keys are logical unit numbers, so a `Vec` beats hashing and keeps iteration order out of the
-//! picture), and an intrusive doubly-linked recency list over the slots.
+//! A recency-ordered set of integer keys, each with a small value (a dirty bit for the block controller's
+//! caches, a destination and a version for the hybrid's buffer), O(1) per operation: a direct index from
+//! key to slot (keys are logical unit numbers, so a `Vec` beats hashing and keeps iteration order out of
+//! the picture), and an intrusive doubly-linked list over the slots.
+//!
+//! The order is a parameter: **LRU** ([`LruMap::new`]: a touch makes the entry the most recent) or
+//! **FIFO** ([`LruMap::fifo`]: insertion order; touching an entry updates its value in place and leaves
+//! its position alone). Either way the "least recent" end is the one that leaves first.
 
 const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Debug)]
-pub struct LruMap {
+pub struct LruMap<V = bool> {
+    /// Key → slot + 1; 0 = absent (so a fresh index is zeroed memory the OS maps lazily: a small map
+    /// over a large key space costs only the pages its keys touch).
     slot_of: Vec<u32>,
     key_of: Vec<u32>,
     prev: Vec<u32>,
     next: Vec<u32>,
-    dirty: Vec<bool>,
-    /// Most recently used slot.
+    value: Vec<V>,
+    /// Most recently used (or inserted) slot.
     head: u32,
-    /// Least recently used slot.
+    /// Least recently used (or oldest inserted) slot.
     tail: u32,
-    free: Vec<u32>,
+    /// Head of the free slots, chained through `next` (`NONE` when every slot is in use).
+    free: u32,
     len: u32,
+    /// LRU: a touch moves the entry to the head; FIFO: it does not.
+    refresh_on_touch: bool,
 }
 
-impl LruMap {
-    /// A map for keys in `[0, key_space)` holding at most `capacity` (≥ 1) entries.
-    pub fn new(key_space: u32, capacity: u32) -> LruMap {
+impl<V: Copy + Default> LruMap<V> {
+    /// An LRU map for keys in `[0, key_space)` holding at most `capacity` (≥ 1) entries.
+    pub fn new(key_space: u32, capacity: u32) -> LruMap<V> {
+        Self::with_order(key_space, capacity, true)
+    }
+    /// Like [`LruMap::new`], in insertion (FIFO) order: touches never reorder.
+    pub fn fifo(key_space: u32, capacity: u32) -> LruMap<V> {
+        Self::with_order(key_space, capacity, false)
+    }
+    fn with_order(key_space: u32, capacity: u32, refresh_on_touch: bool) -> LruMap<V> {
         let cap = capacity.max(1) as usize;
+        // Allocation failures unwind to the run boundary as `Error::Memory` (nandstack_core::alloc).
+        let table = |n: usize| nandstack_core::alloc::filled_or_unwind(NONE, n, "cache table");
         LruMap {
-            slot_of: vec![NONE; key_space as usize],
-            key_of: vec![NONE; cap],
-            prev: vec![NONE; cap],
-            next: vec![NONE; cap],
-            dirty: vec![false; cap],
+            // slot + 1 per key; 0 = absent.
+            slot_of: nandstack_core::alloc::filled_or_unwind(0, key_space as usize, "cache table"),
+            key_of: table(cap),
+            prev: table(cap),
+            // Free slots chained in order 0, 1, 2, …
+            next: {
+                let mut next = table(cap);
+                for (s, n) in next.iter_mut().enumerate().take(cap - 1) {
+                    *n = s as u32 + 1;
+                }
+                next
+            },
+            value: nandstack_core::alloc::filled_or_unwind(V::default(), cap, "cache table"),
             head: NONE,
             tail: NONE,
-            free: (0..cap as u32).rev().collect(),
+            free: 0,
             len: 0,
+            refresh_on_touch,
         }
     }
     pub fn len(&self) -> u32 {
@@ -44,18 +72,33 @@ impl LruMap {
     pub fn capacity(&self) -> u32 {
         self.key_of.len() as u32
     }
+    #[inline]
     pub fn is_full(&self) -> bool {
         self.len == self.capacity()
     }
     #[inline]
     pub fn contains(&self, key: u32) -> bool {
-        self.slot_of[key as usize] != NONE
+        self.slot_of[key as usize] != 0
     }
-    pub fn is_dirty(&self, key: u32) -> Option<bool> {
-        let s = self.slot_of[key as usize];
-        (s != NONE).then(|| self.dirty[s as usize])
+    /// The slot of `key`, or `NONE`.
+    #[inline]
+    fn slot(&self, key: u32) -> u32 {
+        self.slot_of[key as usize].wrapping_sub(1)
+    }
+    /// The value of `key`, if present (no reordering).
+    #[inline]
+    pub fn get(&self, key: u32) -> Option<V> {
+        let s = self.slot(key);
+        (s != NONE).then(|| self.value[s as usize])
+    }
+    /// The value of `key` to modify in place, if present (no reordering).
+    #[inline]
+    pub fn get_mut(&mut self, key: u32) -> Option<&mut V> {
+        let s = self.slot(key);
+        (s != NONE).then(|| &mut self.value[s as usize])
     }
 
+    #[inline]
     fn unlink(&mut self, s: u32) {
         let (p, n) = (self.prev[s as usize], self.next[s as usize]);
         if p == NONE {
@@ -69,6 +112,7 @@ impl LruMap {
             self.prev[n as usize] = p;
         }
     }
+    #[inline]
     fn push_front(&mut self, s: u32) {
         self.prev[s as usize] = NONE;
         self.next[s as usize] = self.head;
@@ -81,67 +125,74 @@ impl LruMap {
         }
     }
 
-    /// If present: mark most recently used, OR the dirty bit in, return true.
+    /// If present: mark most recently used (LRU order only), apply `update` to its value, return true.
     #[inline]
-    pub fn touch(&mut self, key: u32, dirty: bool) -> bool {
-        let s = self.slot_of[key as usize];
+    pub fn touch_with(&mut self, key: u32, update: impl FnOnce(&mut V)) -> bool {
+        let s = self.slot(key);
         if s == NONE {
             return false;
         }
-        if self.head != s {
+        if self.refresh_on_touch && self.head != s {
             self.unlink(s);
             self.push_front(s);
         }
-        self.dirty[s as usize] |= dirty;
+        update(&mut self.value[s as usize]);
         true
     }
 
-    /// Insert an absent key as most recently used; if full, first evict and return the LRU entry.
-    pub fn insert(&mut self, key: u32, dirty: bool) -> Option<(u32, bool)> {
+    /// Insert an absent key as most recent; if full, first evict and return the least recent entry.
+    #[inline]
+    pub fn insert(&mut self, key: u32, value: V) -> Option<(u32, V)> {
         debug_assert!(!self.contains(key));
-        let evicted = if self.free.is_empty() {
+        let evicted = if self.free == NONE {
             self.pop_lru()
         } else {
             None
         };
-        let s = self.free.pop().expect("a free slot after eviction");
-        self.slot_of[key as usize] = s;
+        let s = self.free;
+        debug_assert!(s != NONE, "a free slot after eviction");
+        self.free = self.next[s as usize];
+        self.slot_of[key as usize] = s + 1;
         self.key_of[s as usize] = key;
-        self.dirty[s as usize] = dirty;
+        self.value[s as usize] = value;
         self.push_front(s);
         self.len += 1;
         evicted
     }
 
-    /// Remove and return the least recently used entry.
-    pub fn pop_lru(&mut self) -> Option<(u32, bool)> {
+    /// Remove and return the least recent entry.
+    #[inline]
+    pub fn pop_lru(&mut self) -> Option<(u32, V)> {
         let s = self.tail;
         if s == NONE {
             return None;
         }
         let key = self.key_of[s as usize];
-        let d = self.dirty[s as usize];
+        let v = self.value[s as usize];
         self.remove_slot(s);
-        Some((key, d))
+        Some((key, v))
     }
 
-    /// Remove a key; returns its dirty bit if it was present.
-    pub fn remove(&mut self, key: u32) -> Option<bool> {
-        let s = self.slot_of[key as usize];
+    /// Remove a key; returns its value if it was present.
+    #[inline]
+    pub fn remove(&mut self, key: u32) -> Option<V> {
+        let s = self.slot(key);
         if s == NONE {
             return None;
         }
-        let d = self.dirty[s as usize];
+        let v = self.value[s as usize];
         self.remove_slot(s);
-        Some(d)
+        Some(v)
     }
 
+    #[inline]
     fn remove_slot(&mut self, s: u32) {
         self.unlink(s);
         let key = self.key_of[s as usize];
-        self.slot_of[key as usize] = NONE;
+        self.slot_of[key as usize] = 0;
         self.key_of[s as usize] = NONE;
-        self.free.push(s);
+        self.next[s as usize] = self.free;
+        self.free = s;
         self.len -= 1;
     }
 
@@ -168,6 +219,17 @@ impl LruMap {
     }
 }
 
+impl LruMap<bool> {
+    /// If present: mark most recently used (LRU order only), OR the dirty bit in, return true.
+    #[inline]
+    pub fn touch(&mut self, key: u32, dirty: bool) -> bool {
+        self.touch_with(key, |d| *d |= dirty)
+    }
+    pub fn is_dirty(&self, key: u32) -> Option<bool> {
+        self.get(key)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,7 +237,7 @@ mod tests {
     #[test]
     fn textbook_lru_sequence() {
         // Capacity 3; reference string 1 2 3 1 4 5: 4 evicts 2 (LRU), 5 evicts 3.
-        let mut m = LruMap::new(10, 3);
+        let mut m: LruMap = LruMap::new(10, 3);
         let mut evicted = Vec::new();
         for k in [1, 2, 3, 1, 4, 5] {
             if !m.touch(k, false) {
@@ -194,5 +256,24 @@ mod tests {
         m.touch(5, true);
         assert_eq!(m.pop_lru(), Some((5, true)));
         assert!(m.is_empty() && m.pop_lru().is_none());
+    }
+
+    #[test]
+    fn fifo_order_ignores_touches_and_keeps_values() {
+        // Capacity 3, insertion order 1 2 3; touching 1 updates its value but 1 still leaves first.
+        let mut m: LruMap<u64> = LruMap::fifo(10, 3);
+        for k in [1, 2, 3] {
+            assert_eq!(m.insert(k, 10 * k as u64), None);
+        }
+        assert!(m.touch_with(1, |v| *v = 99));
+        assert!(!m.touch_with(7, |v| *v = 1));
+        assert_eq!(m.keys_lru_first(), vec![1, 2, 3]);
+        assert_eq!(m.insert(4, 40), Some((1, 99)));
+        *m.get_mut(3).unwrap() += 1;
+        assert_eq!(m.get(3), Some(31));
+        assert_eq!(m.remove(2), Some(20));
+        assert_eq!(m.pop_lru(), Some((3, 31)));
+        assert_eq!(m.pop_lru(), Some((4, 40)));
+        assert!(m.is_empty());
     }
 }

@@ -1,7 +1,9 @@
-//! The controller's DRAM write buffer: write-back, LRU, whole 4 KiB units. A write to a buffered unit is
-//! absorbed (no flash write); reads of buffered units are served from DRAM; when full, the least recently
-//! written unit is evicted to the FTL, whose open page programs once it is full — so the flash sees whole
-//! pages. TRIM drops buffered units it covers. Flush (FLUSH command / end of run) writes everything back.
+//! The controller's DRAM write buffer: write-back, whole 4 KiB units, LRU or FIFO. A write to a buffered
+//! unit is absorbed (no flash write); reads of buffered units are served from DRAM; when full, the least
+//! recently written unit (LRU) or the one buffered longest ago (FIFO) is evicted to the FTL, whose open
+//! page programs once it is full — so the flash sees whole pages. TRIM drops buffered units it covers.
+//! Flush (FLUSH command / end of run) writes everything back. Each entry carries a value: the block
+//! controller's dirty bit, or the hybrid device's destination region and version.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -12,15 +14,18 @@ use super::LruMap;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteBufferConfig {
-    /// Buffer size in bytes (rounded down to 4 KiB units); 0 = no buffer. Default 0.
+    /// Buffer size in bytes (rounded down to 4 KiB units), at most the drive's logical capacity; 0 = no
+    /// buffer. Default 0.
     #[serde(default)]
     pub bytes: u64,
     /// DRAM access time for a buffer hit or insert, per request, in ns. Default 1000.
     #[serde(default = "d_dram")]
     pub dram_access_ns: u64,
-    /// `lru` (default) or `gc_aware`: GCaR-style replacement that, among the `gc_aware_scan` least
-    /// recently used units, evicts the first whose target die is not busy with GC (falling back to the LRU
-    /// unit). Needs static allocation (the target die of a logical page must be known).
+    /// `lru` (default), `fifo` (evict the unit buffered longest ago; an overwrite of a buffered unit
+    /// updates it in place without refreshing it) or `gc_aware`: GCaR-style replacement that, among the
+    /// `gc_aware_scan` least recently used units, evicts the first whose target die is not busy with GC
+    /// (falling back to the LRU unit). Needs static allocation (the target die of a logical page must be
+    /// known).
     #[serde(default = "d_evict")]
     pub eviction: Eviction,
     /// Entries examined per eviction by `gc_aware`. Default 8.
@@ -36,6 +41,7 @@ pub struct WriteBufferConfig {
 #[serde(rename_all = "snake_case")]
 pub enum Eviction {
     Lru,
+    Fifo,
     GcAware,
 }
 fn d_evict() -> Eviction {
@@ -59,20 +65,26 @@ impl Default for WriteBufferConfig {
     }
 }
 
+/// The buffer: its entries (keyed by logical unit, in eviction order) and its parameters.
 #[derive(Clone, Debug)]
-pub struct WriteBuffer {
-    pub lru: LruMap,
+pub struct WriteBuffer<V = bool> {
+    pub lru: LruMap<V>,
     pub dram_access_ns: u64,
     pub eviction: Eviction,
     pub scan: u32,
     pub ns_per_scanned_entry: u64,
 }
 
-impl WriteBuffer {
-    pub fn new(logical_units: u32, cfg: &WriteBufferConfig) -> Option<WriteBuffer> {
+impl<V: Copy + Default> WriteBuffer<V> {
+    /// The buffer a config describes over `logical_units` keys; `None` when it has no whole unit.
+    pub fn new(logical_units: u32, cfg: &WriteBufferConfig) -> Option<WriteBuffer<V>> {
         let units = cfg.bytes / nandstack_core::MAPPING_UNIT_BYTES;
+        let cap = units.min(u32::MAX as u64) as u32;
         (units > 0).then(|| WriteBuffer {
-            lru: LruMap::new(logical_units, units.min(u32::MAX as u64) as u32),
+            lru: match cfg.eviction {
+                Eviction::Fifo => LruMap::fifo(logical_units, cap),
+                Eviction::Lru | Eviction::GcAware => LruMap::new(logical_units, cap),
+            },
             dram_access_ns: cfg.dram_access_ns,
             eviction: cfg.eviction,
             scan: cfg.gc_aware_scan.max(1),

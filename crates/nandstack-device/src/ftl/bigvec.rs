@@ -8,9 +8,14 @@
 //! These are the only `unsafe` blocks in nandstack: one `madvise` call on memory the Vec owns, before first
 //! touch, and the x86 prefetch instruction, which never faults and has no architectural effect.
 
-/// `vec![value; n]`, backed by huge pages where the OS allows.
+/// `vec![value; n]`, backed by huge pages where the OS allows. An allocation failure unwinds to the run
+/// boundary as `Error::Memory` naming `what` (`nandstack_core::alloc`), never an abort.
 pub fn filled<T: Copy>(value: T, n: usize) -> Vec<T> {
-    let mut v: Vec<T> = Vec::with_capacity(n);
+    let mut v: Vec<T> = Vec::new();
+    if v.try_reserve_exact(n).is_err() {
+        // Fails again and unwinds with the `AllocFailure` payload the run boundary turns into an error.
+        return nandstack_core::alloc::filled_or_unwind(value, n, "mapping table");
+    }
     advise_huge(&v, n);
     v.resize(n, value);
     v

@@ -42,6 +42,12 @@ pub struct BlockTable {
     pub sealed_seq: Vec<u64>,
     /// What the block was filled with since its last erase: `HOLDS_HOST` | `HOLDS_MIGRATED` bits.
     pub content: Vec<u8>,
+    /// Devices with several program modes (the hybrid SLC/QLC device): the mode each block was opened in
+    /// since its last erase, an index into `units_per_mode`. Empty on single-mode devices, where every
+    /// block holds `units_per_block`.
+    pub mode: Vec<u8>,
+    /// Units a block holds in each program mode (`[units_per_block]` on single-mode devices).
+    pub units_per_mode: Vec<u32>,
 }
 
 impl BlockTable {
@@ -58,6 +64,22 @@ impl BlockTable {
             modified_at: vec![0; n],
             sealed_seq: vec![0; n],
             content: vec![0; n],
+            mode: Vec::new(),
+            units_per_mode: vec![units_per_block],
+        }
+    }
+    /// A table whose blocks can be programmed in several modes holding `units_per_mode[m]` units each
+    /// (e.g. SLC and QLC); `units_per_block` is the largest. Every block starts in mode 0.
+    pub fn with_modes(
+        total_blocks: u32,
+        blocks_per_plane: u32,
+        units_per_mode: &[u32],
+    ) -> BlockTable {
+        let upb = units_per_mode.iter().copied().max().unwrap_or(0);
+        BlockTable {
+            mode: vec![0; total_blocks as usize],
+            units_per_mode: units_per_mode.to_vec(),
+            ..BlockTable::new(total_blocks, blocks_per_plane, upb)
         }
     }
     #[inline]
@@ -76,9 +98,37 @@ impl BlockTable {
     pub fn plane_blocks(&self, plane: u32) -> std::ops::Range<u32> {
         plane * self.blocks_per_plane..(plane + 1) * self.blocks_per_plane
     }
-    /// Valid fraction of a block, u in [0, 1].
+    /// Units the block holds in its current program mode.
+    #[inline]
+    pub fn capacity(&self, block: u32) -> u32 {
+        match self.mode.get(block as usize) {
+            Some(&m) => self.units_per_mode[m as usize],
+            None => self.units_per_block,
+        }
+    }
+    /// Valid fraction of a block (of its capacity in its program mode), u in [0, 1].
     #[inline]
     pub fn utilization(&self, block: u32) -> f64 {
-        self.valid[block as usize] as f64 / self.units_per_block as f64
+        self.valid[block as usize] as f64 / self.capacity(block) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capacity_follows_the_program_mode() {
+        let single = BlockTable::new(4, 2, 64);
+        assert_eq!(
+            (single.capacity(3), single.units_per_mode.clone()),
+            (64, vec![64])
+        );
+        let mut t = BlockTable::with_modes(4, 4, &[16, 64]);
+        assert_eq!(t.units_per_block, 64);
+        assert_eq!(t.capacity(1), 16, "mode 0 until opened otherwise");
+        t.mode[1] = 1;
+        t.valid[1] = 32;
+        assert_eq!((t.capacity(1), t.utilization(1)), (64, 0.5));
     }
 }

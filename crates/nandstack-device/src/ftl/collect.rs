@@ -165,10 +165,9 @@ impl Ftl {
             let old = base + off;
             // Valid iff the reverse entry's forward mapping points back here (stale reverse entries of
             // overwritten or trimmed units are left in place: invalidation never touches the reverse map).
-            let lpn = self.p2l[old as usize];
-            if lpn == NONE || self.l2p[lpn as usize] != old {
+            let Some(lpn) = self.map.owner(old) else {
                 continue;
-            }
+            };
             let page = old / self.upp;
             if page != last_page {
                 last_page = page;
@@ -212,6 +211,14 @@ impl Ftl {
                 self.counters.gc_read_pages += pages_read;
                 self.counters.program_units_gc += n;
                 self.counters.gc_migrated_units += n;
+                if let Some((a, b)) = self.swap_range {
+                    let swap = self
+                        .scratch
+                        .iter()
+                        .filter(|m| (a..b).contains(&m.1))
+                        .count();
+                    self.counters.gc_migrated_swap_units += swap as u64;
+                }
             }
             _ => {
                 self.counters.wear_leveling_read_pages += pages_read;

@@ -50,7 +50,8 @@ pub enum VictimConfig {
     Random,
     /// Greedy among `d` uniformly sampled sealed blocks.
     DChoices {
-        /// Number of sampled candidates (≥ 1). Default 10.
+        /// Number of sampled candidates, in [1, the blocks GC chooses from]: a plane's blocks (or the
+        /// device's with `scope = "device"`), the zones for the zoned block layer. Default 10.
         #[serde(default = "d_d")]
         d: u32,
     },
@@ -274,9 +275,10 @@ pub struct FtlConfig {
     pub swap: SwapDataConfig,
 }
 
-/// `[device.ftl.swap]`: DISS's device-side handling of swap data. The host registers the swap partition's
-/// range with the cross-layer `register_swap_range` command (`host.swap.register_range`); until then, and
-/// with everything off (the default), swap data is data like any other.
+/// DISS's device-side handling of swap data (`[device.ftl.swap]` on a block device, `[device.hybrid.swap]`
+/// on a hybrid one). The host registers the swap partition's range with the cross-layer
+/// `register_swap_range` command (`host.swap.register_range`); until then, and with everything off (the
+/// default), swap data is data like any other.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SwapDataConfig {

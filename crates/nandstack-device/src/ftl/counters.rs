@@ -25,6 +25,8 @@ pub struct Counters {
     pub trimmed_units: u64,
     /// DISS CL-SDI: swap-range units invalidated by the read that swapped them in.
     pub swap_invalidated_units: u64,
+    /// GC-migrated units that lie in the registered swap range (0 until a range is registered).
+    pub gc_migrated_swap_units: u64,
     /// Flash page programs (a page is programmed when its last unit is filled or when it is padded).
     pub flash_program_pages: u64,
     pub program_units_host: u64,

@@ -13,6 +13,7 @@ mod collect;
 pub mod config;
 pub mod counters;
 pub mod gc;
+pub mod mapping;
 pub mod ops;
 pub mod placement;
 mod verify;
@@ -24,6 +25,7 @@ pub use config::{
     PlacementConfig, TieBreak, VictimConfig, WearLevelingConfig,
 };
 pub use counters::Counters;
+pub use mapping::MappingTable;
 pub use verify::UnitCensus;
 
 use std::collections::VecDeque;
@@ -52,8 +54,8 @@ pub struct Ftl {
     upp: u32,
     upb: u32,
     logical_units: u32,
-    l2p: Vec<u32>,
-    p2l: Vec<u32>,
+    /// Forward and reverse maps (validity derived from them; see [`MappingTable`]).
+    map: MappingTable,
     blocks: BlockTable,
     free: Vec<VecDeque<u32>>,
     free_total: u32,
@@ -126,8 +128,7 @@ impl Ftl {
             upp,
             upb,
             logical_units,
-            l2p: bigvec::filled(NONE, logical_units as usize),
-            p2l: bigvec::filled(NONE, geo.total_units() as usize),
+            map: MappingTable::new(logical_units as usize, geo.total_units() as usize),
             free,
             free_total: total_blocks,
             active: vec![NONE; (streams * planes) as usize],
@@ -170,10 +171,10 @@ impl Ftl {
     /// Turn on read-after-write version checking (costs 16 bytes per unit).
     pub fn enable_verification(&mut self) {
         let t = versions::VersionTable::new(
-            self.l2p.len(),
-            self.p2l.len(),
-            |l| self.l2p[l] != NONE,
-            |p| self.is_valid_unit(p as u32),
+            self.map.logical_units(),
+            self.map.physical_units(),
+            |l| self.map.is_mapped(l as u32),
+            |p| self.map.is_valid(p as u32),
         );
         self.versions = Some(t);
     }
@@ -189,6 +190,10 @@ impl Ftl {
     }
     pub fn blocks(&self) -> &BlockTable {
         &self.blocks
+    }
+    /// The mapping table (forward and reverse maps).
+    pub fn mapping(&self) -> &MappingTable {
+        &self.map
     }
     pub fn logical_units(&self) -> u32 {
         self.logical_units
@@ -314,11 +319,11 @@ impl Ftl {
     #[inline]
     pub fn prefetch(&self, ahead: [Option<u64>; 3]) {
         let old_block = |o: u64| {
-            let pua = *self.l2p.get((o / MAPPING_UNIT_BYTES) as usize)?;
+            let pua = *self.map.l2p.get((o / MAPPING_UNIT_BYTES) as usize)?;
             (pua != NONE).then_some(pua / self.upb)
         };
         if let Some(o) = ahead[2] {
-            bigvec::prefetch(&self.l2p, (o / MAPPING_UNIT_BYTES) as usize);
+            self.map.prefetch((o / MAPPING_UNIT_BYTES) as usize);
         }
         if let Some(b) = ahead[1].and_then(old_block) {
             let i = b as usize;
@@ -337,14 +342,12 @@ impl Ftl {
     /// Whether physical unit `pua` holds the current copy of its logical unit.
     #[inline]
     pub fn is_valid_unit(&self, pua: u32) -> bool {
-        let lpn = self.p2l[pua as usize];
-        lpn != NONE && self.l2p.get(lpn as usize) == Some(&pua)
+        self.map.is_valid(pua)
     }
 
     /// Physical unit currently holding a logical unit, if mapped.
     pub fn lookup(&self, lpn: u32) -> Option<u32> {
-        let p = self.l2p[lpn as usize];
-        (p != NONE).then_some(p)
+        self.map.lookup(lpn)
     }
 
     /// Zero all counters (after preconditioning); erase counts are kept but the per-phase distribution
@@ -375,8 +378,7 @@ impl Ftl {
     /// policy's index (verification versions excluded).
     pub fn metadata_bytes(&self) -> u64 {
         let per_block = 4 + 4 + 4 + 1 + 1 + 8 + 8 + 1; // valid, written, erase_count, state, stream, modified_at, sealed_seq, content
-        (4 * self.l2p.len()
-            + 4 * self.p2l.len()
+        (self.map.memory_bytes()
             + per_block * self.blocks.len() as usize
             + 4 * self.free.iter().map(|q| q.capacity()).sum::<usize>()
             + 4 * self.active.len()
@@ -465,7 +467,7 @@ impl Ftl {
             // CL-SDI: a swap read updates the entry in the same mapping-table access (no extra load).
             let swap = invalidate.is_some_and(|(a, b)| (a..b).contains(&lpn));
             self.map_access(lpn, swap);
-            let pua = self.l2p[lpn as usize];
+            let pua = self.map.get(lpn);
             self.check_version(lpn, pua)?;
             if pua == NONE {
                 self.counters.unmapped_read_units += 1;
@@ -510,7 +512,7 @@ impl Ftl {
     /// the older flash copy, if any, is invalidated with one mapping-table update.
     pub fn drop_swapped_in(&mut self, lpn: u32) {
         self.map_access(lpn, true);
-        if self.l2p[lpn as usize] != NONE {
+        if self.map.is_mapped(lpn) {
             self.invalidate_swapped_in(lpn);
         } else if let Some(v) = self.versions.as_mut() {
             v.trim(lpn);
@@ -534,7 +536,7 @@ impl Ftl {
             let partial = offset > unit_start || end < unit_start + MAPPING_UNIT_BYTES;
             if partial {
                 self.counters.partial_unit_writes += 1;
-                let pua = self.l2p[lpn as usize];
+                let pua = self.map.get(lpn);
                 if pua != NONE {
                     self.check_version(lpn, pua)?;
                     self.counters.rmw_read_pages += 1;
@@ -550,7 +552,7 @@ impl Ftl {
     /// holds the merged unit). No-op for an unmapped unit.
     pub fn read_for_merge(&mut self, lpn: u32) -> Result<()> {
         self.map_access(lpn, false);
-        let pua = self.l2p[lpn as usize];
+        let pua = self.map.get(lpn);
         if pua != NONE {
             self.check_version(lpn, pua)?;
             self.counters.rmw_read_pages += 1;

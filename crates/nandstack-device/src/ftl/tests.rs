@@ -470,11 +470,14 @@ fn cl_sdi_invalidates_exactly_the_swap_units_read() {
     assert_eq!(f.counters().swap_invalidated_units, 3);
     for l in swap_first..swap_first + 3 {
         assert_eq!(
-            f.l2p[l as usize], NONE,
+            f.map.l2p[l as usize], NONE,
             "unit {l} still mapped after its swap-in"
         );
     }
-    assert!(f.l2p[(swap_first - 1) as usize] != NONE && f.l2p[(swap_first + 3) as usize] != NONE);
+    assert!(
+        f.map.l2p[(swap_first - 1) as usize] != NONE
+            && f.map.l2p[(swap_first + 3) as usize] != NONE
+    );
     // The invalidated units read as no data afterwards (verified), without a flash read, and are not
     // invalidated twice.
     let pages = f.counters().host_read_pages;
@@ -519,7 +522,7 @@ fn sds_never_mixes_swap_and_file_data_in_a_block() {
         for off in 0..upb {
             let pua = (b * upb + off) as u32;
             if f.is_valid_unit(pua) {
-                kinds[usize::from(f.p2l[pua as usize] as u64 >= swap_first)] = true;
+                kinds[usize::from(f.map.p2l[pua as usize] as u64 >= swap_first)] = true;
             }
         }
         assert!(

@@ -58,12 +58,7 @@ impl Ftl {
             let mut valid = 0u32;
             for off in 0..upb {
                 let pua = b as usize * upb + off;
-                let lpn = self.p2l[pua];
-                check!(
-                    lpn == NONE || (lpn as usize) < self.l2p.len(),
-                    "block {b}: reverse map holds lpn {lpn} out of range"
-                );
-                if self.is_valid_unit(pua as u32) {
+                if let Some(lpn) = self.map.owner(pua as u32) {
                     check!(off < w, "block {b}: unit {off} past the write pointer {w} holds the copy of lpn {lpn}");
                     valid += 1;
                 }
@@ -109,12 +104,9 @@ impl Ftl {
             "free pools hold {pooled} blocks, total says {}",
             self.free_total
         );
-        for (lpn, &pua) in self.l2p.iter().enumerate() {
+        self.map.check("block FTL")?;
+        for (lpn, &pua) in self.map.l2p.iter().enumerate() {
             if pua != NONE {
-                check!(
-                    (pua as usize) < self.p2l.len() && self.p2l[pua as usize] as usize == lpn,
-                    "lpn {lpn} maps to physical unit {pua}, which does not map back"
-                );
                 let b = (pua / self.upb) as usize;
                 check!(
                     pua % self.upb < self.blocks.written[b]
@@ -136,7 +128,7 @@ impl Ftl {
             c.valid + c.invalid + c.free == c.total,
             "census {c:?} does not add up"
         );
-        let mapped = self.l2p.iter().filter(|&&p| p != NONE).count() as u64;
+        let mapped = self.map.mapped_units();
         check!(
             mapped == c.valid,
             "{mapped} logical units are mapped but {} physical units are valid",
@@ -151,7 +143,7 @@ impl Ftl {
             return Ok(());
         };
         for lpn in 0..self.logical_units {
-            let pua = self.l2p[lpn as usize];
+            let pua = self.map.get(lpn);
             let got = if pua == NONE { 0 } else { v.held(pua) };
             v.compare(lpn, got, || format!("physical unit {pua}"))?;
         }

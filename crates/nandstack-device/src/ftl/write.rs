@@ -42,7 +42,7 @@ impl Ftl {
 
     pub(super) fn trim_unit(&mut self, lpn: u32) {
         self.map_access(lpn, true);
-        if self.l2p[lpn as usize] != NONE {
+        if self.map.is_mapped(lpn) {
             self.invalidate(lpn);
             self.counters.trimmed_units += 1;
             self.placement.on_trim(lpn);
@@ -198,8 +198,7 @@ impl Ftl {
     /// Map `lpn` to the freshly appended `pua`; seal the block if it is full.
     #[inline]
     pub(super) fn commit(&mut self, pua: u32, lpn: u32) {
-        self.p2l[pua as usize] = lpn;
-        self.l2p[lpn as usize] = pua;
+        self.map.bind(lpn, pua);
         let b = pua / self.upb;
         self.blocks.valid[b as usize] += 1;
         if self.track_age {
@@ -230,11 +229,10 @@ impl Ftl {
     /// Drop the current physical copy of `lpn`, if any.
     #[inline]
     pub(super) fn invalidate(&mut self, lpn: u32) {
-        let old = self.l2p[lpn as usize];
+        let old = self.map.unbind(lpn);
         if old == NONE {
             return;
         }
-        self.l2p[lpn as usize] = NONE;
         let b = old / self.upb;
         self.blocks.valid[b as usize] -= 1;
         if self.track_age {

@@ -11,7 +11,9 @@ use nandstack_core::{Nanos, Result, MAPPING_UNIT_BYTES};
 use super::device::HybridSsd;
 use super::report::{details, theta};
 use super::Region;
-use crate::device::{unsupported, Command, Completion, Device, DeviceKind, DeviceStats};
+use crate::device::{
+    unsupported, Command, Completion, Device, DeviceKind, DeviceStats, ExtCommand,
+};
 
 impl HybridSsd {
     /// The chip timeline: work of `cost` ns submitted at `at`.
@@ -55,6 +57,11 @@ impl Device for HybridSsd {
             Command::Flush => {
                 let cost = HybridSsd::flush(self)?;
                 self.occupy(at.0, cost)
+            }
+            // DISS SDR: no flash work, so it completes when submitted.
+            Command::Ext(ExtCommand::RegisterSwapRange { offset, len }) => {
+                HybridSsd::register_swap_range(self, offset, len)?;
+                at
             }
             other => return Err(unsupported(DeviceKind::Hybrid, &other)),
         };

@@ -1,13 +1,16 @@
-//! Per-block state of the hybrid device (struct of arrays) and the DRAM write buffer.
+//! Per-block state of the hybrid device: the block FTL's [`BlockTable`] with two program modes (SLC and
+//! QLC, each with its own capacity), plus what only the hybrid needs — one erased-block pool shared by
+//! both regions, SLC-mode erase counts and UST's block owners — and the payload of its write buffer.
 
 use std::collections::VecDeque;
 
+use crate::ftl::blocks::{BlockState, BlockTable};
+
 use super::Region;
 
-/// "No block / no unit / unmapped".
-pub const NONE: u32 = u32::MAX;
+pub use crate::ftl::blocks::NONE;
 
-/// Program mode of a block since its last erase (`None` while erased and free).
+/// Program mode of a block since its last erase (`Free` while erased and pooled).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum BlockMode {
     Free,
@@ -15,142 +18,97 @@ pub enum BlockMode {
     Qlc,
 }
 
-/// Life cycle of a block.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum BlockState {
-    Free,
-    Open,
-    Sealed,
-}
+/// `BlockTable::mode` index of each program mode.
+const SLC_MODE: u8 = 0;
+const QLC_MODE: u8 = 1;
 
 /// The block table.
 #[derive(Clone, Debug)]
 pub struct Blocks {
-    pub mode: Vec<BlockMode>,
-    pub state: Vec<BlockState>,
-    /// Valid 4 KiB units.
-    pub valid: Vec<u32>,
-    /// Write pointer in units (includes padding).
-    pub written: Vec<u32>,
+    /// Valid units, write pointers (padding included), states, program modes, seal order, lifetime
+    /// erase counts, placement stream (the data kind: 0 file, 1 swap under SDS) — the block FTL's table.
+    pub t: BlockTable,
+    /// Lifetime erases in SLC mode (QLC-mode erases are the rest of `t.erase_count`).
     pub slc_erases: Vec<u32>,
-    pub qlc_erases: Vec<u32>,
-    /// UST: the logical block that owns this SLC block; `NONE` otherwise.
+    /// UST: the logical block (key) that owns this SLC block; `NONE` otherwise.
     pub owner: Vec<u32>,
-    /// Order of allocation (monotonic): the age of a block's data.
-    pub seq: Vec<u64>,
     /// Erased blocks, oldest-freed first (so wear spreads over every block).
     pub free: VecDeque<u32>,
-    next_seq: u64,
 }
 
 impl Blocks {
-    pub fn new(n: u32) -> Blocks {
+    /// `n` erased blocks holding `slc_units` units in SLC mode and `qlc_units` in QLC mode (one plane:
+    /// the hybrid's victim scopes are its regions, not planes).
+    pub fn new(n: u32, slc_units: u32, qlc_units: u32) -> Blocks {
         let n_us = n as usize;
         Blocks {
-            mode: vec![BlockMode::Free; n_us],
-            state: vec![BlockState::Free; n_us],
-            valid: vec![0; n_us],
-            written: vec![0; n_us],
+            t: BlockTable::with_modes(n, n, &[slc_units, qlc_units]),
             slc_erases: vec![0; n_us],
-            qlc_erases: vec![0; n_us],
             owner: vec![NONE; n_us],
-            seq: vec![0; n_us],
             free: (0..n).collect(),
-            next_seq: 0,
         }
     }
     #[allow(clippy::len_without_is_empty)]
     pub fn len(&self) -> u32 {
-        self.mode.len() as u32
+        self.t.len()
     }
-    /// Take the oldest-freed block and open it in `mode`.
-    pub fn take(&mut self, mode: BlockMode) -> Option<u32> {
+    /// The block's program mode.
+    #[inline]
+    pub fn mode(&self, b: u32) -> BlockMode {
+        let i = b as usize;
+        match (self.t.state[i], self.t.mode[i]) {
+            (BlockState::Free, _) => BlockMode::Free,
+            (_, SLC_MODE) => BlockMode::Slc,
+            _ => BlockMode::Qlc,
+        }
+    }
+    /// Take the oldest-freed block and open it in `mode` for data of placement stream `stream`.
+    pub fn take(&mut self, mode: BlockMode, stream: u8) -> Option<u32> {
         let b = self.free.pop_front()?;
         let i = b as usize;
-        self.mode[i] = mode;
-        self.state[i] = BlockState::Open;
-        self.next_seq += 1;
-        self.seq[i] = self.next_seq;
+        self.t.mode[i] = if mode == BlockMode::Slc {
+            SLC_MODE
+        } else {
+            QLC_MODE
+        };
+        self.t.state[i] = BlockState::Open;
+        self.t.stream[i] = stream;
         Some(b)
     }
     /// Erase a block (it must hold no valid data) and return it to the free pool.
     pub fn erase(&mut self, b: u32) {
         let i = b as usize;
-        debug_assert_eq!(self.valid[i], 0);
-        match self.mode[i] {
-            BlockMode::Slc => self.slc_erases[i] += 1,
-            BlockMode::Qlc => self.qlc_erases[i] += 1,
-            BlockMode::Free => {}
+        debug_assert_eq!(self.t.valid[i], 0);
+        if self.mode(b) == BlockMode::Slc {
+            self.slc_erases[i] += 1;
         }
-        self.mode[i] = BlockMode::Free;
-        self.state[i] = BlockState::Free;
-        self.written[i] = 0;
+        self.t.erase_count[i] += 1;
+        self.t.state[i] = BlockState::Free;
+        self.t.written[i] = 0;
+        self.t.content[i] = 0;
         self.owner[i] = NONE;
         self.free.push_back(b);
     }
+    /// Lifetime erases of block `b` in QLC mode.
+    pub fn qlc_erases(&self, b: u32) -> u32 {
+        self.t.erase_count[b as usize] - self.slc_erases[b as usize]
+    }
 }
 
-/// One buffered 4 KiB unit.
+/// What the write buffer keeps with each buffered 4 KiB unit (the shared [`crate::cache::WriteBuffer`]
+/// in FIFO order): where the unit goes when evicted (decided by its latest host write) and its version.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct BufSlot {
-    /// Logical unit, or `NONE` once trimmed (a dead slot, skipped at eviction).
-    pub lpn: u32,
-    /// Where the unit goes when evicted (decided by its latest host write).
+pub struct BufEntry {
     pub dest: Region,
     pub version: u64,
 }
 
-/// The DRAM write buffer: a FIFO ring of units; overwrites of a buffered unit update it in place.
-#[derive(Clone, Debug)]
-pub struct WriteBuffer {
-    pub slots: Vec<BufSlot>,
-    head: u32,
-    len: u32,
-}
-
-impl WriteBuffer {
-    pub fn new(cap: u32) -> WriteBuffer {
-        let empty = BufSlot {
-            lpn: NONE,
+impl Default for BufEntry {
+    fn default() -> Self {
+        BufEntry {
             dest: Region::Qlc,
             version: 0,
-        };
-        WriteBuffer {
-            slots: vec![empty; cap as usize],
-            head: 0,
-            len: 0,
         }
-    }
-    pub fn cap(&self) -> u32 {
-        self.slots.len() as u32
-    }
-    pub fn is_full(&self) -> bool {
-        self.len == self.cap()
-    }
-    /// Append a unit; returns its slot. The buffer must not be full.
-    pub fn push(&mut self, e: BufSlot) -> u32 {
-        debug_assert!(!self.is_full());
-        let i = (self.head + self.len) % self.cap();
-        self.slots[i as usize] = e;
-        self.len += 1;
-        i
-    }
-    /// Remove and return the oldest live unit (dead slots are dropped on the way).
-    pub fn pop(&mut self) -> Option<BufSlot> {
-        while self.len > 0 {
-            let e = self.slots[self.head as usize];
-            self.slots[self.head as usize].lpn = NONE;
-            self.head = (self.head + 1) % self.cap();
-            self.len -= 1;
-            if e.lpn != NONE {
-                return Some(e);
-            }
-        }
-        None
-    }
-    /// Slots currently in the ring (live or dead).
-    pub fn occupied(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.len).map(move |k| (self.head + k) % self.cap())
     }
 }
 
@@ -159,34 +117,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ring_is_fifo_and_skips_dead_slots() {
-        let mut w = WriteBuffer::new(3);
-        let e = |lpn| BufSlot {
-            lpn,
-            dest: Region::Slc,
-            version: 1,
-        };
-        let a = w.push(e(10));
-        w.push(e(11));
-        w.push(e(12));
-        assert!(w.is_full());
-        w.slots[a as usize].lpn = NONE; // trimmed
-        assert_eq!(w.pop().unwrap().lpn, 11);
-        let d = w.push(e(13));
-        assert_eq!(d, a, "the ring reuses the freed slot");
-        assert_eq!(w.occupied().count(), 2);
-        assert_eq!(w.pop().unwrap().lpn, 12);
-        assert_eq!(w.pop().unwrap().lpn, 13);
-        assert_eq!(w.pop(), None);
-    }
-
-    #[test]
     fn blocks_take_and_erase_cycle_through_the_pool() {
-        let mut b = Blocks::new(3);
-        let x = b.take(BlockMode::Slc).unwrap();
-        assert_eq!((x, b.state[0]), (0, BlockState::Open));
+        let mut b = Blocks::new(3, 4, 16);
+        let x = b.take(BlockMode::Slc, 1).unwrap();
+        assert_eq!(
+            (x, b.t.state[0], b.mode(0)),
+            (0, BlockState::Open, BlockMode::Slc)
+        );
+        assert_eq!((b.t.capacity(0), b.t.stream[0]), (4, 1));
+        let y = b.take(BlockMode::Qlc, 0).unwrap();
+        assert_eq!((b.mode(y), b.t.capacity(y)), (BlockMode::Qlc, 16));
         b.erase(x);
-        assert_eq!(b.slc_erases[0], 1);
-        assert_eq!(b.free.iter().copied().collect::<Vec<_>>(), vec![1, 2, 0]);
+        b.erase(y);
+        assert_eq!(
+            (b.slc_erases[0], b.qlc_erases(0), b.qlc_erases(1)),
+            (1, 0, 1)
+        );
+        assert_eq!(b.mode(0), BlockMode::Free);
+        assert_eq!(b.free.iter().copied().collect::<Vec<_>>(), vec![2, 0, 1]);
     }
 }

@@ -5,6 +5,7 @@ use nandstack_core::{Error, Nanos, Result, MAPPING_UNIT_BYTES};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::ftl::config::{SwapDataConfig, VictimConfig};
 use crate::nand::{CellMode, CellTiming};
 
 /// Named starting points.
@@ -17,14 +18,18 @@ pub enum HybridPreset {
     Paper,
 }
 
-/// How SLC→QLC migration picks its victim SLC block.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SlcVictim {
-    /// Fewest valid units (ties: oldest). Default.
-    Greedy,
-    /// Oldest sealed block (the SLC region as a circular log).
-    Fifo,
+/// Which data may share a block (the block FTL's `device.ftl.placement` rules that apply to the hybrid,
+/// whose streams are already split by cause and program mode).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", tag = "policy", deny_unknown_fields)]
+pub enum HybridPlacement {
+    /// One block per stream for all data (default).
+    #[default]
+    Single,
+    /// DISS SDS: data in the swap range the host registered and other data never share a block — each
+    /// stream (host→SLC, host→QLC, migration, QLC GC; UST's per-logical-block SLC blocks) keeps a swap
+    /// and a file block. Before a range is registered everything is file data.
+    SwapFile,
 }
 
 /// The hybrid SLC/QLC device. Any field left out keeps the preset's value.
@@ -64,9 +69,20 @@ pub struct HybridDeviceConfig {
     /// with an erased block for its own destination. Default: preset (5).
     #[serde(default)]
     pub qlc_free_threshold_blocks: Option<u32>,
-    /// Victim of SLC→QLC migration: `greedy` (default) or `fifo`.
+    /// Victim of SLC→QLC migration, among the SLC region's sealed blocks: any victim policy of the block
+    /// FTL (`device.ftl.gc.victim`), e.g. `{ policy = "fifo" }` for the SLC region as a circular log.
+    /// Default `{ policy = "greedy" }` (fewest valid units; ties: the block that reached its count
+    /// first). QLC GC is always greedy.
     #[serde(default)]
-    pub slc_victim: Option<SlcVictim>,
+    pub slc_victim: Option<VictimConfig>,
+    /// Placement: `{ policy = "single" }` (default) or `{ policy = "swap_file" }` (DISS SDS, as
+    /// `device.ftl.placement` on a block device: swap-range data and other data never share a block).
+    #[serde(default)]
+    pub placement: Option<HybridPlacement>,
+    /// What the device does with data in the registered swap range (DISS CL-SDI), as
+    /// `[device.ftl.swap]` on a block device.
+    #[serde(default)]
+    pub swap: SwapDataConfig,
     /// NAND times; unset ones are Table 1 of the paper (SLC 30 / 160 / 3,000 µs, QLC 140 / 3,102 /
     /// 3,500 µs).
     #[serde(default)]
@@ -88,6 +104,8 @@ impl Default for HybridDeviceConfig {
             slc_free_threshold_blocks: None,
             qlc_free_threshold_blocks: None,
             slc_victim: None,
+            placement: None,
+            swap: SwapDataConfig::default(),
             timing: HybridTimingOverrides::default(),
         }
     }
@@ -126,22 +144,34 @@ pub struct HybridParams {
     pub write_buffer_units: u32,
     pub slc_free_threshold: u32,
     pub qlc_free_threshold: u32,
-    pub slc_victim: SlcVictim,
+    pub slc_victim: VictimConfig,
+    pub placement: HybridPlacement,
+    /// DISS CL-SDI: reads of the registered swap range invalidate what they read.
+    pub invalidate_on_read: bool,
     pub slc: CellTiming,
     pub qlc: CellTiming,
 }
 
-/// Open QLC streams (host, migration, GC): their blocks never hold settled data.
+/// Open QLC streams (host, migration, GC) per data kind: their blocks never hold settled data.
 pub const QLC_OPEN_STREAMS: u32 = 3;
 
 impl HybridParams {
-    /// Blocks the QLC region keeps beyond its data: its GC threshold, its open blocks and one spare.
-    pub fn qlc_reserve_blocks(&self) -> u32 {
-        self.qlc_free_threshold + QLC_OPEN_STREAMS + 1
+    /// Data kinds kept in separate blocks: 2 (file, swap) with `swap_file` placement, else 1.
+    pub fn kinds(&self) -> u32 {
+        match self.placement {
+            HybridPlacement::SwapFile => 2,
+            HybridPlacement::Single => 1,
+        }
     }
-    /// Smallest non-zero SLC region: the free-block threshold plus an open and a sealed block.
+    /// Blocks the QLC region keeps beyond its data: its GC threshold, its open blocks (per data kind)
+    /// and one spare.
+    pub fn qlc_reserve_blocks(&self) -> u32 {
+        self.qlc_free_threshold + QLC_OPEN_STREAMS * self.kinds() + 1
+    }
+    /// Smallest non-zero SLC region: the free-block threshold plus an open block per data kind and a
+    /// sealed block.
     pub fn min_slc_blocks(&self) -> u32 {
-        self.slc_free_threshold + 2
+        self.slc_free_threshold + self.kinds() + 1
     }
     /// Largest SLC region that leaves the QLC region room for all `valid_units` of data (as if every SLC
     /// copy were migrated) with the device's over-provisioning ratio, plus its reserve. The SLC cache is
@@ -250,6 +280,24 @@ impl HybridDeviceConfig {
                 ),
             ));
         }
+        let placement = self.placement.unwrap_or_default();
+        if placement == HybridPlacement::SwapFile && qlc_thr < 3 {
+            return Err(Error::config(
+                "device.hybrid.qlc_free_threshold_blocks",
+                format!(
+                    "is {qlc_thr}: with placement swap_file it must be at least 3 (QLC GC may need an \
+                     erased block for each data kind it moves)"
+                ),
+            ));
+        }
+        if let Some(VictimConfig::DChoices { d }) = self.slc_victim {
+            if d == 0 || d > total_blocks {
+                return Err(Error::config(
+                    "device.hybrid.slc_victim.d",
+                    format!("is {d}: must be in [1, {total_blocks}] (the blocks on the chip)"),
+                ));
+            }
+        }
         let logical_units = (physical as f64 / (1.0 + op)).floor() as u32;
         let d = CellMode::Slc.default_timing();
         let q = CellMode::Qlc.default_timing();
@@ -265,7 +313,9 @@ impl HybridDeviceConfig {
             write_buffer_units: (buf / MAPPING_UNIT_BYTES) as u32,
             slc_free_threshold: slc_thr,
             qlc_free_threshold: qlc_thr,
-            slc_victim: self.slc_victim.unwrap_or(SlcVictim::Greedy),
+            slc_victim: self.slc_victim.clone().unwrap_or_else(VictimConfig::greedy),
+            placement,
+            invalidate_on_read: self.swap.invalidate_on_read,
             slc: CellTiming {
                 read: us(t.slc_read_us, d.read, "slc_read_us")?,
                 program: us(t.slc_program_us, d.program, "slc_program_us")?,
@@ -286,8 +336,9 @@ impl HybridDeviceConfig {
                 "device.hybrid.over_provisioning",
                 format!(
                     "is {op}: a full logical space needs {need} of the {total_blocks} blocks (data in QLC \
-                     mode + QLC GC threshold {qlc_thr} + {QLC_OPEN_STREAMS} open blocks + 2 spare); raise \
-                     it or add blocks"
+                     mode + QLC GC threshold {qlc_thr} + {} open blocks + 2 spare); raise it or add \
+                     blocks",
+                    QLC_OPEN_STREAMS * p.kinds()
                 ),
             ));
         }

@@ -33,6 +33,8 @@ pub struct DeviceStats {
     pub forced_shrinks: u64,
     /// Manager requests the device granted only in part (clamped or not paid for by QLC GC).
     pub clamped_requests: u64,
+    /// DISS SDR: swap-range registrations received.
+    pub swap_range_registrations: u64,
 }
 
 /// The hybrid SSD.
@@ -55,13 +57,15 @@ pub struct HybridSsd {
 }
 
 impl HybridSsd {
-    /// Build the device with the manager's layout and apply its initial decision.
+    /// Build the device with the manager's layout and apply its initial decision (`seed` drives
+    /// randomized victim policies).
     pub fn new(
         params: HybridParams,
         manager: Box<dyn SlcManager>,
         verify: bool,
+        seed: u64,
     ) -> Result<HybridSsd> {
-        Self::with_fill(params, manager, verify, None)
+        Self::with_fill(params, manager, verify, seed, None)
     }
 
     /// Like [`HybridSsd::new`], but first write the byte range `fill` (offset, length) straight to QLC
@@ -71,9 +75,10 @@ impl HybridSsd {
         params: HybridParams,
         manager: Box<dyn SlcManager>,
         verify: bool,
+        seed: u64,
         fill: Option<(u64, u64)>,
     ) -> Result<HybridSsd> {
-        let mut d = Self::deferred(params, manager, verify);
+        let mut d = Self::deferred(params, manager, verify, seed);
         if let Some((offset, len)) = fill {
             let (first, count) = d.units(offset, len)?;
             d.ftl.write(first, count, Region::Qlc)?;
@@ -86,8 +91,13 @@ impl HybridSsd {
 
     /// The device with the manager's initial decision deferred to the first host command (after
     /// preconditioning through `Device::precondition`, which writes straight to QLC).
-    pub fn deferred(params: HybridParams, manager: Box<dyn SlcManager>, verify: bool) -> HybridSsd {
-        let ftl = HybridFtl::new(params, manager.layout(), verify);
+    pub fn deferred(
+        params: HybridParams,
+        manager: Box<dyn SlcManager>,
+        verify: bool,
+        seed: u64,
+    ) -> HybridSsd {
+        let ftl = HybridFtl::new(params, manager.layout(), verify, seed);
         HybridSsd {
             ftl,
             manager,
@@ -188,6 +198,18 @@ impl HybridSsd {
         }
         self.stats.trim_requests += 1;
         self.stats.trim_bytes += len;
+        Ok(())
+    }
+
+    /// DISS SDR: the host's swap partition is the byte range `offset .. offset + len` (the whole 4 KiB
+    /// units inside it). No flash work.
+    pub fn register_swap_range(&mut self, offset: u64, len: u64) -> Result<()> {
+        let (_, count) = self.units(offset, len)?;
+        self.ftl.check_range(offset / MAPPING_UNIT_BYTES, count)?;
+        let first = offset.div_ceil(MAPPING_UNIT_BYTES) as u32;
+        let end = ((offset + len) / MAPPING_UNIT_BYTES) as u32;
+        self.ftl.register_swap_range(first, end.max(first))?;
+        self.stats.swap_range_registrations += 1;
         Ok(())
     }
 

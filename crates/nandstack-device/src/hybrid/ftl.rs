@@ -1,26 +1,36 @@
 //! The hybrid FTL: 4 KiB page-level mapping fully in DRAM, a DRAM write buffer, blocks programmed in SLC
 //! or QLC mode, an SLC region whose size (a block budget) changes at run time, SLC→QLC migration and QLC
-//! GC. Host-facing operations live here; reclaim and resizing in `reclaim.rs`, checks in `verify.rs`.
+//! GC. The state and the flash operations live here; host operations in `host.rs`, reclaim and
+//! resizing in `reclaim.rs`, checks in `verify.rs`.
+//!
+//! Shared with the block FTL (`crate::ftl`): the mapping table ([`MappingTable`]: forward and reverse
+//! maps, validity derived), the block table ([`crate::ftl::blocks::BlockTable`], here with two program
+//! modes), the victim policies ([`VictimPolicy`], one instance per region: the SLC region's is
+//! configurable, QLC GC is greedy), the write buffer ([`WriteBuffer`], in FIFO order) and the
+//! read-after-write version table.
 //!
 //! Addresses: a physical unit is `block × qlc_units_per_block + offset`; an SLC-mode block uses only its
-//! first `slc_units_per_block` offsets. `l2p` holds a physical unit, `BUF_FLAG | slot` for a unit in the
-//! write buffer, or `NONE`. A buffered unit's older flash copy is invalidated when it enters the buffer, so
-//! every logical unit has at most one valid copy, holding its latest version.
+//! first `slc_units_per_block` offsets. A buffered unit has no flash mapping: its older flash copy is
+//! invalidated when it enters the buffer, so every logical unit has at most one valid copy (flash or
+//! buffer), holding its latest version.
 //!
 //! Costs: a page program is charged (to the category of the data) when its last unit is written or when
 //! it is padded; a GC/migration victim costs one read per page holding valid data and one erase.
 
-use nandstack_core::{Error, Result};
-
-use crate::ftl::versions::VersionTable;
+use nandstack_core::{Error, Result, Rng};
 use serde::Serialize;
 
-use super::blocks::{BlockMode, BlockState, Blocks, BufSlot, WriteBuffer, NONE};
+use crate::cache::{Eviction, WriteBuffer, WriteBufferConfig};
+use crate::ftl::blocks::BlockState;
+use crate::ftl::config::VictimConfig;
+use crate::ftl::gc::{self, VictimPolicy};
+use crate::ftl::mapping::MappingTable;
+use crate::ftl::versions::VersionTable;
+
+use super::blocks::{BlockMode, Blocks, BufEntry, NONE};
 use super::config::HybridParams;
 use super::cost::{CostBreakdown, CostKind};
 use super::Region;
-
-pub(crate) const BUF_FLAG: u32 = 1 << 31;
 
 /// How the SLC region is organised (chosen by the manager, fixed for a run).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -32,7 +42,8 @@ pub enum SlcLayout {
     PerLogicalBlock { max_blocks: u32 },
 }
 
-/// Shared open-block streams (UST's per-logical-block SLC blocks are tracked separately).
+/// Shared open-block streams (UST's per-logical-block SLC blocks are tracked separately). Each has one
+/// open block per data kind (one kind, or file and swap under SDS).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Stream {
     HostSlc = 0,
@@ -44,6 +55,12 @@ pub(crate) enum Stream {
 }
 
 impl Stream {
+    pub(crate) const ALL: [Stream; 4] = [
+        Stream::HostSlc,
+        Stream::HostQlc,
+        Stream::Migrate,
+        Stream::QlcGc,
+    ];
     pub(crate) fn kind(self) -> CostKind {
         match self {
             Stream::HostSlc => CostKind::HostToSlc,
@@ -90,26 +107,46 @@ pub struct FtlCounters {
     pub read_qlc_page_reads: u64,
     /// Time of host reads (ns); not part of the write cost.
     pub read_ns: u64,
+    /// DISS CL-SDI: flash copies of swap-range units invalidated by the read that swapped them in.
+    pub swap_invalidated_units: u64,
+    /// DISS CL-SDI: swap-range units read from the write buffer and dropped there (never flushed; a
+    /// buffered unit has no older flash copy, so these and `swap_invalidated_units` never overlap).
+    pub buffer_swap_dropped_units: u64,
 }
 
 /// The hybrid FTL.
 pub struct HybridFtl {
     pub(crate) p: HybridParams,
     pub(crate) layout: SlcLayout,
-    pub(crate) l2p: Vec<u32>,
-    pub(crate) p2l: Vec<u32>,
+    pub(crate) map: MappingTable,
     /// UST: a unit updated while its copy was in SLC (or the buffer) since it last moved.
     pub(crate) hot: Vec<bool>,
     pub(crate) blocks: Blocks,
+    /// Victim policy of SLC→QLC migration (shared layout): told about sealed SLC blocks only.
+    pub(crate) slc_victims: Box<dyn VictimPolicy>,
+    /// Victim policy of QLC GC: told about sealed QLC blocks only.
+    pub(crate) qlc_victims: Box<dyn VictimPolicy>,
+    /// A policy reads `BlockTable::modified_at` (kept up to date only then).
+    track_age: bool,
+    /// Randomized victim policies draw from this.
+    pub(crate) rng: Rng,
+    seal_seq: u64,
+    /// Data kinds kept apart (2 under SDS: file 0, swap 1).
+    pub(crate) kinds: u32,
+    /// The swap partition the host registered, in logical units `[first, end)` (DISS).
+    pub(crate) swap_range: Option<(u32, u32)>,
     pub(crate) slc_target: u32,
     pub(crate) slc_used: u32,
     pub(crate) qlc_used: u32,
-    pub(crate) open: [u32; 4],
-    /// UST: open SLC block, owned blocks and last host write (clock) of each logical block.
+    /// Open block of each (stream, kind): index `stream × kinds + kind`.
+    pub(crate) open: Vec<u32>,
+    /// UST, per logical-block key (`logical block × kinds + kind`): open SLC block, owned blocks, last
+    /// host write (clock).
     pub(crate) lb_open: Vec<u32>,
     pub(crate) lb_blocks: Vec<Vec<u32>>,
     pub(crate) lb_last_write: Vec<u64>,
-    pub(crate) buf: WriteBuffer,
+    /// DRAM write buffer (FIFO), `None` when the config gives it no unit.
+    pub(crate) buf: Option<WriteBuffer<BufEntry>>,
     pub(crate) valid_units: u64,
     pub(crate) costs: CostBreakdown,
     pub(crate) counters: FtlCounters,
@@ -117,39 +154,68 @@ pub struct HybridFtl {
     pub(crate) versions: Option<VersionTable>,
     /// Write cost charged since the last `take_request_ns`.
     pub(crate) request_ns: u64,
-    /// Host units written (the logical clock of UST's LRU).
+    /// Host units written (the logical clock of UST's LRU and of cost-benefit's age).
     pub(crate) clock: u64,
 }
 
 impl HybridFtl {
-    pub fn new(p: HybridParams, layout: SlcLayout, verify: bool) -> HybridFtl {
+    /// An erased device with the configured victim policies (`seed` drives randomized ones).
+    pub fn new(p: HybridParams, layout: SlcLayout, verify: bool, seed: u64) -> HybridFtl {
+        let t = Blocks::new(p.total_blocks, p.slc_units_per_block, p.qlc_units_per_block).t;
+        let slc = gc::build(&p.slc_victim, 1, &t);
+        let qlc = gc::build(&VictimConfig::greedy(), 1, &t);
+        Self::with_victims(p, layout, verify, seed, slc, qlc)
+    }
+
+    /// Like [`HybridFtl::new`] with victim policies built by the caller (e.g. a policy checked in
+    /// lockstep against a slow twin, in tests). Each is sized for one plane of `total_blocks` blocks.
+    pub fn with_victims(
+        p: HybridParams,
+        layout: SlcLayout,
+        verify: bool,
+        seed: u64,
+        slc_victims: Box<dyn VictimPolicy>,
+        qlc_victims: Box<dyn VictimPolicy>,
+    ) -> HybridFtl {
         let n = p.total_blocks;
         let physical = n as usize * p.qlc_units_per_block as usize;
         let logical = p.logical_units as usize;
-        let lbs = (p.logical_units as usize).div_ceil(p.qlc_units_per_block as usize);
+        let kinds = p.kinds();
         let ust = matches!(layout, SlcLayout::PerLogicalBlock { .. });
+        let keys = if ust {
+            (p.logical_units as usize).div_ceil(p.qlc_units_per_block as usize) * kinds as usize
+        } else {
+            0
+        };
+        let buffer = WriteBufferConfig {
+            bytes: p.write_buffer_units as u64 * nandstack_core::MAPPING_UNIT_BYTES,
+            eviction: Eviction::Fifo,
+            ..WriteBufferConfig::default()
+        };
         HybridFtl {
             layout,
-            l2p: vec![NONE; logical],
-            p2l: vec![NONE; physical],
+            map: MappingTable::new(logical, physical),
             hot: if ust {
                 vec![false; logical]
             } else {
                 Vec::new()
             },
-            blocks: Blocks::new(n),
+            blocks: Blocks::new(n, p.slc_units_per_block, p.qlc_units_per_block),
+            track_age: slc_victims.needs_age() || qlc_victims.needs_age(),
+            slc_victims,
+            qlc_victims,
+            rng: Rng::derive(seed, 0x6879),
+            seal_seq: 0,
+            kinds,
+            swap_range: None,
             slc_target: 0,
             slc_used: 0,
             qlc_used: 0,
-            open: [NONE; 4],
-            lb_open: if ust { vec![NONE; lbs] } else { Vec::new() },
-            lb_blocks: if ust {
-                vec![Vec::new(); lbs]
-            } else {
-                Vec::new()
-            },
-            lb_last_write: if ust { vec![0; lbs] } else { Vec::new() },
-            buf: WriteBuffer::new(p.write_buffer_units),
+            open: vec![NONE; Stream::ALL.len() * kinds as usize],
+            lb_open: vec![NONE; keys],
+            lb_blocks: vec![Vec::new(); keys],
+            lb_last_write: vec![0; keys],
+            buf: WriteBuffer::new(p.logical_units, &buffer),
             valid_units: 0,
             costs: CostBreakdown::default(),
             counters: FtlCounters::default(),
@@ -165,6 +231,14 @@ impl HybridFtl {
     }
     pub fn layout(&self) -> SlcLayout {
         self.layout
+    }
+    /// The mapping table (shared type with the block FTL).
+    pub fn mapping(&self) -> &MappingTable {
+        &self.map
+    }
+    /// The block table (shared type with the block FTL; two program modes: 0 SLC, 1 QLC).
+    pub fn block_table(&self) -> &crate::ftl::blocks::BlockTable {
+        &self.blocks.t
     }
     /// The SLC region's size (a block budget: in-use SLC blocks + free blocks reserved for SLC).
     pub fn slc_target(&self) -> u32 {
@@ -195,32 +269,52 @@ impl HybridFtl {
     pub fn max_slc_blocks(&self) -> u32 {
         self.p.max_slc_blocks(self.valid_units)
     }
-    /// Per-block lifetime erase counts in (SLC mode, QLC mode).
-    pub fn erase_counts(&self) -> (&[u32], &[u32]) {
-        (&self.blocks.slc_erases, &self.blocks.qlc_erases)
+    /// Per-block lifetime erase counts in SLC mode and in QLC mode.
+    pub fn erase_counts(&self) -> (Vec<u32>, Vec<u32>) {
+        let slc = self.blocks.slc_erases.clone();
+        let qlc = (0..self.blocks.len())
+            .map(|b| self.blocks.qlc_erases(b))
+            .collect();
+        (slc, qlc)
     }
     /// Reads checked against their version (verify mode).
     pub fn reads_checked(&self) -> u64 {
         self.versions.as_ref().map_or(0, |v| v.reads_checked())
     }
-    /// UST: SLC blocks owned by each logical block.
+    /// UST: SLC blocks owned by each logical block (each (logical block, data kind) under SDS).
     pub fn slc_blocks_per_logical_block(&self) -> impl Iterator<Item = u32> + '_ {
         self.lb_blocks.iter().map(|v| v.len() as u32)
+    }
+    /// Names of the victim policies (SLC migration, QLC GC).
+    pub fn victim_policy_names(&self) -> (&'static str, &'static str) {
+        (self.slc_victims.name(), self.qlc_victims.name())
+    }
+    /// Whether `lpn` is held in the write buffer.
+    pub(crate) fn buffered(&self, lpn: u32) -> bool {
+        self.buf.as_ref().is_some_and(|b| b.lru.contains(lpn))
+    }
+    /// Units in the write buffer.
+    pub fn buffered_units(&self) -> u32 {
+        self.buf.as_ref().map_or(0, |b| b.lru.len())
     }
     /// Turn on read-after-write versions from now on: every unit holding data counts as version 1.
     pub fn enable_verification(&mut self) {
         if self.versions.is_some() {
             return;
         }
-        let (l2p, p2l) = (&self.l2p, &self.p2l);
-        self.versions = Some(VersionTable::new(
-            l2p.len(),
-            p2l.len(),
-            |l| l2p[l] != NONE,
-            |p| p2l[p] != NONE,
-        ));
-        for s in &mut self.buf.slots {
-            s.version = 1;
+        let t = VersionTable::new(
+            self.map.logical_units(),
+            self.map.physical_units(),
+            |l| self.map.is_mapped(l as u32) || self.buffered(l as u32),
+            |p| self.map.is_valid(p as u32),
+        );
+        self.versions = Some(t);
+        if let Some(b) = self.buf.as_mut() {
+            for k in b.lru.keys_lru_first() {
+                if let Some(e) = b.lru.get_mut(k) {
+                    e.version = 1;
+                }
+            }
         }
     }
     /// Zero the costs and event counters (after preconditioning); the data and versions stay.
@@ -239,18 +333,25 @@ impl HybridFtl {
     pub(crate) fn qlc_free(&self) -> i64 {
         (self.p.total_blocks - self.slc_target) as i64 - self.qlc_used as i64
     }
+    /// Units block `b` holds in its program mode.
+    #[inline]
     pub(crate) fn cap_of(&self, b: u32) -> u32 {
-        match self.blocks.mode[b as usize] {
-            BlockMode::Slc => self.p.slc_units_per_block,
-            _ => self.p.qlc_units_per_block,
-        }
+        self.blocks.t.capacity(b)
     }
     #[inline]
     pub(crate) fn block_of(&self, addr: u32) -> u32 {
         addr / self.p.qlc_units_per_block
     }
+    /// Data kind of a logical unit: 1 (swap) under SDS inside the registered swap range, else 0.
+    #[inline]
+    pub(crate) fn kind_of(&self, lpn: u32) -> u32 {
+        match self.swap_range {
+            Some((a, b)) if self.kinds == 2 && (a..b).contains(&lpn) => 1,
+            _ => 0,
+        }
+    }
 
-    fn check_range(&self, first: u64, count: u64) -> Result<()> {
+    pub(crate) fn check_range(&self, first: u64, count: u64) -> Result<()> {
         if first + count > self.p.logical_units as u64 {
             return Err(Error::OutOfRange(format!(
                 "units [{first}, {}) beyond the logical capacity of {} units ({} bytes)",
@@ -272,44 +373,27 @@ impl HybridFtl {
         };
         let c = self.costs.get_mut(kind);
         let slc = mode == BlockMode::Slc;
-        let ns = n * match op {
-            FlashOp::Read => {
-                *(if slc {
-                    &mut c.slc_page_reads
-                } else {
-                    &mut c.qlc_page_reads
-                }) += n;
-                t.read.0
-            }
-            FlashOp::Program => {
-                *(if slc {
-                    &mut c.slc_page_programs
-                } else {
-                    &mut c.qlc_page_programs
-                }) += n;
-                t.program.0
-            }
-            FlashOp::Erase => {
-                *(if slc {
-                    &mut c.slc_block_erases
-                } else {
-                    &mut c.qlc_block_erases
-                }) += n;
-                t.erase.0
-            }
+        let (count, ns) = match op {
+            FlashOp::Read if slc => (&mut c.slc_page_reads, t.read.0),
+            FlashOp::Read => (&mut c.qlc_page_reads, t.read.0),
+            FlashOp::Program if slc => (&mut c.slc_page_programs, t.program.0),
+            FlashOp::Program => (&mut c.qlc_page_programs, t.program.0),
+            FlashOp::Erase if slc => (&mut c.slc_block_erases, t.erase.0),
+            FlashOp::Erase => (&mut c.qlc_block_erases, t.erase.0),
         };
-        c.ns += ns;
-        self.request_ns += ns;
+        *count += n;
+        c.ns += n * ns;
+        self.request_ns += n * ns;
     }
 
     /// Write one unit at block `b`'s write pointer; programs the page when it fills.
     pub(crate) fn append_to(&mut self, b: u32, kind: CostKind) -> u32 {
         let i = b as usize;
-        debug_assert!(self.blocks.written[i] < self.cap_of(b));
-        let addr = b * self.p.qlc_units_per_block + self.blocks.written[i];
-        self.blocks.written[i] += 1;
-        if self.blocks.written[i].is_multiple_of(self.p.units_per_page) {
-            self.charge(kind, self.blocks.mode[i], FlashOp::Program, 1);
+        debug_assert!(self.blocks.t.written[i] < self.cap_of(b));
+        let addr = b * self.p.qlc_units_per_block + self.blocks.t.written[i];
+        self.blocks.t.written[i] += 1;
+        if self.blocks.t.written[i].is_multiple_of(self.p.units_per_page) {
+            self.charge(kind, self.blocks.mode(b), FlashOp::Program, 1);
         }
         addr
     }
@@ -318,16 +402,17 @@ impl HybridFtl {
     pub(crate) fn pad_page(&mut self, b: u32, kind: CostKind) {
         let i = b as usize;
         let upp = self.p.units_per_page;
-        let rem = self.blocks.written[i] % upp;
+        let rem = self.blocks.t.written[i] % upp;
         if rem != 0 {
-            self.blocks.written[i] += upp - rem;
+            self.blocks.t.written[i] += upp - rem;
             self.counters.padding_units += (upp - rem) as u64;
-            self.charge(kind, self.blocks.mode[i], FlashOp::Program, 1);
+            self.charge(kind, self.blocks.mode(b), FlashOp::Program, 1);
         }
     }
 
-    pub(crate) fn take_free(&mut self, mode: BlockMode) -> Result<u32> {
-        let b = self.blocks.take(mode).ok_or_else(|| {
+    /// An erased block, opened in `mode` for data of kind `kind`.
+    pub(crate) fn take_free(&mut self, mode: BlockMode, kind: u32) -> Result<u32> {
+        let b = self.blocks.take(mode, kind as u8).ok_or_else(|| {
             Error::DeviceFull(format!(
                 "hybrid device: no erased block left (SLC region {} blocks, {} in SLC mode, {} in QLC mode)",
                 self.slc_target, self.slc_used, self.qlc_used
@@ -342,13 +427,13 @@ impl HybridFtl {
 
     pub(crate) fn erase(&mut self, b: u32, kind: CostKind) -> Result<()> {
         let i = b as usize;
-        if self.blocks.valid[i] != 0 {
+        if self.blocks.t.valid[i] != 0 {
             return Err(Error::Invariant(format!(
                 "hybrid: erasing block {b} with {} valid units",
-                self.blocks.valid[i]
+                self.blocks.t.valid[i]
             )));
         }
-        let mode = self.blocks.mode[i];
+        let mode = self.blocks.mode(b);
         self.charge(kind, mode, FlashOp::Erase, 1);
         match mode {
             BlockMode::Slc => self.slc_used -= 1,
@@ -358,15 +443,52 @@ impl HybridFtl {
         Ok(())
     }
 
-    pub(crate) fn seal(&mut self, b: u32) {
-        self.blocks.state[b as usize] = BlockState::Sealed;
+    /// The region whose victim policy block `b` belongs to: sealed QLC blocks, and sealed SLC blocks
+    /// of the shared layout (UST's owned SLC blocks are reclaimed per logical block, not by a policy).
+    fn victim_region(&self, b: u32) -> Option<Region> {
+        match self.blocks.mode(b) {
+            BlockMode::Slc if self.blocks.owner[b as usize] == NONE => Some(Region::Slc),
+            BlockMode::Qlc => Some(Region::Qlc),
+            _ => None,
+        }
     }
 
-    /// Next unit of a shared stream, opening a block (and reclaiming space) when needed.
-    pub(crate) fn append_stream(&mut self, s: Stream) -> Result<u32> {
-        let si = s as usize;
+    /// Seal a block: it becomes a candidate of its region's victim policy.
+    pub(crate) fn seal(&mut self, b: u32) {
+        let i = b as usize;
+        self.blocks.t.state[i] = BlockState::Sealed;
+        self.seal_seq += 1;
+        self.blocks.t.sealed_seq[i] = self.seal_seq;
+        self.notify_sealed(b);
+    }
+
+    /// Tell `b`'s region policy that it is a (sealed) candidate.
+    pub(crate) fn notify_sealed(&mut self, b: u32) {
+        match self.victim_region(b) {
+            Some(Region::Slc) => self.slc_victims.on_sealed(b, &self.blocks.t),
+            Some(Region::Qlc) => self.qlc_victims.on_sealed(b, &self.blocks.t),
+            None => {}
+        }
+    }
+
+    /// Choose a victim of `region`'s policy; it leaves the candidates (state `Victim`).
+    pub(crate) fn select_victim(&mut self, region: Region) -> Option<u32> {
+        let policy = match region {
+            Region::Slc => &mut self.slc_victims,
+            Region::Qlc => &mut self.qlc_victims,
+        };
+        let v = policy.select(gc::Scope::Device, &self.blocks.t, self.clock, &mut self.rng)?;
+        debug_assert_eq!(self.blocks.t.state[v as usize], BlockState::Sealed);
+        self.blocks.t.state[v as usize] = BlockState::Victim;
+        Some(v)
+    }
+
+    /// Next unit of a shared stream for data of kind `kind`, opening a block (and reclaiming space)
+    /// when needed.
+    pub(crate) fn append_stream(&mut self, s: Stream, kind: u32) -> Result<u32> {
+        let si = s as usize * self.kinds as usize + kind as usize;
         let b = self.open[si];
-        if b == NONE || self.blocks.written[b as usize] == self.cap_of(b) {
+        if b == NONE || self.blocks.t.written[b as usize] == self.cap_of(b) {
             if b != NONE {
                 self.seal(b);
                 self.open[si] = NONE;
@@ -376,16 +498,16 @@ impl HybridFtl {
                 Stream::HostQlc | Stream::Migrate => self.ensure_qlc_free()?,
                 Stream::QlcGc => {}
             }
-            self.open[si] = self.take_free(s.mode())?;
+            self.open[si] = self.take_free(s.mode(), kind)?;
         }
         Ok(self.append_to(self.open[si], s.kind()))
     }
 
-    /// UST: next unit of logical block `lb`'s SLC blocks.
-    fn append_lb(&mut self, lb: u32, max_blocks: u32) -> Result<u32> {
-        let l = lb as usize;
+    /// UST: next unit of the SLC blocks of logical-block key `key`.
+    pub(crate) fn append_lb(&mut self, key: u32, max_blocks: u32) -> Result<u32> {
+        let l = key as usize;
         let b = self.lb_open[l];
-        if b != NONE && self.blocks.written[b as usize] < self.cap_of(b) {
+        if b != NONE && self.blocks.t.written[b as usize] < self.cap_of(b) {
             return Ok(self.append_to(b, CostKind::HostToSlc));
         }
         if b != NONE {
@@ -394,212 +516,105 @@ impl HybridFtl {
         }
         self.ensure_slc_free()?;
         if self.lb_blocks[l].len() as u32 >= max_blocks {
-            self.ust_gc(lb, false)?;
+            self.ust_gc(key, false)?;
         }
         let b = self.lb_open[l];
-        if b != NONE && self.blocks.written[b as usize] < self.cap_of(b) {
+        if b != NONE && self.blocks.t.written[b as usize] < self.cap_of(b) {
             return Ok(self.append_to(b, CostKind::HostToSlc));
         }
-        let nb = self.take_free(BlockMode::Slc)?;
-        self.blocks.owner[nb as usize] = lb;
+        let nb = self.take_free(BlockMode::Slc, key % self.kinds)?;
+        self.blocks.owner[nb as usize] = key;
         self.lb_blocks[l].push(nb);
         self.lb_open[l] = nb;
         Ok(self.append_to(nb, CostKind::HostToSlc))
     }
 
+    /// UST: the logical-block key of `lpn` (its logical block, and its data kind under SDS).
+    #[inline]
+    pub(crate) fn lb_key(&self, lpn: u32) -> u32 {
+        (lpn / self.p.qlc_units_per_block) * self.kinds + self.kind_of(lpn)
+    }
+
     // ---- mapping ----
 
-    pub(crate) fn map(&mut self, lpn: u32, addr: u32, version: u64) {
-        self.l2p[lpn as usize] = addr;
-        self.p2l[addr as usize] = lpn;
+    /// `lpn`'s copy (of `version`) is now at the freshly appended `addr`.
+    pub(crate) fn attach(&mut self, lpn: u32, addr: u32, version: u64) {
+        self.map.bind(lpn, addr);
         let b = self.block_of(addr) as usize;
-        self.blocks.valid[b] += 1;
+        self.blocks.t.valid[b] += 1;
+        if self.track_age {
+            self.blocks.t.modified_at[b] = self.clock;
+        }
         if let Some(v) = &mut self.versions {
             v.store(addr, version);
         }
     }
 
-    pub(crate) fn unmap_phys(&mut self, addr: u32) {
-        self.p2l[addr as usize] = NONE;
-        let b = self.block_of(addr) as usize;
-        self.blocks.valid[b] -= 1;
+    /// The block of `addr` holds one valid unit fewer (its copy was unmapped, or is moving on).
+    pub(crate) fn detach(&mut self, addr: u32) {
+        let b = self.block_of(addr);
+        let i = b as usize;
+        self.blocks.t.valid[i] -= 1;
+        if self.track_age {
+            self.blocks.t.modified_at[i] = self.clock;
+        }
+        if self.blocks.t.state[i] == BlockState::Sealed {
+            match self.victim_region(b) {
+                Some(Region::Slc) => self.slc_victims.on_invalidated(b, &self.blocks.t),
+                Some(Region::Qlc) => self.qlc_victims.on_invalidated(b, &self.blocks.t),
+                None => {}
+            }
+        }
+    }
+
+    /// Drop `lpn`'s flash copy, if any; returns where it was (`NONE` if unmapped).
+    pub(crate) fn invalidate(&mut self, lpn: u32) -> u32 {
+        let old = self.map.unbind(lpn);
+        if old != NONE {
+            self.detach(old);
+        }
+        old
     }
 
     pub(crate) fn phys_version(&self, addr: u32) -> u64 {
         self.versions.as_ref().map_or(0, |v| v.held(addr))
     }
 
+    /// Valid units of block `v`, in offset order, as (physical, logical), checked against its count.
+    pub(crate) fn valid_units_of(&self, v: u32) -> Result<Vec<(u32, u32)>> {
+        let base = v * self.p.qlc_units_per_block;
+        let units: Vec<(u32, u32)> = (base..base + self.blocks.t.written[v as usize])
+            .filter_map(|a| self.map.owner(a).map(|l| (a, l)))
+            .collect();
+        if units.len() as u32 != self.blocks.t.valid[v as usize] {
+            return Err(Error::Invariant(format!(
+                "hybrid: block {v} counts {} valid units but {} map back",
+                self.blocks.t.valid[v as usize],
+                units.len()
+            )));
+        }
+        Ok(units)
+    }
+
     /// Put a unit leaving the host side (buffer or direct) on flash.
-    fn place(&mut self, lpn: u32, dest: Region, version: u64) -> Result<()> {
+    pub(crate) fn place(&mut self, lpn: u32, dest: Region, version: u64) -> Result<()> {
+        let kind = self.kind_of(lpn);
         let addr = match (dest, self.layout) {
-            (Region::Slc, _) if self.slc_target == 0 => self.append_stream(Stream::HostQlc)?,
-            (Region::Slc, SlcLayout::Shared) => self.append_stream(Stream::HostSlc)?,
-            (Region::Slc, SlcLayout::PerLogicalBlock { max_blocks }) => {
-                self.append_lb(lpn / self.p.qlc_units_per_block, max_blocks)?
+            (Region::Slc, _) if self.slc_target == 0 => {
+                self.append_stream(Stream::HostQlc, kind)?
             }
-            (Region::Qlc, _) => self.append_stream(Stream::HostQlc)?,
+            (Region::Slc, SlcLayout::Shared) => self.append_stream(Stream::HostSlc, kind)?,
+            (Region::Slc, SlcLayout::PerLogicalBlock { max_blocks }) => {
+                self.append_lb(self.lb_key(lpn), max_blocks)?
+            }
+            (Region::Qlc, _) => self.append_stream(Stream::HostQlc, kind)?,
         };
-        if self.blocks.mode[self.block_of(addr) as usize] == BlockMode::Slc {
+        if self.blocks.mode(self.block_of(addr)) == BlockMode::Slc {
             self.counters.host_units_to_slc += 1;
         } else {
             self.counters.host_units_to_qlc += 1;
         }
-        self.map(lpn, addr, version);
-        Ok(())
-    }
-
-    // ---- host operations ----
-
-    /// Host write of `count` units from `first`, each destined for `dest`.
-    pub fn write(&mut self, first: u64, count: u64, dest: Region) -> Result<()> {
-        self.check_range(first, count)?;
-        for lpn in first..first + count {
-            self.write_unit(lpn as u32, dest)?;
-        }
-        Ok(())
-    }
-
-    fn write_unit(&mut self, lpn: u32, dest: Region) -> Result<()> {
-        self.clock += 1;
-        let ust = !self.hot.is_empty();
-        if ust {
-            self.lb_last_write[(lpn / self.p.qlc_units_per_block) as usize] = self.clock;
-        }
-        let version = self.versions.as_mut().map_or(0, |v| v.write(lpn));
-        let cur = self.l2p[lpn as usize];
-        if cur != NONE && cur & BUF_FLAG != 0 {
-            let e = &mut self.buf.slots[(cur & !BUF_FLAG) as usize];
-            if e.dest == Region::Slc {
-                self.counters.slc_update_units += 1;
-            }
-            e.dest = dest;
-            e.version = version;
-            self.counters.buffer_absorbed_units += 1;
-            if ust {
-                self.hot[lpn as usize] = true;
-            }
-            return Ok(());
-        }
-        if cur != NONE {
-            if self.blocks.mode[self.block_of(cur) as usize] == BlockMode::Slc {
-                self.counters.slc_update_units += 1;
-                if ust {
-                    self.hot[lpn as usize] = true;
-                }
-            }
-            self.unmap_phys(cur);
-            self.l2p[lpn as usize] = NONE;
-        } else {
-            self.valid_units += 1;
-        }
-        if self.buf.cap() == 0 {
-            return self.place(lpn, dest, version);
-        }
-        while self.buf.is_full() {
-            if let Some(e) = self.buf.pop() {
-                self.place(e.lpn, e.dest, e.version)?;
-            }
-        }
-        let slot = self.buf.push(BufSlot { lpn, dest, version });
-        self.l2p[lpn as usize] = BUF_FLAG | slot;
-        Ok(())
-    }
-
-    /// Host read of `count` units from `first`: one page read per flash page touched (consecutive units
-    /// of one page share it); buffered units come from DRAM. Verify mode checks every version.
-    pub fn read(&mut self, first: u64, count: u64) -> Result<()> {
-        self.check_range(first, count)?;
-        let upp = self.p.units_per_page;
-        let mut last_page = NONE;
-        for lpn in first..first + count {
-            self.counters.host_read_units += 1;
-            let cur = self.l2p[lpn as usize];
-            if cur == NONE {
-                if let Some(v) = &mut self.versions {
-                    v.check(lpn as u32, 0, || "the unmapped unit".into())?;
-                }
-                continue;
-            }
-            let got = if cur & BUF_FLAG != 0 {
-                self.counters.buffer_read_units += 1;
-                self.buf.slots[(cur & !BUF_FLAG) as usize].version
-            } else {
-                if cur / upp != last_page {
-                    last_page = cur / upp;
-                    let (t, slc) = match self.blocks.mode[self.block_of(cur) as usize] {
-                        BlockMode::Slc => (self.p.slc.read.0, true),
-                        _ => (self.p.qlc.read.0, false),
-                    };
-                    self.counters.read_ns += t;
-                    if slc {
-                        self.counters.read_slc_page_reads += 1;
-                    } else {
-                        self.counters.read_qlc_page_reads += 1;
-                    }
-                }
-                self.phys_version(cur)
-            };
-            if let Some(v) = &mut self.versions {
-                v.check(lpn as u32, got, || {
-                    if cur & BUF_FLAG != 0 {
-                        format!("write-buffer slot {}", cur & !BUF_FLAG)
-                    } else {
-                        format!("physical unit {cur}")
-                    }
-                })?;
-            }
-        }
-        Ok(())
-    }
-
-    /// TRIM whole units: their data becomes invalid (buffered copies are dropped).
-    pub fn trim(&mut self, first: u64, count: u64) -> Result<()> {
-        self.check_range(first, count)?;
-        for lpn in first..first + count {
-            let cur = self.l2p[lpn as usize];
-            if cur == NONE {
-                continue;
-            }
-            if let Some(v) = &mut self.versions {
-                v.trim(lpn as u32);
-            }
-            if cur & BUF_FLAG != 0 {
-                self.buf.slots[(cur & !BUF_FLAG) as usize].lpn = NONE;
-            } else {
-                self.unmap_phys(cur);
-            }
-            self.l2p[lpn as usize] = NONE;
-            if !self.hot.is_empty() {
-                self.hot[lpn as usize] = false;
-            }
-            self.valid_units -= 1;
-            self.counters.trimmed_units += 1;
-        }
-        Ok(())
-    }
-
-    /// Write the buffer back and pad every open page (end of run, as a drive does on FLUSH).
-    pub fn flush(&mut self) -> Result<()> {
-        while let Some(e) = self.buf.pop() {
-            self.place(e.lpn, e.dest, e.version)?;
-        }
-        for s in [
-            Stream::HostSlc,
-            Stream::HostQlc,
-            Stream::Migrate,
-            Stream::QlcGc,
-        ] {
-            let b = self.open[s as usize];
-            if b != NONE {
-                self.pad_page(b, s.kind());
-            }
-        }
-        for l in 0..self.lb_open.len() {
-            let b = self.lb_open[l];
-            if b != NONE {
-                self.pad_page(b, CostKind::HostToSlc);
-            }
-        }
+        self.attach(lpn, addr, version);
         Ok(())
     }
 }

@@ -2,9 +2,13 @@
 //! SLC region's size.
 //!
 //! * **Migration** (shared layout) runs when a host write needs an SLC block and the SLC region has fewer
-//!   than `slc_free_threshold` free blocks: victims (greedy or FIFO) move every valid unit to QLC.
+//!   than `slc_free_threshold` free blocks: victims of the SLC region's policy (`slc_victim`, greedy by
+//!   default) move every valid unit to QLC.
 //! * **QLC GC** runs when a QLC allocation finds fewer than `qlc_free_threshold` free QLC blocks: greedy
-//!   victims (fewest valid, oldest first) move to the GC stream, whose allocations never trigger GC.
+//!   victims (fewest valid; ties: the block that reached its count first) move to the GC stream, whose
+//!   allocations never trigger GC.
+//! * Victims come from the block FTL's victim policies (`crate::ftl::gc`), one instance per region,
+//!   each told only about its region's sealed blocks.
 //! * **Grow** raises the budget and runs QLC GC until the QLC region again has its threshold of free
 //!   blocks (the blocks an SLC region takes are the QLC region's free blocks); growth that GC cannot pay
 //!   for is not granted. **Shrink** lowers the budget and migrates SLC data until the SLC region has its
@@ -13,10 +17,10 @@
 
 use nandstack_core::{Error, Result};
 
-use super::blocks::{BlockMode, BlockState, NONE};
-use super::config::SlcVictim;
+use super::blocks::{BlockMode, NONE};
 use super::cost::CostKind;
 use super::ftl::{FlashOp, HybridFtl, SlcLayout, Stream};
+use super::Region;
 
 impl HybridFtl {
     /// Set the SLC region's size (blocks). The request is clamped to `[0, max_slc_blocks]` (a non-zero
@@ -52,20 +56,23 @@ impl HybridFtl {
     fn shrink_slc(&mut self) -> Result<()> {
         if self.slc_target == 0 {
             // Close every open SLC block, then empty them all.
-            let b = self.open[Stream::HostSlc as usize];
-            if b != NONE {
-                self.pad_page(b, CostKind::HostToSlc);
-                self.seal(b);
-                self.open[Stream::HostSlc as usize] = NONE;
+            for kind in 0..self.kinds as usize {
+                let si = Stream::HostSlc as usize * self.kinds as usize + kind;
+                let b = self.open[si];
+                if b != NONE {
+                    self.pad_page(b, CostKind::HostToSlc);
+                    self.seal(b);
+                    self.open[si] = NONE;
+                }
             }
             let ust = matches!(self.layout, SlcLayout::PerLogicalBlock { .. });
-            for lb in 0..self.lb_blocks.len() as u32 {
-                if !self.lb_blocks[lb as usize].is_empty() {
-                    self.ust_gc(lb, true)?;
+            for key in 0..self.lb_blocks.len() as u32 {
+                if !self.lb_blocks[key as usize].is_empty() {
+                    self.ust_gc(key, true)?;
                 }
             }
             if !ust {
-                while let Some(v) = self.pick_slc_victim() {
+                while let Some(v) = self.select_victim(Region::Slc) {
                     self.migrate_block(v)?;
                 }
             }
@@ -89,7 +96,7 @@ impl HybridFtl {
                 )));
             }
             match self.layout {
-                SlcLayout::Shared => match self.pick_slc_victim() {
+                SlcLayout::Shared => match self.select_victim(Region::Slc) {
                     Some(v) => self.migrate_block(v)?,
                     None => break,
                 },
@@ -122,52 +129,20 @@ impl HybridFtl {
         let mut guard = 0u64;
         while self.qlc_free() < thr {
             guard += 1;
-            let Some(v) = self.pick_qlc_victim() else {
+            let Some(v) = self.select_victim(Region::Qlc) else {
                 return Ok(false);
             };
             if guard > 4 * self.p.total_blocks as u64 + 16
-                || self.blocks.valid[v as usize] >= self.p.qlc_units_per_block
+                || self.blocks.t.valid[v as usize] >= self.p.qlc_units_per_block
             {
+                // Greedy found no block with invalid data: nothing to gain. Put the block back.
+                self.blocks.t.state[v as usize] = crate::ftl::blocks::BlockState::Sealed;
+                self.notify_sealed(v);
                 return Ok(false);
             }
             self.collect_qlc(v)?;
         }
         Ok(true)
-    }
-
-    /// Sealed SLC block to migrate (shared layout).
-    pub(crate) fn pick_slc_victim(&self) -> Option<u32> {
-        let b = &self.blocks;
-        let mut best: Option<(u64, u64, u32)> = None;
-        for i in 0..b.len() as usize {
-            if b.mode[i] != BlockMode::Slc || b.state[i] != BlockState::Sealed {
-                continue;
-            }
-            let key = match self.p.slc_victim {
-                SlcVictim::Greedy => (b.valid[i] as u64, b.seq[i]),
-                SlcVictim::Fifo => (b.seq[i], 0),
-            };
-            if best.is_none_or(|(k0, k1, _)| key < (k0, k1)) {
-                best = Some((key.0, key.1, i as u32));
-            }
-        }
-        best.map(|x| x.2)
-    }
-
-    /// Sealed QLC block with the fewest valid units (oldest among equals).
-    pub(crate) fn pick_qlc_victim(&self) -> Option<u32> {
-        let b = &self.blocks;
-        let mut best: Option<(u32, u64, u32)> = None;
-        for i in 0..b.len() as usize {
-            if b.mode[i] != BlockMode::Qlc || b.state[i] != BlockState::Sealed {
-                continue;
-            }
-            let key = (b.valid[i], b.seq[i]);
-            if best.is_none_or(|(v, s, _)| key < (v, s)) {
-                best = Some((key.0, key.1, i as u32));
-            }
-        }
-        best.map(|x| x.2)
     }
 
     /// UST: the least recently written logical block that owns SLC blocks.
@@ -184,54 +159,22 @@ impl HybridFtl {
         best.map(|x| x.1)
     }
 
-    /// Charge one read per page of `b` that holds valid data.
-    fn read_valid_pages(&mut self, b: u32, kind: CostKind) {
-        let upp = self.p.units_per_page as usize;
-        let base = (b * self.p.qlc_units_per_block) as usize;
-        let written = self.blocks.written[b as usize] as usize;
-        let pages = (0..written.div_ceil(upp))
-            .filter(|pg| {
-                let lo = base + pg * upp;
-                self.p2l[lo..(lo + upp).min(base + written)]
-                    .iter()
-                    .any(|&l| l != NONE)
-            })
-            .count() as u64;
-        let mode = self.blocks.mode[b as usize];
-        self.charge(kind, mode, FlashOp::Read, pages);
-    }
-
-    /// The logical unit at `addr`, checked against the forward map (every mode).
-    fn owner_of(&self, addr: u32) -> Result<u32> {
-        let lpn = self.p2l[addr as usize];
-        if self.l2p[lpn as usize] != addr {
-            return Err(Error::Invariant(format!(
-                "hybrid: unit {addr} claims logical {lpn}, which maps to {}",
-                self.l2p[lpn as usize]
-            )));
-        }
-        Ok(lpn)
-    }
-
-    /// Move every valid unit of `v` to `dest`, then erase `v`.
+    /// Move every valid unit of `v` (a selected victim) to `dest` (each to the block of its data kind),
+    /// then erase `v`. One read per page holding valid data.
     fn move_all(&mut self, v: u32, dest: Stream, kind: CostKind) -> Result<u64> {
-        self.read_valid_pages(v, kind);
-        let base = v * self.p.qlc_units_per_block;
-        let mut moved = 0;
-        for off in 0..self.blocks.written[v as usize] {
-            let addr = base + off;
-            if self.p2l[addr as usize] == NONE {
-                continue;
-            }
-            let lpn = self.owner_of(addr)?;
+        let units = self.valid_units_of(v)?;
+        let upp = self.p.units_per_page;
+        let mut pages = units.iter().map(|&(a, _)| a / upp).collect::<Vec<_>>();
+        pages.dedup();
+        self.charge(kind, self.blocks.mode(v), FlashOp::Read, pages.len() as u64);
+        for &(addr, lpn) in &units {
             let version = self.phys_version(addr);
-            self.unmap_phys(addr);
-            let to = self.append_stream(dest)?;
-            self.map(lpn, to, version);
-            moved += 1;
+            self.detach(addr);
+            let to = self.append_stream(dest, self.kind_of(lpn))?;
+            self.attach(lpn, to, version);
         }
         self.erase(v, kind)?;
-        Ok(moved)
+        Ok(units.len() as u64)
     }
 
     /// SLC→QLC migration of one SLC block.
@@ -259,7 +202,11 @@ impl HybridFtl {
     /// compacted into fresh SLC blocks of `lb` — at most one block fewer than it had, so every run frees at
     /// least one block — and the rest migrate to QLC; then every old block is erased. `all_cold` sends
     /// everything to QLC (shrink to zero).
-    pub(crate) fn ust_gc(&mut self, lb: u32, all_cold: bool) -> Result<()> {
+    ///
+    /// `key` is a logical block (with its data kind under SDS: a unit of the other kind, written before
+    /// the swap range was registered, is moved to QLC, never kept beside this key's data).
+    pub(crate) fn ust_gc(&mut self, key: u32, all_cold: bool) -> Result<()> {
+        let lb = key;
         let l = lb as usize;
         let old = std::mem::take(&mut self.lb_blocks[l]);
         let open = self.lb_open[l];
@@ -279,25 +226,28 @@ impl HybridFtl {
         let upp = self.p.units_per_page;
         let mut new_blocks: Vec<u32> = Vec::new();
         let mut dest = NONE;
-        let mut units: Vec<(u32, bool)> = Vec::with_capacity(upp as usize);
+        let mut units: Vec<(u32, u32, bool)> = Vec::with_capacity(upp as usize);
         for &v in &old {
             let base = v * self.p.qlc_units_per_block;
-            let written = self.blocks.written[v as usize];
+            let written = self.blocks.t.written[v as usize];
+            let (valid, mut found) = (self.blocks.t.valid[v as usize], 0u32);
             let mut any_hot = false;
             for page_start in (0..written).step_by(upp as usize) {
                 units.clear();
                 for addr in base + page_start..base + (page_start + upp).min(written) {
-                    if self.p2l[addr as usize] != NONE {
-                        let lpn = self.owner_of(addr)?;
-                        let hot = self.hot[lpn as usize] && hot_budget > 0;
+                    if let Some(lpn) = self.map.owner(addr) {
+                        let hot = self.hot[lpn as usize]
+                            && hot_budget > 0
+                            && self.kind_of(lpn) == key % self.kinds;
                         hot_budget -= hot as u64;
-                        units.push((addr, hot));
+                        units.push((addr, lpn, hot));
                     }
                 }
+                found += units.len() as u32;
                 if units.is_empty() {
                     continue;
                 }
-                let page_hot = units.iter().any(|u| u.1);
+                let page_hot = units.iter().any(|u| u.2);
                 any_hot |= page_hot;
                 let kind = if page_hot {
                     CostKind::SlcToSlc
@@ -305,17 +255,17 @@ impl HybridFtl {
                     CostKind::SlcToQlc
                 };
                 self.charge(kind, BlockMode::Slc, FlashOp::Read, 1);
-                for &(addr, hot) in &units {
-                    let lpn = self.p2l[addr as usize];
+                for &(addr, lpn, hot) in &units {
                     let version = self.phys_version(addr);
-                    self.unmap_phys(addr);
+                    self.detach(addr);
                     self.hot[lpn as usize] = false;
                     let to = if hot {
-                        if dest == NONE || self.blocks.written[dest as usize] == self.cap_of(dest) {
+                        if dest == NONE || self.blocks.t.written[dest as usize] == self.cap_of(dest)
+                        {
                             if dest != NONE {
                                 self.seal(dest);
                             }
-                            dest = self.take_free(BlockMode::Slc)?;
+                            dest = self.take_free(BlockMode::Slc, key % self.kinds)?;
                             self.blocks.owner[dest as usize] = lb;
                             new_blocks.push(dest);
                         }
@@ -323,10 +273,15 @@ impl HybridFtl {
                         self.append_to(dest, CostKind::SlcToSlc)
                     } else {
                         self.counters.migrated_units += 1;
-                        self.append_stream(Stream::Migrate)?
+                        self.append_stream(Stream::Migrate, self.kind_of(lpn))?
                     };
-                    self.map(lpn, to, version);
+                    self.attach(lpn, to, version);
                 }
+            }
+            if found != valid {
+                return Err(Error::Invariant(format!(
+                    "hybrid: block {v} counted {valid} valid units but {found} mapped back"
+                )));
             }
             let kind = if any_hot {
                 CostKind::SlcToSlc
@@ -337,7 +292,7 @@ impl HybridFtl {
         }
         if dest != NONE {
             self.pad_page(dest, CostKind::SlcToSlc);
-            if self.blocks.written[dest as usize] == self.cap_of(dest) {
+            if self.blocks.t.written[dest as usize] == self.cap_of(dest) {
                 self.seal(dest);
             } else {
                 self.lb_open[l] = dest;

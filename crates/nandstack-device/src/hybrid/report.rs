@@ -108,6 +108,23 @@ pub struct HybridDetails {
     /// The manager's own report (`rl`: the agent's statistics).
     pub manager_report: ManagerReport,
     pub reads_checked: u64,
+    /// Victim policies of SLC→QLC migration and of QLC GC (the block FTL's).
+    pub victim_policy: VictimPolicies,
+    /// `single`, or `swap_file` (DISS SDS: swap and file data in separate blocks).
+    pub placement: &'static str,
+    /// DISS: the swap range the host registered, bytes `[start, end)`; null before a registration.
+    pub swap_range_bytes: Option<[u64; 2]>,
+    /// DISS CL-SDI: flash copies of swap-range 4 KiB pages invalidated by the read that swapped them in.
+    pub swap_invalidated_pages: u64,
+    /// DISS CL-SDI: swap-range 4 KiB pages read from the write buffer and dropped there (never flushed).
+    pub write_buffer_swap_dropped_pages: u64,
+}
+
+/// Victim policy names per region.
+#[derive(Clone, Debug, Serialize)]
+pub struct VictimPolicies {
+    pub slc: &'static str,
+    pub qlc: &'static str,
 }
 
 /// θ as reported: null for "every write to SLC".
@@ -132,10 +149,10 @@ pub(crate) fn details(dev: &HybridSsd) -> HybridDetails {
     let total = c.total_ns();
     let (se, qe) = f.erase_counts();
     let n = se.len().max(1) as f64;
-    let per_block = se.iter().zip(qe).map(|(a, b)| a + b);
+    let per_block = se.iter().zip(&qe).map(|(a, b)| a + b);
     let wear = se
         .iter()
-        .zip(qe)
+        .zip(&qe)
         .map(|(&a, &b)| a as f64 / 100_000.0 + b as f64 / 1_000.0);
     let programs = |slc: bool| {
         c.by_kind
@@ -198,5 +215,19 @@ pub(crate) fn details(dev: &HybridSsd) -> HybridDetails {
         ftl: f.counters().clone(),
         manager_report: dev.manager().report(),
         reads_checked: f.reads_checked(),
+        victim_policy: VictimPolicies {
+            slc: f.victim_policy_names().0,
+            qlc: f.victim_policy_names().1,
+        },
+        placement: if f.params().kinds() == 2 {
+            "swap_file"
+        } else {
+            "single"
+        },
+        swap_range_bytes: f
+            .swap_range()
+            .map(|(a, b)| [a as u64 * 4096, b as u64 * 4096]),
+        swap_invalidated_pages: f.counters().swap_invalidated_units,
+        write_buffer_swap_dropped_pages: f.counters().buffer_swap_dropped_units,
     }
 }

@@ -79,7 +79,7 @@ fn hand_computed_costs_without_buffer() {
         },
         ..Default::default()
     };
-    let mut d = HybridSsd::new(p.clone(), cfg.build(&p, 1, None).unwrap(), true).unwrap();
+    let mut d = HybridSsd::new(p.clone(), cfg.build(&p, 1, None).unwrap(), true, 1).unwrap();
     assert_eq!(d.ftl().slc_target(), 16);
     // One 16 KiB write (≤ θ) fills one SLC page: one SLC program of 160 µs.
     assert_eq!(d.write(0, 16 * 1024).unwrap(), 160_000);
@@ -96,7 +96,7 @@ fn hand_computed_costs_without_buffer() {
     assert_eq!(d.ftl().counters().read_slc_page_reads, 1);
     d.check().unwrap();
     cfg.kind = ManagerKind::QlcOnly;
-    let mut q = HybridSsd::new(p.clone(), cfg.build(&p, 1, None).unwrap(), true).unwrap();
+    let mut q = HybridSsd::new(p.clone(), cfg.build(&p, 1, None).unwrap(), true, 1).unwrap();
     assert_eq!(
         q.write(0, 4096).unwrap(),
         0,
@@ -109,7 +109,7 @@ fn migration_hand_case() {
     // SLC region of 8 blocks (threshold 5): the 4th SLC block allocation finds 5 free → fine; the next
     // finds 4 < 5 and migrates the greedy victim first.
     let p = small(0);
-    let mut f = HybridFtl::new(p.clone(), SlcLayout::Shared, true);
+    let mut f = HybridFtl::new(p.clone(), SlcLayout::Shared, true, 1);
     assert_eq!(f.set_slc_target(8).unwrap(), 8);
     // Fill 3 SLC blocks (48 units) with distinct data, then invalidate 10 units of the second block.
     f.write(0, 48, Region::Slc).unwrap();
@@ -142,7 +142,7 @@ fn migration_hand_case() {
 #[test]
 fn grow_is_paid_by_qlc_gc_and_clamped_by_capacity() {
     let p = small(0);
-    let mut f = HybridFtl::new(p.clone(), SlcLayout::Shared, true);
+    let mut f = HybridFtl::new(p.clone(), SlcLayout::Shared, true, 1);
     // Fill 60% of the logical space in QLC, then overwrite half of it to leave invalid space.
     let fill = p.logical_units as u64 * 6 / 10;
     f.write(0, fill, Region::Qlc).unwrap();
@@ -160,14 +160,14 @@ fn grow_is_paid_by_qlc_gc_and_clamped_by_capacity() {
     f.check_invariants().unwrap();
     f.verify_versions().unwrap();
     // Below the minimum non-zero size: rounded up to it.
-    let mut g = HybridFtl::new(p.clone(), SlcLayout::Shared, false);
+    let mut g = HybridFtl::new(p.clone(), SlcLayout::Shared, false, 1);
     assert_eq!(g.set_slc_target(1).unwrap(), p.min_slc_blocks());
 }
 
 #[test]
 fn qlc_only_never_writes_slc() {
     let p = small(8);
-    let mut d = HybridSsd::new(p.clone(), manager(ManagerKind::QlcOnly, &p, 3), true).unwrap();
+    let mut d = HybridSsd::new(p.clone(), manager(ManagerKind::QlcOnly, &p, 3), true, 1).unwrap();
     drive(&mut d, 3, 4000, 2000, 500);
     let c = d.ftl().costs();
     assert_eq!(c.get(CostKind::HostToSlc).ns, 0);
@@ -187,7 +187,7 @@ fn qlc_only_never_writes_slc() {
 #[test]
 fn static_never_resizes_and_routes_by_theta() {
     let p = small(8);
-    let mut d = HybridSsd::new(p.clone(), manager(ManagerKind::Static, &p, 4), true).unwrap();
+    let mut d = HybridSsd::new(p.clone(), manager(ManagerKind::Static, &p, 4), true, 1).unwrap();
     assert_eq!(d.ftl().slc_target(), 13);
     drive(&mut d, 4, 4000, 1500, 500);
     assert_eq!(d.stats().resizes, 0);
@@ -211,7 +211,7 @@ fn dwa_follows_table2() {
                 ..Default::default()
             };
             let m = Box::new(DwaManager::new(&cfg));
-            let d = HybridSsd::with_fill(p.clone(), m, false, Some((0, fill))).unwrap();
+            let d = HybridSsd::with_fill(p.clone(), m, false, 1, Some((0, fill))).unwrap();
             let want = DwaManager::new(&cfg).blocks_for(bin, p.total_blocks);
             let f = d.ftl();
             let (max, min) = (f.max_slc_blocks(), p.min_slc_blocks());
@@ -238,7 +238,7 @@ fn dwa_resizes_as_utilisation_crosses_bins() {
         kind: ManagerKind::Dwa,
         ..Default::default()
     };
-    let mut d = HybridSsd::new(p.clone(), m.build(&p, 1, None).unwrap(), true).unwrap();
+    let mut d = HybridSsd::new(p.clone(), m.build(&p, 1, None).unwrap(), true, 1).unwrap();
     assert_eq!(d.ftl().slc_target(), 35); // 56% of 64
                                           // Sequential large writes raise the utilisation through every bin.
     let mut seen = vec![d.ftl().slc_target()];
@@ -264,7 +264,7 @@ fn ust_respects_max_slc_and_sends_everything_to_slc_first() {
         kind: ManagerKind::Ust,
         ..Default::default()
     };
-    let mut d = HybridSsd::new(p.clone(), m.build(&p, 1, None).unwrap(), true).unwrap();
+    let mut d = HybridSsd::new(p.clone(), m.build(&p, 1, None).unwrap(), true, 1).unwrap();
     let mut rng = Rng::new(9);
     for i in 0..6000u32 {
         let lpn = rng.below(1200);
@@ -299,7 +299,7 @@ fn conformance_every_manager() {
     ] {
         for seed in [1u64, 2] {
             let p = small(8);
-            let mut d = HybridSsd::new(p.clone(), manager(kind, &p, seed), true).unwrap();
+            let mut d = HybridSsd::new(p.clone(), manager(kind, &p, seed), true, 1).unwrap();
             drive(&mut d, seed, 3000, 1800, 300);
             let f = d.ftl();
             let c = f.costs();
@@ -338,7 +338,8 @@ fn conformance_every_manager() {
 fn same_seed_same_run() {
     let run = |seed| {
         let p = small(8);
-        let mut d = HybridSsd::new(p.clone(), manager(ManagerKind::Rl, &p, seed), false).unwrap();
+        let mut d =
+            HybridSsd::new(p.clone(), manager(ManagerKind::Rl, &p, seed), false, 1).unwrap();
         drive(&mut d, 11, 2000, 1800, 0);
         (*d.ftl().costs(), d.manager().report())
     };
@@ -366,7 +367,7 @@ fn op() -> impl Strategy<Value = Op> {
 
 fn run_ops(layout: SlcLayout, buffer: u32, ops: &[Op]) -> Result<FtlCounters, TestCaseError> {
     let p = small(buffer);
-    let mut f = HybridFtl::new(p.clone(), layout, true);
+    let mut f = HybridFtl::new(p.clone(), layout, true, 1);
     for (i, o) in ops.iter().enumerate() {
         let clip = |lpn: u64, n: u64| (lpn, n.min(p.logical_units as u64 - lpn));
         match *o {
@@ -465,7 +466,7 @@ fn slc_region_conversion_preserves_data_and_capacity() {
     // every logical unit keeps its one valid copy at its latest version, the logical capacity and the
     // valid count never change, and shrinking to 0 leaves no block in SLC mode.
     let p = small(0);
-    let mut f = HybridFtl::new(p.clone(), SlcLayout::Shared, true);
+    let mut f = HybridFtl::new(p.clone(), SlcLayout::Shared, true, 1);
     let logical = p.logical_units as u64;
     let got = f.set_slc_target(30).unwrap();
     assert_eq!(got, 30);
@@ -499,28 +500,28 @@ fn slc_region_conversion_preserves_data_and_capacity() {
 #[test]
 fn verification_catches_a_mapping_left_on_a_stale_copy() {
     let p = small(0);
-    let mut f = HybridFtl::new(p.clone(), SlcLayout::Shared, false);
+    let mut f = HybridFtl::new(p.clone(), SlcLayout::Shared, false, 1);
     f.write(0, 40, Region::Qlc).unwrap();
     f.flush().unwrap();
     // Turned on after the data exists (as after preconditioning): existing data is version 1.
     f.enable_verification();
     f.read(0, 40).unwrap();
     f.verify_versions().unwrap();
-    let old = f.l2p[3];
+    let old = f.map.get(3);
     f.write(3, 1, Region::Qlc).unwrap();
     f.flush().unwrap();
     f.read(0, 40).unwrap();
     // Inject: the mapping goes back to the old (stale, invalid) copy.
-    let new = f.l2p[3];
+    let new = f.map.get(3);
     assert_ne!(old, new);
-    f.l2p[3] = old;
+    f.map.bind(3, old);
     let e = f.verify_versions().unwrap_err();
     assert!(e.to_string().contains("logical unit 3"), "{e}");
     assert!(
         f.read(3, 1).is_err(),
         "a read of the stale copy fails the check"
     );
-    f.l2p[3] = new;
+    f.map.bind(3, new);
     // A trimmed unit must read as no data.
     f.trim(5, 1).unwrap();
     f.read(5, 1).unwrap();

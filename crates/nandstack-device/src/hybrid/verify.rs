@@ -2,8 +2,10 @@
 
 use nandstack_core::{Error, Result};
 
-use super::blocks::{BlockMode, BlockState, NONE};
-use super::ftl::{HybridFtl, SlcLayout, BUF_FLAG};
+use crate::ftl::blocks::BlockState;
+
+use super::blocks::{BlockMode, NONE};
+use super::ftl::{HybridFtl, SlcLayout};
 
 fn bad(msg: String) -> Error {
     Error::Invariant(format!("hybrid: {msg}"))
@@ -11,84 +13,71 @@ fn bad(msg: String) -> Error {
 
 impl HybridFtl {
     /// Check every structural invariant (O(physical units)):
+    /// * the mapping table maps back (each mapped logical unit has exactly one valid flash copy);
     /// * each block's valid count equals the units whose reverse map points back through the forward
-    ///   map; nothing is mapped at or past a write pointer; write pointers fit the block's mode;
-    /// * free blocks are erased, modeless and pooled; open blocks are exactly the streams' (and UST's
-    ///   per-logical-block) active blocks; mode counts equal `slc_used` / `qlc_used`;
+    ///   map; nothing valid at or past a write pointer; write pointers fit the block's program mode;
+    /// * free blocks are erased and pooled; no block is left a victim; open blocks are exactly the
+    ///   streams' (and UST's per-logical-block) active blocks; mode counts equal `slc_used` / `qlc_used`;
     /// * the SLC region holds at most its budget and the QLC region at most the rest;
-    /// * every mapped logical unit has exactly one valid copy (flash or buffer) that maps back, and their
-    ///   number is `valid_units`; valid + invalid + unwritten units = total per block;
+    /// * a buffered unit has no flash copy; mapped + buffered units = `valid_units`;
     /// * UST: every SLC block has one owner listing it, no logical block owns more than its maximum, and
     ///   the shared layout owns nothing.
     pub fn check_invariants(&self) -> Result<()> {
-        let b = &self.blocks;
+        self.map.check("hybrid")?;
+        let t = &self.blocks.t;
         let upb = self.p.qlc_units_per_block;
         let (mut slc, mut qlc, mut free) = (0u32, 0u32, 0u32);
         let mut valid_total = 0u64;
-        for blk in 0..b.len() {
+        for blk in 0..self.blocks.len() {
             let i = blk as usize;
             let cap = self.cap_of(blk);
-            let written = b.written[i];
-            match b.mode[i] {
+            let written = t.written[i];
+            match self.blocks.mode(blk) {
                 BlockMode::Free => {
                     free += 1;
-                    if b.state[i] != BlockState::Free || written != 0 || b.valid[i] != 0 {
+                    if written != 0 || t.valid[i] != 0 {
                         return Err(bad(format!(
-                            "free block {blk} is {:?} with {written} written",
-                            b.state[i]
+                            "free block {blk} has {written} written, {} valid",
+                            t.valid[i]
                         )));
                     }
                 }
                 BlockMode::Slc => slc += 1,
                 BlockMode::Qlc => qlc += 1,
             }
-            if b.mode[i] != BlockMode::Free && b.state[i] == BlockState::Free {
-                return Err(bad(format!(
-                    "block {blk} in {:?} mode but marked free",
-                    b.mode[i]
-                )));
+            if t.state[i] == BlockState::Victim {
+                return Err(bad(format!("block {blk} left in the victim state")));
             }
             if written > cap {
                 return Err(bad(format!(
                     "block {blk} written {written} > capacity {cap}"
                 )));
             }
-            let base = (blk * upb) as usize;
-            let mut valid = 0u32;
-            for off in 0..upb as usize {
-                let lpn = self.p2l[base + off];
-                if lpn == NONE {
-                    continue;
-                }
-                if off as u32 >= written {
-                    return Err(bad(format!(
-                        "block {blk} maps unit {off} past its write pointer {written}"
-                    )));
-                }
-                if self.l2p[lpn as usize] != (base + off) as u32 {
-                    return Err(bad(format!(
-                        "unit {} claims logical {lpn}, which maps elsewhere",
-                        base + off
-                    )));
-                }
-                valid += 1;
+            let base = blk * upb;
+            let valid = self.map.valid_in(base, base + upb);
+            if self.map.valid_in(base + written, base + upb) != 0 {
+                return Err(bad(format!(
+                    "block {blk} holds a valid unit past its write pointer {written}"
+                )));
             }
-            if valid != b.valid[i] {
+            if valid != t.valid[i] {
                 return Err(bad(format!(
                     "block {blk} counts {} valid, holds {valid}",
-                    b.valid[i]
+                    t.valid[i]
                 )));
             }
             valid_total += valid as u64;
-            if b.mode[i] == BlockMode::Slc && self.layout == SlcLayout::Shared && b.owner[i] != NONE
+            if self.blocks.mode(blk) == BlockMode::Slc
+                && self.layout == SlcLayout::Shared
+                && self.blocks.owner[i] != NONE
             {
                 return Err(bad(format!("shared layout, but block {blk} has an owner")));
             }
         }
-        if free as usize != b.free.len() || slc != self.slc_used || qlc != self.qlc_used {
+        if free as usize != self.blocks.free.len() || slc != self.slc_used || qlc != self.qlc_used {
             return Err(bad(format!(
                 "pool {} / free {free}; SLC {slc} vs {}; QLC {qlc} vs {}",
-                b.free.len(),
+                self.blocks.free.len(),
                 self.slc_used,
                 self.qlc_used
             )));
@@ -104,24 +93,19 @@ impl HybridFtl {
             )));
         }
         self.check_open_blocks()?;
-        // Buffer entries map back; count them.
         let mut buffered = 0u64;
-        for slot in self.buf.occupied() {
-            let lpn = self.buf.slots[slot as usize].lpn;
-            if lpn == NONE {
-                continue;
-            }
-            if self.l2p[lpn as usize] != BUF_FLAG | slot {
+        for lpn in self.buf.iter().flat_map(|b| b.lru.keys_lru_first()) {
+            if self.map.is_mapped(lpn) {
                 return Err(bad(format!(
-                    "buffer slot {slot} holds logical {lpn}, which maps elsewhere"
+                    "logical unit {lpn} is buffered and still has a flash copy"
                 )));
             }
             buffered += 1;
         }
-        let mapped = self.l2p.iter().filter(|&&a| a != NONE).count() as u64;
-        if mapped != valid_total + buffered || mapped != self.valid_units {
+        let mapped = self.map.mapped_units();
+        if mapped != valid_total || mapped + buffered != self.valid_units {
             return Err(bad(format!(
-                "{mapped} logical units mapped, {valid_total} valid on flash + {buffered} buffered, \
+                "{mapped} logical units mapped, {valid_total} valid on flash, {buffered} buffered, \
                  valid_units {}",
                 self.valid_units
             )));
@@ -139,7 +123,7 @@ impl HybridFtl {
             return Err(bad("a block is open in two places".into()));
         }
         let open: Vec<u32> = (0..self.blocks.len())
-            .filter(|&x| self.blocks.state[x as usize] == BlockState::Open)
+            .filter(|&x| self.blocks.t.state[x as usize] == BlockState::Open)
             .collect();
         if open != expected {
             return Err(bad(format!(
@@ -162,8 +146,9 @@ impl HybridFtl {
                 )));
             }
             for &blk in list {
-                let i = blk as usize;
-                if self.blocks.mode[i] != BlockMode::Slc || self.blocks.owner[i] != l as u32 {
+                if self.blocks.mode(blk) != BlockMode::Slc
+                    || self.blocks.owner[blk as usize] != l as u32
+                {
                     return Err(bad(format!(
                         "logical block {l} lists block {blk} it does not own"
                     )));
@@ -186,20 +171,25 @@ impl HybridFtl {
         Ok(())
     }
 
-    /// Verify mode: every mapped logical unit's copy holds the version last written. No-op otherwise.
+    /// Verify mode: every logical unit's copy (flash or buffer) holds the version last written; unmapped
+    /// units are expected to hold none. No-op otherwise.
     pub fn verify_versions(&self) -> Result<()> {
         let Some(v) = &self.versions else {
             return Ok(());
         };
-        for (lpn, &a) in self.l2p.iter().enumerate() {
-            let got = if a == NONE {
-                0
-            } else if a & BUF_FLAG != 0 {
-                self.buf.slots[(a & !BUF_FLAG) as usize].version
-            } else {
-                v.held(a)
+        for lpn in 0..self.p.logical_units {
+            let buffered = self.buf.as_ref().and_then(|b| b.lru.get(lpn));
+            let addr = self.map.get(lpn);
+            let got = match (buffered, addr) {
+                (Some(e), _) => e.version,
+                (None, NONE) => 0,
+                (None, a) => v.held(a),
             };
-            v.compare(lpn as u32, got, || format!("its copy ({a:#x})"))?;
+            v.compare(lpn, got, || match (buffered, addr) {
+                (Some(_), _) => "the write buffer".into(),
+                (None, NONE) => "the unmapped unit".into(),
+                (None, a) => format!("physical unit {a}"),
+            })?;
         }
         Ok(())
     }

@@ -6,6 +6,16 @@ use serde::{Deserialize, Serialize};
 
 use super::CellMode;
 
+/// Largest accepted geometry fields (typo bounds: far beyond any real SSD; see `Geometry::validate`).
+pub const MAX_CHANNELS: u32 = 1024;
+pub const MAX_CHIPS_PER_CHANNEL: u32 = 1024;
+pub const MAX_DIES_PER_CHIP: u32 = 64;
+pub const MAX_PLANES_PER_DIE: u32 = 64;
+pub const MAX_BLOCKS_PER_PLANE: u32 = 1 << 24;
+pub const MAX_PAGES_PER_BLOCK: u32 = 1 << 16;
+/// Largest number of planes in all.
+pub const MAX_PLANES: u64 = 1 << 16;
+
 /// Physical organisation of the flash array.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -145,6 +155,44 @@ impl Geometry {
                 return Err(Error::geometry(name, "must be at least 1 (got 0)"));
             }
         }
+        // Typo bounds (far beyond any real SSD), checked before any product is formed.
+        for (name, v, max) in [
+            ("channels", self.channels, MAX_CHANNELS),
+            (
+                "chips_per_channel",
+                self.chips_per_channel,
+                MAX_CHIPS_PER_CHANNEL,
+            ),
+            ("dies_per_chip", self.dies_per_chip, MAX_DIES_PER_CHIP),
+            ("planes_per_die", self.planes_per_die, MAX_PLANES_PER_DIE),
+            (
+                "blocks_per_plane",
+                self.blocks_per_plane,
+                MAX_BLOCKS_PER_PLANE,
+            ),
+            ("pages_per_block", self.pages_per_block, MAX_PAGES_PER_BLOCK),
+        ] {
+            if v > max {
+                return Err(Error::geometry(name, format!("is {v}: at most {max}")));
+            }
+        }
+        let planes = [
+            self.channels,
+            self.chips_per_channel,
+            self.dies_per_chip,
+            self.planes_per_die,
+        ]
+        .iter()
+        .map(|&v| u64::from(v))
+        .product::<u64>();
+        if planes > MAX_PLANES {
+            return Err(Error::geometry(
+                "planes_per_die",
+                format!(
+                    "gives {planes} planes (channels × chips_per_channel × dies_per_chip × planes_per_die): at most {MAX_PLANES}"
+                ),
+            ));
+        }
         if self.blocks_per_plane < 4 {
             return Err(Error::geometry(
                 "blocks_per_plane",
@@ -161,7 +209,10 @@ impl Geometry {
                 format!("is {ps}: must be 4096, 8192, 12288 or 16384 (a whole number of 4 KiB mapping units, 4–16 KiB)"),
             ));
         }
-        let units = self.total_blocks() as u128 * self.units_per_block() as u128;
+        let units = planes as u128
+            * self.blocks_per_plane as u128
+            * self.pages_per_block as u128
+            * (ps / MAPPING_UNIT_BYTES) as u128;
         if units >= u32::MAX as u128 {
             return Err(Error::geometry(
                 "blocks_per_plane",

@@ -21,6 +21,10 @@ impl Device for BlockSsd {
         self.logical_bytes()
     }
     fn submit(&mut self, at: Nanos, cmd: Command<'_>) -> Result<Completion> {
+        let (read, before) = (
+            matches!(cmd, Command::Read { .. }),
+            self.ftl.counters().unmapped_read_units,
+        );
         let done = match cmd {
             Command::Read { offset, len } => self.read(offset, len, at.0)?,
             Command::Write { offset, len, .. } => self.write(offset, len, at.0)?,
@@ -31,7 +35,15 @@ impl Device for BlockSsd {
             }
             other => return Err(unsupported(DeviceKind::Block, &other)),
         };
-        Ok(Completion::at(Nanos(done.max(at.0))))
+        Ok(Completion {
+            done: Nanos(done.max(at.0)),
+            unmapped_units: if read {
+                self.ftl.counters().unmapped_read_units - before
+            } else {
+                0
+            },
+            ..Completion::default()
+        })
     }
     fn stats(&self) -> DeviceStats {
         let c = self.ftl.counters();
@@ -64,6 +76,9 @@ impl Device for BlockSsd {
             "victim_policy": self.ftl.victim_policy_name(),
             "placement": self.ftl.placement_name(),
             "effective_over_provisioning": self.ftl.effective_over_provisioning(),
+            // DISS CL-SDI, under the names every device that takes the swap range uses.
+            "swap_invalidated_pages": self.ftl.counters().swap_invalidated_units,
+            "write_buffer_swap_dropped_pages": self.counters().buffer_swap_dropped_units,
             "ftl": self.ftl.counters(),
             "controller": self.counters(),
         })

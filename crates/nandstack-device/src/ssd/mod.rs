@@ -220,10 +220,10 @@ impl BlockSsd {
     /// GC. Returns the unit and the CPU time spent scanning.
     fn pick_eviction(&mut self, now: u64) -> (u32, u64) {
         let buf = self.buffer.as_ref().expect("buffered");
-        let candidates = buf.lru.peek_lru(if buf.eviction == Eviction::Lru {
-            1
-        } else {
+        let candidates = buf.lru.peek_lru(if buf.eviction == Eviction::GcAware {
             buf.scan as usize
+        } else {
+            1
         });
         let lru = candidates[0];
         let Some(tl) = self

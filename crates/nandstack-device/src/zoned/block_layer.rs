@@ -105,6 +105,17 @@ impl ZonedBlockLayer {
                 ),
             ));
         }
+        if let crate::ftl::VictimConfig::DChoices { d } = cfg.victim {
+            if d == 0 || d > p.zones {
+                return Err(Error::config(
+                    key("victim.d"),
+                    format!(
+                        "is {d}: must be in [1, {}] (the zones GC samples from)",
+                        p.zones
+                    ),
+                ));
+            }
+        }
         let cap = p.zone_capacity_bytes / U;
         let physical = p.zones as u64 * cap;
         if physical >= NONE as u64 {

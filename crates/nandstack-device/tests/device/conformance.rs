@@ -4,7 +4,8 @@
 //! * read-after-write versions hold through random writes, overwrites, TRIMs and reads (checked by the
 //!   device in verification mode, at every read and by `verify_all` at the end);
 //! * a read of a never-written or trimmed unit costs no flash read (checked against a shadow map kept
-//!   here, independently of the device);
+//!   here, independently of the device), and a device that reports such units
+//!   (`Completion::unmapped_units`) reports exactly them;
 //! * out-of-range commands are `OutOfRange`, unimplemented ones `Unsupported`, protocol violations
 //!   `Protocol` — and a failed command changes no counter;
 //! * commands contending for one resource complete in submission order.
@@ -12,10 +13,19 @@
 //! Block devices: untimed, timed, timed with a DRAM write buffer. A zoned device behind the host-side
 //! block layer. Hybrid: every SLC-cache manager. Zoned: the zone protocol, with the metadata words
 //! written returned by reads.
+//!
+//! DISS (every device that takes `register_swap_range`: block and hybrid, with CL-SDI and SDS on):
+//! invalidation exactly on swap-range reads (counted against the shadow map), never on file reads; a
+//! re-read of swapped-in units costs no flash read; no block mixes swap and file data; verification
+//! holds (no invalidated data is served as valid).
 
 use nandstack_core::{Error, Nanos, MAPPING_UNIT_BYTES};
 use nandstack_device::device::ZoneState;
+use nandstack_device::ftl::blocks::BlockTable;
+use nandstack_device::ftl::MappingTable;
+use nandstack_device::hybrid::HybridSsd;
 use nandstack_device::spec::{build, build_for_block_requests, DeviceSpec};
+use nandstack_device::ssd::BlockSsd;
 use nandstack_device::{Command, Device, ExtCommand, ZoneCommand};
 use serde_json::{json, Value};
 
@@ -109,11 +119,10 @@ fn block_and_hybrid_devices_keep_the_contract_under_random_commands() {
                 6..=8 => Command::read(off, len),
                 _ => Command::trim(off, len),
             };
-            let done = d
+            let c = d
                 .submit(Nanos(now), cmd)
-                .unwrap_or_else(|e| panic!("{name}: command {i}: {e}"))
-                .done
-                .0;
+                .unwrap_or_else(|e| panic!("{name}: command {i}: {e}"));
+            let done = c.done.0;
             assert!(
                 done >= now,
                 "{name}: command {i} completed before submission"
@@ -125,6 +134,15 @@ fn block_and_hybrid_devices_keep_the_contract_under_random_commands() {
             match op {
                 0..=5 => mapped[range].iter_mut().for_each(|m| *m = true),
                 6..=8 => {
+                    // Units that read as no data: exactly the shadow's unmapped ones on a device that
+                    // reports them (the block SSD), 0 on one that does not.
+                    let empty = mapped[range.clone()].iter().filter(|m| !**m).count() as u64;
+                    assert!(
+                        c.unmapped_units == empty
+                            || (c.unmapped_units == 0 && !name.starts_with("block")),
+                        "{name}: command {i} reported {} unmapped units, {empty} expected",
+                        c.unmapped_units
+                    );
                     if mapped[range].iter().all(|m| !m) {
                         assert_eq!(
                             d.stats().flash_read_pages,
@@ -177,12 +195,13 @@ fn errors_are_named_and_change_nothing() {
             Command::Zone(ZoneCommand::Reset { zone: 0 }),
             Command::Zone(ZoneCommand::Report),
         ];
-        // DISS's swap-range registration: block devices take it (an out-of-range one is an error).
+        // DISS's swap-range registration: block and hybrid devices take it (an out-of-range one is an
+        // error).
         let register = Command::Ext(ExtCommand::RegisterSwapRange {
             offset: cap - U,
             len: 2 * U,
         });
-        if name.starts_with("block") {
+        if name.starts_with("block") || name.starts_with("hybrid") {
             let e = d.submit(Nanos(10), register).unwrap_err();
             assert!(matches!(e, Error::OutOfRange(_)), "{name}: {e}");
         } else {
@@ -336,4 +355,178 @@ fn zoned_device_keeps_the_zone_protocol_and_returns_metadata() {
     let f = d.flush(Nanos(now)).unwrap().0;
     assert!(f >= now);
     d.verify_all().unwrap();
+}
+
+/// Block and hybrid devices with DISS's CL-SDI and SDS on, named; `exact`: a swap read's invalidations
+/// are counted once per logical unit (a block SSD with a write buffer also invalidates the older flash
+/// copy of a unit it drops from the buffer, so it may count a unit twice).
+fn diss_devices() -> Vec<(String, bool, Box<dyn Device>)> {
+    let geo = json!({"channels": 2, "chips_per_channel": 1, "dies_per_chip": 2, "planes_per_die": 1,
+                     "blocks_per_plane": 128, "pages_per_block": 32, "page_size_bytes": 8192});
+    let ftl = json!({"over_provisioning": 0.2, "placement": {"policy": "swap_file"},
+                     "swap": {"invalidate_on_read": true}});
+    let mut out: Vec<(String, bool, Box<dyn Device>)> = vec![
+        (
+            "block untimed".into(),
+            true,
+            device(
+                json!({"kind": "block", "geometry": geo, "timing": {"enabled": false}, "ftl": ftl}),
+            ),
+        ),
+        (
+            "block timed, write buffer".into(),
+            false,
+            device(json!({"kind": "block", "geometry": geo, "ftl": ftl,
+                          "controller": {"write_buffer": {"bytes": 262144}}})),
+        ),
+    ];
+    for m in ["qlc_only", "static", "dwa", "ust", "rl"] {
+        out.push((
+            format!("hybrid {m}"),
+            true,
+            device(json!({"kind": "hybrid",
+                "hybrid": {"total_blocks": 120, "page_bytes": 4096, "qlc_pages_per_block": 16,
+                           "slc_pages_per_block": 4, "over_provisioning": 0.25,
+                           "placement": {"policy": "swap_file"}, "swap": {"invalidate_on_read": true}},
+                "manager": {"kind": m}})),
+        ));
+    }
+    out
+}
+
+/// Units invalidated by swap reads so far (on flash or dropped from a write buffer), from the keys every
+/// device that takes the swap range reports.
+fn swap_invalidations(d: &dyn Device) -> u64 {
+    let v = d.details();
+    ["swap_invalidated_pages", "write_buffer_swap_dropped_pages"]
+        .iter()
+        .map(|k| v[*k].as_u64().unwrap_or_else(|| panic!("details lack {k}")))
+        .sum()
+}
+
+/// Blocks whose valid units hold both swap-range data (`[first, end)`) and other data.
+fn mixed_blocks(map: &MappingTable, t: &BlockTable, first: u32, end: u32) -> Vec<u32> {
+    let upb = t.units_per_block;
+    (0..t.len())
+        .filter(|&b| {
+            let mut kinds = [false; 2];
+            for a in b * upb..(b + 1) * upb {
+                if let Some(l) = map.owner(a) {
+                    kinds[usize::from((first..end).contains(&l))] = true;
+                }
+            }
+            kinds[0] && kinds[1]
+        })
+        .collect()
+}
+
+#[test]
+fn swap_range_reads_invalidate_exactly_the_swap_units_and_sds_never_mixes_kinds() {
+    for (name, exact, mut d) in diss_devices() {
+        let units = d.capacity_bytes() / U;
+        let span = units * 6 / 10;
+        let (first, end) = (span / 2 + 3, span);
+        d.submit(
+            Nanos(0),
+            Command::Ext(ExtCommand::RegisterSwapRange {
+                offset: first * U,
+                len: (end - first) * U,
+            }),
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut mapped = vec![false; span as usize];
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let (mut now, mut swap_reads, mut file_reads) = (0u64, 0u64, 0u64);
+        for i in 0..20_000u64 {
+            now += rng.below(20_000);
+            let a = rng.below(span);
+            let count = 1 + rng.below(8.min(span - a));
+            let range = a as usize..(a + count) as usize;
+            let op = rng.below(10);
+            // (Only reads and TRIMs are checked for invalidations: the details are not free.)
+            let before = if op < 5 {
+                0
+            } else {
+                swap_invalidations(d.as_ref())
+            };
+            let reads_before = d.stats().flash_read_pages;
+            let cmd = match op {
+                0..=4 => Command::write(a * U, count * U),
+                5..=8 => Command::read(a * U, count * U),
+                _ => Command::trim(a * U, count * U),
+            };
+            d.submit(Nanos(now), cmd)
+                .unwrap_or_else(|e| panic!("{name}: command {i}: {e}"));
+            let delta = if op < 5 {
+                0
+            } else {
+                swap_invalidations(d.as_ref()) - before
+            };
+            match op {
+                0..=4 => mapped[range].iter_mut().for_each(|m| *m = true),
+                5..=8 => {
+                    if mapped[range.clone()].iter().all(|m| !m) {
+                        assert_eq!(
+                            d.stats().flash_read_pages,
+                            reads_before,
+                            "{name}: unmapped read"
+                        );
+                    }
+                    let swap = range.start.max(first as usize)..range.end;
+                    let expected = mapped
+                        .get(swap.clone())
+                        .map_or(0, |s| s.iter().filter(|&&m| m).count() as u64);
+                    if swap.is_empty() {
+                        file_reads += 1;
+                        assert_eq!(
+                            delta, 0,
+                            "{name}: command {i}: a file read invalidated data"
+                        );
+                    } else {
+                        swap_reads += u64::from(expected > 0);
+                        if exact {
+                            assert_eq!(
+                                delta, expected,
+                                "{name}: command {i}: swap read of {range:?}"
+                            );
+                        } else {
+                            assert!(
+                                delta >= expected && delta <= 2 * expected,
+                                "{name}: command {i}"
+                            );
+                        }
+                        mapped[swap].iter_mut().for_each(|m| *m = false);
+                    }
+                }
+                _ => {
+                    assert_eq!(delta, 0, "{name}: a TRIM counted as a swap invalidation");
+                    mapped[range].iter_mut().for_each(|m| *m = false);
+                }
+            }
+        }
+        assert!(
+            swap_reads > 200 && file_reads > 200,
+            "{name}: {swap_reads} / {file_reads}"
+        );
+        d.flush(Nanos(now + 1)).unwrap();
+        d.verify_all().unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (first, end) = (first as u32, end as u32);
+        let mixed = if let Some(b) = d.as_any().downcast_ref::<BlockSsd>() {
+            mixed_blocks(b.ftl.mapping(), b.ftl.blocks(), first, end)
+        } else {
+            let h = d
+                .as_any()
+                .downcast_ref::<HybridSsd>()
+                .expect("block or hybrid");
+            mixed_blocks(h.ftl().mapping(), h.ftl().block_table(), first, end)
+        };
+        assert!(
+            mixed.is_empty(),
+            "{name}: blocks {mixed:?} mix swap and file data"
+        );
+        assert!(
+            d.stats().erase_count > 0,
+            "{name}: GC or migration never ran"
+        );
+    }
 }

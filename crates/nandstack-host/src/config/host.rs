@@ -39,6 +39,12 @@ pub struct HostConfig {
     pub cgroups: Vec<CgroupConfig>,
     #[serde(default)]
     pub costs: CostConfig,
+    /// zswap, the compressed cache in front of the swap backend. Default off.
+    #[serde(default)]
+    pub zswap: super::compress::ZswapConfig,
+    /// CPU time of compressing and decompressing pages (zswap, zram).
+    #[serde(default)]
+    pub compression: super::compress::CompressionCosts,
 }
 fn d_ram() -> u64 {
     1024
@@ -66,6 +72,8 @@ impl Default for HostConfig {
             pagecache: PageCacheConfig::default(),
             cgroups: Vec::new(),
             costs: CostConfig::default(),
+            zswap: Default::default(),
+            compression: Default::default(),
         }
     }
 }
@@ -156,18 +164,34 @@ pub enum DiscardMode {
     /// Fine-grained: discard each aligned group of `slots` slots as soon as all its slots are free
     /// (not in Linux; the DISS-style alternative).
     Fine,
+    /// iTRIM (DISS baseline): freed slots are queued and TRIMmed when the device is idle
+    /// (`[host.swap.discard.idle]`).
+    Itrim,
+    /// STRIM (DISS): the slots of swapped-in pages are TRIMmed in batches of `strim_slots`, contiguous
+    /// slots merged into one command; freed slots as iTRIM does (needs `host.swap.clean_data_handler`,
+    /// or swapped-in pages evicted clean are lost).
+    Strim,
 }
 
 /// Discard policy.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DiscardConfig {
-    /// `off`, `cluster` or `fine`. Default `off`.
+    /// `off`, `cluster`, `fine`, `itrim` or `strim`. Default `off`.
     #[serde(default = "d_discard")]
     pub mode: DiscardMode,
     /// Group size of `fine` discard, slots (4 KiB each). Default 8.
     #[serde(default = "d_fine")]
     pub slots: u32,
+    /// `strim`: swapped-in slots per batch of TRIMs. Default 512 (2 MiB).
+    #[serde(default = "d_strim")]
+    pub strim_slots: u32,
+    /// Idle-time TRIM of freed slots (`itrim`, `strim`).
+    #[serde(default)]
+    pub idle: super::diss::IdleTrimConfig,
+}
+fn d_strim() -> u32 {
+    512
 }
 fn d_discard() -> DiscardMode {
     DiscardMode::Off
@@ -180,6 +204,8 @@ impl Default for DiscardConfig {
         DiscardConfig {
             mode: d_discard(),
             slots: d_fine(),
+            strim_slots: d_strim(),
+            idle: Default::default(),
         }
     }
 }
@@ -192,6 +218,10 @@ pub enum SwapAllocatorKind {
     Cluster,
     /// One cursor taking the next free slot (old Linux on rotational disks; textbook).
     NextFit,
+    /// Linux 5.x–6.11 (`scan_swap_map_slots`): per-CPU clusters taken from the free-cluster list
+    /// (FIFO) before any freed slot is reused, then a linear scan — the kernel of the ZNSwap paper's
+    /// baseline.
+    ClusterV5,
 }
 
 /// The swap partition and its slot allocator.
@@ -204,7 +234,7 @@ pub struct SwapConfig {
     /// Start of the swap partition on the device, MiB. Default 0.
     #[serde(default)]
     pub offset_mib: u64,
-    /// `cluster` or `next_fit`. Default `cluster`.
+    /// `cluster` (Linux ≥ 6.12), `cluster_v5` (Linux 5.x–6.11) or `next_fit`. Default `cluster`.
     #[serde(default = "d_alloc")]
     pub allocator: SwapAllocatorKind,
     /// `SWAPFILE_CLUSTER`: slots per cluster, 512 (x86-64 with THP) or 256. Default 512.
@@ -232,6 +262,14 @@ pub struct SwapConfig {
     /// `{ kind = "block" }`.
     #[serde(default)]
     pub backend: SwapBackendConfig,
+    /// DISS SDR: at swapon, register the partition's LBA range with the device (the cross-layer
+    /// `register_swap_range` command; a device without it is an error). Default false.
+    #[serde(default)]
+    pub register_range: bool,
+    /// DISS CDH (clean-data handler): every page read from swap is marked dirty, so it is written again
+    /// if evicted (needed when swapped-in data is invalidated on the device: CL-SDI, STRIM). Default false.
+    #[serde(default)]
+    pub clean_data_handler: bool,
 }
 
 /// `[host.swap.backend]`: the swap backend (`crates/nandstack-host/src/swap/backend/`).
@@ -254,6 +292,13 @@ pub enum SwapBackendConfig {
         #[serde(default = "d_loop_page")]
         page_us: f64,
     },
+    /// zram: a compressed RAM disk of `size_mib` (`disksize`) holding the swap area, a synchronous device
+    /// (swap-ins bypass the swap cache and free their slot); see `ZramConfig`.
+    Zram(super::compress::ZramConfig),
+    /// ZNSwap on a zoned device (`device.kind = "zoned"`): slots live in zones, swap-outs are zone
+    /// appends through swap-zones chosen by a placement policy, a host-side GC (ZNGC) reclaims zones;
+    /// no discard and no swap-cache cutoff (docs/znswap.md).
+    Znswap(super::znswap::ZnswapConfig),
 }
 fn d_loop_req() -> f64 {
     5.0
@@ -289,6 +334,8 @@ impl Default for SwapConfig {
             slot_cache: 0,
             max_request_kib: d_maxreq(),
             backend: SwapBackendConfig::default(),
+            register_range: false,
+            clean_data_handler: false,
         }
     }
 }
@@ -548,6 +595,15 @@ impl HostConfig {
                 ),
             ));
         }
+        if s.discard.mode == DiscardMode::Strim
+            && (s.discard.strim_slots == 0 || s.discard.strim_slots > 1 << 20)
+        {
+            return Err(bad(
+                "host.swap.discard.strim_slots",
+                format!("is {}: must be in [1, 1048576]", s.discard.strim_slots),
+            ));
+        }
+        s.discard.idle.validate()?;
         if self.readahead.page_cluster > 5 {
             return Err(bad(
                 "host.readahead.page_cluster",
@@ -556,6 +612,11 @@ impl HostConfig {
                     self.readahead.page_cluster
                 ),
             ));
+        }
+        self.zswap.validate()?;
+        self.compression.validate()?;
+        if let SwapBackendConfig::Zram(z) = &s.backend {
+            z.validate()?;
         }
         let p = &self.pagecache;
         if !p.read_ahead_kb.is_multiple_of(4) || p.read_ahead_kb > 65536 {

@@ -5,9 +5,17 @@
 //! generated from these types (`schemars::JsonSchema`). Values are checked by [`HostSimConfig::validate`]
 //! with errors naming the key.
 
+mod compress;
+mod diss;
 mod host;
 mod workload;
+mod znswap;
 
+pub use compress::{
+    AlgorithmCost, CompressionCosts, CompressorKind, ZpoolKind, ZramConfig, ZramWritebackConfig,
+    ZramWritebackMode, ZswapConfig,
+};
+pub use diss::IdleTrimConfig;
 pub use host::{
     CgroupConfig, CostConfig, DiscardConfig, DiscardMode, HostConfig, PageCacheConfig,
     ReadaheadConfig, ReadaheadPolicyKind, ReclaimConfig, ReclaimPolicyKind, SwapAllocatorKind,
@@ -20,6 +28,7 @@ pub use workload::{
     MobileConfig, MobileScenario, PmbenchConfig, RefFormat, TraceRefsConfig, VmScalConfig,
     VmScalPattern, WorkloadConfig, YcsbConfig,
 };
+pub use znswap::{validate_backend, ZnswapConfig, ZonePolicyConfig};
 
 use nandstack_core::{Error, Result};
 use schemars::JsonSchema;
@@ -154,6 +163,7 @@ impl HostSimConfig {
     /// the workloads' own checks run when the simulation is built.
     pub fn validate(&self) -> Result<()> {
         self.host.validate()?;
+        validate_backend(&self.host, &self.device)?;
         validate_processes(&self.host, &self.processes, "processes")?;
         let r = &self.run;
         if !(r.series_interval_ms.is_finite() && r.series_interval_ms > 0.0) {

@@ -37,7 +37,7 @@ pub struct InlineConfig {
     pub refs: String,
 }
 
-/// `memtouch PAGES OPS PATTERN WRITE_PCT SEED`.
+/// `memtouch PAGES OPS PATTERN WRITE_PCT SEED [CONTENT]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MemtouchConfig {
@@ -51,6 +51,17 @@ pub struct MemtouchConfig {
     pub write_pct: u32,
     /// SEED of the program's xorshift64 generator (the program uses `SEED | 1`).
     pub seed: u64,
+    /// CONTENT: what the fill writes into each page — `sparse` (every 8th word random), `random`,
+    /// `corpus:NAME` (page p = 4 KiB chunk p mod chunks of Silesia file NAME), `mix:PCT:NAME` (per page
+    /// random with PCT% probability, else the chunk), `zero:PCT:NAME` (zero-filled with PCT%
+    /// probability, else the chunk). The pages' bytes are what zswap and zram compress. Default
+    /// `sparse`.
+    #[serde(default)]
+    pub content: Option<String>,
+    /// Folder holding `silesia_NAME.zip` for the corpus modes. Default: `$NANDSTACK_CORPUS_DIR`, else
+    /// `../shared/traces/compress` from the working directory or beside the source checkout.
+    #[serde(default)]
+    pub corpus_dir: Option<String>,
 }
 
 /// memtouch's PATTERN.
@@ -275,6 +286,13 @@ pub struct MobileConfig {
     /// Fraction of anonymous references that write. Default 0.3.
     #[serde(default = "d_wr")]
     pub write_ratio: f64,
+    /// Fraction of each app's anonymous pages that are only read after the launch wrote them (decoded
+    /// resources, caches kept in the heap): references to them never write. Default 0.
+    #[serde(default)]
+    pub read_mostly_fraction: f64,
+    /// Fraction of references to the shared data file that write. Default: `write_ratio`.
+    #[serde(default)]
+    pub data_write_ratio: Option<f64>,
     /// Zipf exponent of page popularity inside an app. Default 0.9.
     #[serde(default = "d_app_theta")]
     pub zipf_theta: f64,
@@ -373,6 +391,15 @@ impl WorkloadConfig {
                 if c.pattern == MemtouchPattern::Hot && c.pages < 5 {
                     return Err(Error::config(k("pages"), "the hot pattern needs ≥ 5 pages"));
                 }
+                if let Some(content) = &c.content {
+                    nandstack_workload::content::ContentSpec::parse(content).map_err(|e| {
+                        let msg = match e {
+                            Error::Config { msg, .. } => msg,
+                            other => other.to_string(),
+                        };
+                        Error::config(k("content"), msg)
+                    })?;
+                }
             }
             WorkloadConfig::VmScalability(c) => {
                 positive(&k("size_mib"), c.size_mib)?;
@@ -414,6 +441,10 @@ impl WorkloadConfig {
                     return Err(Error::config(k("minute_ms"), "must be ≥ 1"));
                 }
                 ratio(&k("write_ratio"), c.write_ratio)?;
+                ratio(&k("read_mostly_fraction"), c.read_mostly_fraction)?;
+                if let Some(d) = c.data_write_ratio {
+                    ratio(&k("data_write_ratio"), d)?;
+                }
                 if !(c.zipf_theta.is_finite() && c.zipf_theta > 0.0 && c.zipf_theta < 10.0) {
                     return Err(Error::config(k("zipf_theta"), "must be in (0, 10)"));
                 }

@@ -14,9 +14,11 @@ use crate::config::{
 };
 use crate::pagecache::PageCache;
 use crate::reclaim::{ClockReclaim, FifoReclaim, LinuxReclaim, ReclaimPolicy};
-use crate::swap::alloc::{ClusterAllocator, NextFitAllocator, SlotAllocator};
+use crate::swap::alloc::{ClusterAllocator, ClusterV5Allocator, NextFitAllocator, SlotAllocator};
 use crate::swap::backend::{BlockSwap, LoopSwap, SwapBackend};
-use crate::swap::discard::{ClusterDiscard, DiscardPolicy, FineDiscard, NoDiscard};
+use crate::swap::discard::{
+    ClusterDiscard, DiscardPolicy, FineDiscard, IdleTrim, NoDiscard, SwapInTrim,
+};
 use crate::swap::readahead::{ClusterReadahead, NoReadahead, Readahead, VmaReadahead};
 use crate::swap::{SwapArea, SwapGeometry};
 use crate::vm::memcg::Memcg;
@@ -31,6 +33,7 @@ impl Host {
         // Read-after-write version checks and FTL invariants in the device too, under verify.
         let dev = nandstack_device::build(&cfg.device, cfg.seed, verify, None)?;
         let capacity = dev.capacity_bytes();
+        let dev_zones = dev.zone_model();
         // Partitions.
         let swap_off = mib("host.swap.offset_mib", h.swap.offset_mib)?;
         let swap_len = mib("host.swap.size_mib", h.swap.size_mib)?;
@@ -55,6 +58,15 @@ impl Host {
             None => swap_off + swap_len,
         };
         let file_len = file_pages * 4096;
+        if file_pages > 0 && dev_zones.is_some() {
+            return Err(Error::config(
+                "processes",
+                format!(
+                    "the workloads map {} MiB of files: the page cache writes its file partition in place,                      which a zoned device refuses (writes only at a zone's write pointer); run file-backed                      workloads on a block device",
+                    file_len_mib(file_pages)
+                ),
+            ));
+        }
         if file_pages > 0 {
             if file_off.checked_add(file_len).is_none_or(|e| e > capacity) {
                 return Err(Error::config(
@@ -104,6 +116,12 @@ impl Host {
             DiscardMode::Off => Box::new(NoDiscard),
             DiscardMode::Cluster => Box::new(ClusterDiscard),
             DiscardMode::Fine => Box::new(FineDiscard::new(h.swap.discard.slots)),
+            DiscardMode::Itrim => Box::new(IdleTrim::new(&h.swap.discard.idle)),
+            DiscardMode::Strim => Box::new(SwapInTrim::new(
+                (nslots as u32).max(1).div_ceil(h.swap.cluster_slots) * h.swap.cluster_slots,
+                h.swap.discard.strim_slots,
+                &h.swap.discard.idle,
+            )),
         };
         let whole = discard.whole_clusters();
         if whole && h.swap.allocator == SwapAllocatorKind::NextFit {
@@ -124,6 +142,9 @@ impl Host {
                     Box::new(ClusterAllocator::new(map, cs, cpus, solid, whole))
                 }
                 SwapAllocatorKind::NextFit => Box::new(NextFitAllocator::new(map)),
+                SwapAllocatorKind::ClusterV5 => {
+                    Box::new(ClusterV5Allocator::new(map, cs, cpus, whole))
+                }
             }
         };
         let geometry = SwapGeometry {
@@ -134,13 +155,24 @@ impl Host {
             cpus,
             slot_cache: h.swap.slot_cache,
         };
-        let backend: Box<dyn SwapBackend> = match h.swap.backend {
-            SwapBackendConfig::Block => Box::new(BlockSwap::new(swap_off)),
+        if h.swap.register_range && !matches!(h.swap.backend, SwapBackendConfig::Block) {
+            return Err(Error::config(
+                "host.swap.register_range",
+                "registers the swap partition with the block device below \
+                 (register_swap_range); needs host.swap.backend.kind = \"block\"",
+            ));
+        }
+        let simple =
+            |backend: Box<dyn SwapBackend>| SwapArea::new(geometry, &make, discard, backend);
+        let mut swap = match &h.swap.backend {
+            SwapBackendConfig::Block => simple(Box::new(
+                BlockSwap::new(swap_off).registering(h.swap.register_range),
+            )),
             SwapBackendConfig::Loop {
                 request_us,
                 page_us,
             } => {
-                for (k, v) in [("request_us", request_us), ("page_us", page_us)] {
+                for (k, v) in [("request_us", *request_us), ("page_us", *page_us)] {
                     if !(v.is_finite() && v >= 0.0) {
                         return Err(Error::config(
                             format!("host.swap.backend.{k}"),
@@ -148,10 +180,21 @@ impl Host {
                         ));
                     }
                 }
-                Box::new(LoopSwap::new(swap_off, request_us, page_us))
+                simple(Box::new(LoopSwap::new(swap_off, *request_us, *page_us)))
+            }
+            SwapBackendConfig::Zram(z) => simple(Box::new(crate::swap::backend::Zram::new(
+                z,
+                &h.compression,
+                nslots as u32,
+                swap_off,
+            )?)),
+            SwapBackendConfig::Znswap(z) => {
+                let names = vm.memcgs.iter().map(|m| m.name.clone()).collect();
+                crate::swap::backend::znswap::swap_area(z, h, dev_zones, names)?
             }
         };
-        let swap = SwapArea::new(geometry, &make, discard, backend);
+        swap.zswap = crate::zswap::build(h, frames, swap.map.len(), verify)?;
+        swap.swapins.cdh = h.swap.clean_data_handler;
         let ra: Box<dyn Readahead> = match h.readahead.policy {
             ReadaheadPolicyKind::Vma => Box::new(VmaReadahead::new(h.readahead.page_cluster)),
             ReadaheadPolicyKind::Cluster => {
@@ -260,7 +303,6 @@ impl Host {
             h.swap.max_request_kib / 4,
             cfg.run.block_trace.as_ref(),
         )?;
-        let mut swap = swap;
         swap.backend.swapon(&mut io, swap.nslots)?;
         let p = Params {
             ns_per_ref: h.costs.ns_per_reference,
@@ -294,7 +336,12 @@ impl Host {
             plug: Default::default(),
             kswapd_plug: Default::default(),
             rotate_batch: Vec::new(),
+            cswap: Default::default(),
             verify,
         })
     }
+}
+
+fn file_len_mib(pages: u64) -> u64 {
+    (pages * 4096).div_ceil(1 << 20)
 }

@@ -8,7 +8,7 @@ use nandstack_core::Result;
 use super::{Ctx, Host, COMM_KWORKER};
 use crate::block::{IoKind, Region};
 use crate::plug::{AddOutcome, FlushCause, PlugRq};
-use crate::swap::backend::{Submit, SwapPage};
+use crate::swap::backend::SwapPage;
 use crate::swap::map_count;
 use crate::vm::page::*;
 use crate::vm::workingset;
@@ -28,10 +28,14 @@ impl Host {
         if !fr.has(F_MAPPED) {
             return 0;
         }
-        let pte = &mut self.vm.ptes[fr.vpn as usize];
+        let vpn = fr.vpn;
+        let pte = &mut self.vm.ptes[vpn as usize];
         debug_assert!(is_present(*pte) && pte_frame(*pte) == f);
         let young = *pte & PTE_YOUNG != 0;
         *pte &= !PTE_YOUNG;
+        if fr.has(F_ANON) {
+            self.swap.backend.page_referenced(vpn, young);
+        }
         young as u32
     }
 
@@ -96,6 +100,9 @@ impl Host {
         debug_assert!(is_present(pte) && pte_frame(pte) == f);
         if pte & PTE_DIRTY != 0 {
             self.mark_dirty(f, now);
+            if fr.has(F_SWAPCACHE) {
+                self.swap.swapins.dirtied(fr.key);
+            }
         }
         let fr = &mut self.vm.frames[f as usize];
         fr.clear(F_MAPPED);
@@ -125,11 +132,15 @@ impl Host {
     /// `pageout` → `swap_writepage` / `writepage`: the write of dirty frame `f` is submitted as a
     /// single-page bio into the task's plug; the frame becomes clean, under writeback (completion
     /// unknown until the plug is flushed), marked for reclaim (rotated to the inactive tail when the
-    /// write ends).
-    pub fn pageout(&mut self, ctx: &Ctx, f: u32) -> Result<()> {
+    /// write ends). A swap page first goes through `swap_writeout` (zero page, zswap, synchronous
+    /// backend: done at once, the page clean and idle; or refused: still dirty).
+    pub fn pageout(&mut self, ctx: &mut Ctx, f: u32) -> Result<()> {
         let fr = self.vm.frames[f as usize];
         debug_assert!(fr.has(F_DIRTY) && !fr.has(F_WRITEBACK) && !fr.has(F_MAPPED));
         let file = fr.is_file();
+        if !file && self.swap_writeout(ctx, f)? != crate::zswap::swapio::Writeout::Queue {
+            return Ok(());
+        }
         let (region, off) = if file {
             (Region::File, self.pc.offset(fr.key))
         } else {
@@ -236,19 +247,26 @@ impl Host {
                     memcg: fr.memcg,
                 }
             }));
-            let memcgs = &mut self.vm.memcgs;
-            let mut sub = Submit {
-                io: &mut self.io,
-                at: ctx.now,
-                comm,
-                dispatch: &mut |m, w, b, t| super::throttle(memcgs, m, w, b, t),
-            };
-            let r = match rq.kind {
-                IoKind::Write => self.swap.backend.write(&mut sub, &pages, &mut done),
-                _ => self.swap.backend.read(&mut sub, &pages, &mut done),
-            };
-            self.swap_pages = pages;
+            let kind = rq.kind;
+            if kind == IoKind::Write {
+                // A backend that places pages itself may make room first (and move slots doing so).
+                self.swap_write_prepare(ctx.now, ctx.cpu, &pages)?;
+                for (p, &f) in pages.iter_mut().zip(&rq.frames) {
+                    p.slot = self.vm.frames[f as usize].key;
+                }
+            }
+            let r = self.backend_io(ctx.now, comm, ctx.cpu, |b, sub| match kind {
+                IoKind::Write => b.write(sub, &pages, &mut done),
+                _ => b.read(sub, &pages, &mut done),
+            });
             r?;
+            if kind == IoKind::Write {
+                self.swap.swapped_out(&pages);
+            }
+            self.swap_pages = pages;
+            if kind == IoKind::Write {
+                self.apply_swap_moves()?;
+            }
         } else {
             debug_assert_eq!(rq.kind, IoKind::Write, "file reads are not plugged");
             let d = self
@@ -344,9 +362,15 @@ impl Host {
         if self.vm.frames[f as usize].has(F_DIRTY) {
             self.blk_start_plug();
             self.pageout(ctx, f)?;
-            ctx.now += self.p.write_ns;
+            if self.vm.frames[f as usize].has(F_WRITEBACK) {
+                ctx.now += self.p.write_ns;
+            }
             self.blk_finish_plug(ctx)?;
             self.wait_writeback(ctx, f)?;
+            if self.vm.frames[f as usize].has(F_DIRTY) {
+                // The backend refused the write: the page stays, unmapped in the swap cache.
+                return Ok(false);
+            }
         }
         self.remove_mapping(f, ctx.cpu);
         Ok(true)

@@ -6,6 +6,7 @@ use nandstack_core::{Error, Result};
 
 use super::{Ctx, FaultKind, Host};
 use crate::block::{IoKind, Region};
+use crate::swap::backend::SwapPage;
 use crate::swap::readahead::RaInput;
 use crate::swap::{map_count, MAP_CACHE};
 use crate::vm::page::*;
@@ -16,6 +17,10 @@ impl Host {
     /// Handle a reference that missed: PTE not present, or a write through a read-only PTE.
     pub fn fault(&mut self, ctx: &mut Ctx, vpn: u32, write: bool) -> Result<()> {
         let t0 = ctx.now;
+        // zswap's writeback worker runs beside the program: bring it up to now.
+        self.zswap_worker_run(ctx.now)?;
+        self.sync_pool_frames();
+        self.idle_discards(ctx.now)?;
         self.vm.tick_stats_flush(ctx.now);
         let pi = self.vm.proc_of(vpn);
         let pte = self.vm.ptes[vpn as usize];
@@ -137,7 +142,7 @@ impl Host {
     }
 
     /// Workingset refault check for a page read back with `shadow` in its slot / index entry.
-    fn refault(&mut self, f: u32, shadow: u32, file: bool) {
+    pub(crate) fn refault(&mut self, f: u32, shadow: u32, file: bool) {
         if !is_shadow(shadow) || !self.p.workingset || !self.uses_active() {
             return;
         }
@@ -179,6 +184,10 @@ impl Host {
             return Ok(FaultKind::SwapCache);
         }
         ctx.now += self.p.major_ns;
+        if self.swap.backend.synchronous() && map_count(self.swap.map[slot as usize]) == 1 {
+            // SWP_SYNCHRONOUS_IO: no readahead, no swap cache.
+            return self.swap_fault_sync(ctx, pi, vpn, slot, write);
+        }
         let mut win = std::mem::take(&mut self.ra_buf);
         win.clear();
         let ra_pages;
@@ -200,14 +209,17 @@ impl Host {
         }
         debug_assert!(win.iter().any(|&(v, _)| v == vpn));
         let m = self.vm.procs[pi].memcg;
-        let mut n = self.swapin_window(ctx, m, vpn, &win, ra_pages > 1)?;
+        let mut n = self.swapin_window(ctx, m, vpn, write, &win, ra_pages > 1)?;
         // Reclaim run by a later allocation of the window may have freed the faulting page once its
         // read was done (a plug flushed early): read it again, alone (`__read_swap_cache_async` of
-        // the target after the readahead loop).
+        // the target after the readahead loop). A backend's GC run by that reclaim may have moved
+        // the page's slot (ZNSwap): its PTE says where it is now.
+        let mut slot = pte_slot(self.vm.ptes[vpn as usize]);
         while self.swap.cache[slot as usize] == NONE || is_shadow(self.swap.cache[slot as usize]) {
             win.clear();
             win.push((vpn, slot));
-            n += self.swapin_window(ctx, m, vpn, &win, false)?;
+            n += self.swapin_window(ctx, m, vpn, write, &win, false)?;
+            slot = pte_slot(self.vm.ptes[vpn as usize]);
         }
         self.ra_buf = win;
         self.stats.pswpin += n;
@@ -232,14 +244,23 @@ impl Host {
         ctx: &mut Ctx,
         m: u16,
         vpn: u32,
+        write: bool,
         win: &[(u32, u32)],
         plugged: bool,
     ) -> Result<u64> {
-        let mut n = 0;
+        let (mut n, mut t) = (0, ctx.now);
         if plugged {
             self.blk_start_plug();
         }
         for &(v, s) in win {
+            // Reclaim for an earlier page of the window may have run a backend's GC, which moves
+            // slots (ZNSwap): a page whose listed slot was freed is where its PTE now says.
+            let pte = self.vm.ptes[v as usize];
+            let s = if is_swap(pte) && pte_slot(pte) != s && self.swap.map[s as usize] == 0 {
+                pte_slot(pte)
+            } else {
+                s
+            };
             let c = self.swap.cache[s as usize];
             if (c != NONE && !is_shadow(c))
                 || map_count(self.swap.map[s as usize]) == 0
@@ -248,9 +269,15 @@ impl Host {
                 continue;
             }
             let f = self.alloc_page(ctx, m)?;
+            // The same after this allocation's reclaim (`pte_same` after a sleep).
+            let s = pte_slot(self.vm.ptes[v as usize]);
             let shadow = self.swap.cache[s as usize];
             let fr = &mut self.vm.frames[f as usize];
             fr.set(F_ANON | F_SWAPCACHE | F_LOCKED);
+            if self.swap.swapins.cdh {
+                // DISS CDH: a page read from swap is dirty (the device may drop its copy).
+                fr.set(F_DIRTY);
+            }
             if v != vpn {
                 fr.set(F_READAHEAD);
                 self.stats.readahead_pages += 1;
@@ -263,9 +290,25 @@ impl Host {
             self.swap.map[s as usize] |= MAP_CACHE;
             self.refault(f, shadow, false);
             self.lru_admit(f);
+            // swap_read_folio: a zero bit or a zswap entry is served in memory (one after the other
+            // on this CPU); the rest is read from the backend.
+            t = t.max(ctx.now);
+            if self.swap_read_folio_mem(&mut t, f)? {
+                continue;
+            }
             n += 1;
+            // Swap-in kinds (DISS) and swap-in TRIM (STRIM) follow the device reads.
+            let page = SwapPage {
+                slot: s,
+                vpn: v,
+                memcg: m,
+            };
+            let write_slot = if write && v == vpn { s } else { NONE };
+            self.swap
+                .swapped_in(std::slice::from_ref(&page), write_slot);
             self.submit_bio(ctx, IoKind::Read, Region::Swap, self.swap.offset(s), f)?;
         }
+        self.sync_pool_frames();
         if plugged {
             self.blk_finish_plug(ctx)?;
         }

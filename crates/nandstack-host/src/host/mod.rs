@@ -4,6 +4,7 @@
 //! flusher in [`flush`], invariants in [`verify`].
 
 pub mod build;
+mod diss;
 pub mod evict;
 pub mod fault;
 pub mod flush;
@@ -168,6 +169,8 @@ pub struct Host {
     pub kswapd_plug: BlkPlug,
     /// Pages whose write ended on another CPU, waiting in its `lru_rotate` batch (frame, end).
     pub rotate_batch: Vec<(u32, u64)>,
+    /// Compressed swap: page contents, frames held by the pools (`crate::zswap`).
+    pub cswap: crate::zswap::swapio::CswapState,
     /// Checking invariants (verify mode).
     pub verify: bool,
 }
@@ -176,6 +179,11 @@ impl Host {
     /// The reclaim policy's name.
     pub fn policy_name(&self) -> &'static str {
         self.policy.as_ref().map_or("?", |p| p.name())
+    }
+
+    /// Whether a reclaim pass is running (the policy is out of its slot): nothing may reclaim now.
+    pub(crate) fn in_reclaim(&self) -> bool {
+        self.policy.is_none()
     }
 
     /// Whether the policy uses active lists (refault activation applies).
@@ -327,6 +335,8 @@ impl Host {
 
     /// Run the reclaim policy.
     pub(crate) fn reclaim(&mut self, ctx: &mut Ctx, req: &ReclaimRequest) -> Result<u64> {
+        // zswap's writeback worker runs beside reclaim: bring it up to now first.
+        self.zswap_worker_run(ctx.now)?;
         self.process_completions(ctx.now);
         self.vm.tick_stats_flush(ctx.now);
         let mut pol = self.policy.take().expect("reclaim is not re-entrant");
@@ -414,7 +424,7 @@ impl Host {
         if self.swap.to_discard.is_empty() {
             return Ok(());
         }
-        let v = std::mem::take(&mut self.swap.to_discard);
+        let v = self.swap.take_discards();
         for &(first, n, cluster) in &v {
             let done = self
                 .swap

@@ -24,6 +24,7 @@ impl Host {
         self.check_ptes()?;
         self.check_frames()?;
         self.check_swap()?;
+        self.cswap_check()?;
         Ok(())
     }
 
@@ -224,6 +225,7 @@ impl Host {
                 used, sw.used
             )));
         }
-        sw.verify_allocator().map_err(bad)
+        sw.verify_allocator().map_err(bad)?;
+        sw.backend.check(&sw.map)
     }
 }

@@ -176,9 +176,16 @@ impl LinuxReclaim {
                 return Ok(Outcome::Keep);
             }
             h.pageout(ctx, f)?;
-            ctx.now += h.p.write_ns;
             stat.nr_pageout += 1;
-            return Ok(Outcome::Keep);
+            let fr = h.vm.frames[f as usize];
+            if fr.has(F_WRITEBACK) {
+                // The CPU cost of submitting a device write (not of a store in memory).
+                ctx.now += h.p.write_ns;
+            }
+            if fr.has(F_DIRTY) || fr.has(F_WRITEBACK) {
+                return Ok(Outcome::Keep);
+            }
+            // A synchronous write (zero page, zswap, zram): the page is clean and idle, free it now.
         }
         h.remove_mapping(f, ctx.cpu);
         Ok(Outcome::Freed)

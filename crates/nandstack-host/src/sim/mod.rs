@@ -72,13 +72,16 @@ pub struct Sim {
 impl Sim {
     pub fn build(cfg: &HostSimConfig, verify: bool) -> Result<Sim> {
         cfg.validate()?;
-        let wls: Vec<workloads::Workload> = cfg
+        let (wls, contents): (Vec<workloads::Workload>, Vec<_>) = cfg
             .processes
             .iter()
             .enumerate()
-            .map(|(i, p)| workloads::build(&p.workload, cfg.seed, i as u64))
-            .collect::<Result<_>>()?;
+            .map(|(i, p)| workloads::build_with_contents(&p.workload, cfg.seed, i as u64))
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .unzip();
         let mut host = Host::build(cfg, &wls, verify)?;
+        host.set_contents(contents)?;
         let mut tasks = Vec::new();
         let mut procs = Vec::new();
         let mut total_hint = 0u64;
@@ -209,7 +212,10 @@ impl Sim {
 
     /// Completions, flusher, series, verification at time `now`.
     fn background(&mut self, now: u64) -> Result<()> {
+        self.host.zswap_worker_run(now)?;
         self.host.process_completions(now);
+        self.host.swap_backend_tick(now)?;
+        self.host.idle_discards(now)?;
         self.host.flusher_tick(now)?;
         self.series.sample(now, &self.host, false);
         if self.host.verify && self.host.stats.references >= self.next_verify {
@@ -272,6 +278,8 @@ impl Sim {
                         hits += 1;
                         continue;
                     }
+                    // The page image has seen every reference before this one.
+                    host.advance_contents(t.proc, proc.references + refs - 1);
                     host.fault(&mut t.ctx, vpn, r.op == OP_WRITE)?;
                 }
                 OP_BEGIN => t.req_start = t.ctx.now,

@@ -1,5 +1,6 @@
 //! Time series sampled every `series_interval_ms` of simulated time: swap space used, swap I/O and
-//! faults in the interval, free RAM, and per cgroup its usage and swap bandwidth.
+//! faults in the interval, free RAM, the device's writes (host interface and flash, in 4 KiB pages: their
+//! ratio is the interval's WAF), and per cgroup its usage and swap bandwidth.
 
 use crate::host::Host;
 
@@ -27,8 +28,13 @@ pub struct Series {
     pub major_faults: Vec<u64>,
     pub minor_faults: Vec<u64>,
     pub free_pages: Vec<u64>,
+    /// 4 KiB pages written to the device (swap-outs, file writeback, a host GC's copies).
+    pub device_write_pages: Vec<u64>,
+    /// Flash programs in 4 KiB pages (every cause: the device's GC, padding).
+    pub flash_write_pages: Vec<u64>,
     pub cgroups: Vec<CgSeries>,
     last: [u64; 4],
+    last_dev: [u64; 2],
 }
 
 impl Series {
@@ -61,6 +67,14 @@ impl Series {
         self.minor_faults.push(cur[3] - self.last[3]);
         self.free_pages.push(h.vm.free_pages());
         self.last = cur;
+        let d = h.io.dev.stats();
+        let dev = [
+            d.host_write_bytes / 4096,
+            d.flash_program_pages * d.page_size_bytes / 4096,
+        ];
+        self.device_write_pages.push(dev[0] - self.last_dev[0]);
+        self.flash_write_pages.push(dev[1] - self.last_dev[1]);
+        self.last_dev = dev;
         for (c, m) in self.cgroups.iter_mut().zip(&h.vm.memcgs) {
             c.usage_pages.push(m.usage);
             let (r, w) = (m.stats.swap_read_bytes, m.stats.swap_write_bytes);

@@ -11,10 +11,12 @@ pub mod alloc;
 pub mod backend;
 pub mod discard;
 pub mod readahead;
+pub mod swapin;
 
 use alloc::SlotAllocator;
-use backend::SwapBackend;
+use backend::{SwapBackend, SwapPage};
 use discard::DiscardPolicy;
+use swapin::SwapIns;
 
 use crate::vm::page::NONE;
 
@@ -42,6 +44,10 @@ pub struct SwapStats {
     pub used_max: u64,
     /// Highest slot ever allocated (how far into the partition swap reached).
     pub max_slot: u32,
+    /// Zero-filled pages kept as a bit instead of being written (vmstat `swpout_zero`) and read back
+    /// from that bit (`swpin_zero`).
+    pub swpout_zero: u64,
+    pub swpin_zero: u64,
 }
 
 pub struct SwapArea {
@@ -64,6 +70,10 @@ pub struct SwapArea {
     discard: Box<dyn DiscardPolicy>,
     /// Where the slots' data goes (`swap_info_struct`'s device and its I/O path).
     pub backend: Box<dyn SwapBackend>,
+    /// `si->zeromap`: the slot's page was zero-filled and never written (one bit per slot).
+    pub zeromap: Vec<u64>,
+    /// zswap, the compressed cache in front of the backend (`None` when disabled).
+    pub zswap: Option<Box<crate::zswap::Zswap>>,
     slot_cache: usize,
     /// Per CPU: slots taken ahead from the allocator (last = next to use) and freed slots waiting.
     pcp_slots: Vec<Vec<u32>>,
@@ -73,6 +83,10 @@ pub struct SwapArea {
     scratch: Vec<(u32, u32)>,
     scratch_cl: Vec<u32>,
     pub stats: SwapStats,
+    /// Swap-in history (normal vs swap-in-and-in) and the clean-data handler (DISS).
+    pub swapins: SwapIns,
+    /// Slots left out of queued discards because they held data again when issued.
+    pub discards_filtered: u64,
 }
 
 /// Shape of a swap area.
@@ -132,6 +146,8 @@ impl SwapArea {
             alloc,
             discard,
             backend,
+            zeromap: vec![0; (padded as usize).div_ceil(64)],
+            zswap: None,
             slot_cache: slot_cache as usize,
             pcp_slots: vec![Vec::new(); cpus.max(1)],
             pcp_ret: vec![Vec::new(); cpus.max(1)],
@@ -139,11 +155,17 @@ impl SwapArea {
             scratch: Vec::new(),
             scratch_cl: Vec::new(),
             stats: SwapStats::default(),
+            swapins: SwapIns::new(padded, false),
+            discards_filtered: 0,
         }
     }
 
     pub fn enabled(&self) -> bool {
         self.usable > 0
+    }
+    /// CPUs (each with its own current cluster and slot cache).
+    pub fn cpus(&self) -> usize {
+        self.pcp_slots.len()
     }
     pub fn allocator_name(&self) -> &'static str {
         self.alloc.name()
@@ -182,6 +204,9 @@ impl SwapArea {
             return None;
         }
         let cpu = cpu % self.pcp_slots.len();
+        if self.slot_cache == 0 && self.used >= self.usable {
+            return None;
+        }
         let (slot, ready) = if self.slot_cache > 0 {
             if self.pcp_slots[cpu].is_empty() {
                 self.refill(cpu, now);
@@ -287,6 +312,17 @@ impl SwapArea {
     fn free_now_unmarked(&mut self, slot: u32) {
         self.used -= 1;
         self.stats.frees += 1;
+        self.notify_freed(slot);
+    }
+
+    /// Tell the backend, the allocator and the discard policy that `slot` is free
+    /// (`swap_range_free`: the zero bit and any zswap entry go with the slot).
+    fn notify_freed(&mut self, slot: u32) {
+        self.zeromap_set(slot, false);
+        if let Some(z) = self.zswap.as_mut() {
+            z.invalidate(slot);
+        }
+        self.swapins.freed(slot);
         self.backend.slot_freed(slot);
         self.alloc.free(slot);
         self.discard.slot_freed(slot, &self.map, &mut self.scratch);
@@ -298,6 +334,117 @@ impl SwapArea {
         for c in self.scratch_cl.drain(..) {
             self.to_discard.push((c * cs, cs, c));
         }
+    }
+
+    /// Whether `slot`'s page is kept as a zero bit.
+    #[inline]
+    pub fn is_zero(&self, slot: u32) -> bool {
+        self.zeromap[slot as usize / 64] & (1 << (slot % 64)) != 0
+    }
+
+    /// Set or clear `slot`'s zero bit (`swap_zeromap_folio_set` / `_clear`).
+    #[inline]
+    pub fn zeromap_set(&mut self, slot: u32, zero: bool) {
+        let w = &mut self.zeromap[slot as usize / 64];
+        if zero {
+            *w |= 1 << (slot % 64);
+        } else {
+            *w &= !(1 << (slot % 64));
+        }
+    }
+
+    /// Limit the slots in use to `n` (a backend whose slot space is larger than the swap size the OS
+    /// sees: ZNSwap's zones hold more slots than its logical size, the rest is its spare space).
+    pub fn limit_usable(&mut self, n: u64) {
+        self.usable = self.usable.min(n);
+    }
+
+    /// A backend relocated the page of in-use slot `from` to free slot `to` (a zone append that
+    /// completed, a host-side GC copy): `to` takes over the swap count, the swap-cache entry and the
+    /// owner, and `from` is freed (the backend, the allocator and the discard policy are told, as for
+    /// any freed slot). The caller remaps the page-table entry and the swap-cache frame. Only for
+    /// backends paired with an allocator that never hands out the slots they place.
+    pub fn move_slot(&mut self, from: u32, to: u32) {
+        let (f, t) = (from as usize, to as usize);
+        debug_assert!(self.map[f] != 0 && self.map[f] != MAP_BAD && self.map[t] == 0);
+        // Only slots whose data the backend holds move: never a zero bit or a zswap entry.
+        debug_assert!(
+            !self.is_zero(from) && !self.zswap.as_ref().is_some_and(|z| z.contains(from))
+        );
+        self.map[t] = self.map[f];
+        self.cache[t] = self.cache[f];
+        self.owner[t] = self.owner[f];
+        self.stats.max_slot = self.stats.max_slot.max(to);
+        self.cache[f] = NONE;
+        self.owner[f] = NONE;
+        // `to` is counted in `used` in place of `from`.
+        self.map[f] = 0;
+        self.notify_freed(from);
+    }
+
+    /// The pages of one swap-in were read from the device; `write_fault_slot` is the faulting page's
+    /// slot if the fault writes (that page is dirty anyway), else `NONE`.
+    pub fn swapped_in(&mut self, pages: &[SwapPage], write_fault_slot: u32) {
+        for p in pages {
+            self.swapins.read(p.slot, p.slot == write_fault_slot);
+            self.discard.slot_read(p.slot, &self.map, &mut self.scratch);
+        }
+        for (s, n) in self.scratch.drain(..) {
+            self.to_discard.push((s, n, NONE));
+        }
+    }
+
+    /// The writes of `pages` were submitted.
+    pub fn swapped_out(&mut self, pages: &[SwapPage]) {
+        for p in pages {
+            self.swapins.written(p.slot);
+            self.discard.slot_written(p.slot);
+        }
+    }
+
+    /// The queued discards, as they are issued now: cluster discards whole, other ranges cut to the
+    /// slots that may still be discarded (a slot written again meanwhile is left out).
+    pub fn take_discards(&mut self) -> Vec<(u32, u32, u32)> {
+        let queued = std::mem::take(&mut self.to_discard);
+        let mut out = Vec::with_capacity(queued.len());
+        for (first, n, cluster) in queued {
+            if cluster != NONE {
+                out.push((first, n, cluster));
+                continue;
+            }
+            let mut s = first;
+            while s < first + n {
+                if !self.discard.discardable(s, &self.map) {
+                    self.discards_filtered += 1;
+                    s += 1;
+                    continue;
+                }
+                let a = s;
+                while s < first + n && self.discard.discardable(s, &self.map) {
+                    s += 1;
+                }
+                out.push((a, s - a, NONE));
+            }
+        }
+        out
+    }
+
+    /// The next deferred (idle-time) discard to issue before `now`, the device idle since `idle_from`:
+    /// `(submission time, first slot, slots)`.
+    pub fn next_deferred(&mut self, idle_from: u64, now: u64) -> Option<(u64, u32, u32)> {
+        self.discard.next_deferred(idle_from, now, &self.map)
+    }
+
+    /// The report's `swap.discard`: the policy, its own figures, and the slots left out of queued
+    /// discards when they were issued.
+    pub fn discard_section(&self) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        m.insert("policy".into(), self.discard.name().into());
+        m.insert("filtered_slots".into(), self.discards_filtered.into());
+        if let serde_json::Value::Object(o) = self.discard.report() {
+            m.extend(o);
+        }
+        serde_json::Value::Object(m)
     }
 
     /// The discard of whole cluster `cluster` completes at `done`.

@@ -123,7 +123,8 @@ mod tests {
         for _ in 0..5 {
             eviction(&mut m, false);
         }
-        let r = refault(&mut m, s, false, lru(&m), true);
+        let sizes = lru(&m);
+        let r = refault(&mut m, s, false, sizes, true);
         assert!(r.activate && r.restore);
         assert_eq!(m.stats.workingset_activate_anon, 1);
         // Far refault: distance 20 > workingset 10.
@@ -131,12 +132,14 @@ mod tests {
         for _ in 0..20 {
             eviction(&mut m, false);
         }
-        let r = refault(&mut m, s, false, lru(&m), true);
+        let sizes = lru(&m);
+        let r = refault(&mut m, s, false, sizes, true);
         assert!(!r.activate);
         // Without free swap, active anon does not count for an anon refault.
         let s = eviction(&mut m, false);
         eviction(&mut m, false);
-        let r = refault(&mut m, s, false, lru(&m), false);
+        let sizes = lru(&m);
+        let r = refault(&mut m, s, false, sizes, false);
         assert!(!r.activate);
         assert_eq!(m.lru_len(LRU_INACTIVE_ANON), 0);
     }

@@ -1,85 +1,130 @@
-//! `tools/memtouch.c`, reference for reference.
+//! `tools/memtouch.c`, reference for reference, with the bytes it leaves in its pages.
 //!
-//! The program seeds a 64-bit xorshift (13, 7, 17) with `SEED | 1`, maps PAGES anonymous pages, writes
-//! words 0, 8, …, 504 of every page in page order (64 writes per page, each consuming one draw), then
-//! performs OPS accesses. Each access draws its page (uniform: `rnd() % pages`; seq: a cursor; hot:
-//! `urand() < 0.8` picks `rnd() % (pages/5)` else `pages/5 + rnd() % (pages − pages/5)`; normal: two
-//! `urand()`s through Box–Muller (2π = 6.283185307179586, the same double as `TAU`), `q = (long)(pages/2 + z·pages/12)` clamped), then a word offset
-//! (`rnd() % 512`), then `rnd() % 100 < WRITE_PCT` decides a write, which stores one more `rnd()`.
-//! The same draws in the same order are made here, so the page sequence is the program's.
+//! The program seeds a 64-bit xorshift (13, 7, 17) with `SEED | 1`, maps PAGES anonymous pages and
+//! fills them in page order with its CONTENT, then performs OPS accesses. The draws — the fill's (64 per
+//! page for `sparse`, 512 for `random`, one decision per page for `mix`/`zero`, none for `corpus`) and
+//! each access's (page by PATTERN, word `% 512`, write decision, value) — are
+//! `nandstack_workload::content::MemtouchProgram`'s, so the page sequence is the program's for every
+//! content. The fill emits one write reference per 64-bit store: 64 per `sparse` page, 512 per
+//! `random` or corpus page (the whole page written), 1 per zero-filled page (memtouch stores `w[0] = 0`).
+//!
+//! [`build_contents`] builds the same program a second time as the process's page image, which the host
+//! advances as references execute (see [`crate::contents`]).
 
-use nandstack_core::Result;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use nandstack_core::{Error, Result};
+use nandstack_workload::content::{
+    AccessPattern, ContentSpec, Corpus, MemtouchParams, MemtouchProgram, PageOrigin,
+};
 
 use super::{layout, MapKind, MemRef, RefStream, Workload};
 use crate::config::{MemtouchConfig, MemtouchPattern};
+use crate::contents::MemtouchContents;
 
+/// Write references the fill emits for a page of this origin (one per 64-bit store).
+pub fn fill_refs(origin: PageOrigin) -> u32 {
+    match origin {
+        PageOrigin::Sparse { .. } => 64,
+        PageOrigin::Random { .. } | PageOrigin::Corpus { .. } => 512,
+        PageOrigin::Zero => 1,
+    }
+}
+
+/// Environment variable naming the folder of the Silesia zips.
+pub const CORPUS_DIR_ENV: &str = "NANDSTACK_CORPUS_DIR";
+
+/// Where `silesia_NAME.zip` is looked for: the config's folder, else `$NANDSTACK_CORPUS_DIR`, else
+/// `../shared/traces/compress` from the working directory, else beside the source checkout.
+fn corpus_dirs(configured: Option<&str>) -> Vec<PathBuf> {
+    if let Some(d) = configured {
+        return vec![PathBuf::from(d)];
+    }
+    if let Some(d) = std::env::var_os(CORPUS_DIR_ENV) {
+        return vec![PathBuf::from(d)];
+    }
+    vec![
+        PathBuf::from("../shared/traces/compress"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/compress"),
+    ]
+}
+
+/// Load corpus `name`, looking in [`corpus_dirs`]; a missing file names every place looked.
+fn load_corpus(configured: Option<&str>, name: &str) -> Result<Corpus> {
+    let dirs = corpus_dirs(configured);
+    for d in &dirs {
+        if Corpus::zip_path(d, name).is_file() {
+            return Corpus::load(d, name);
+        }
+    }
+    let tried: Vec<String> = dirs
+        .iter()
+        .map(|d| Corpus::zip_path(d, name).display().to_string())
+        .collect();
+    Err(Error::config(
+        "workload.content",
+        format!(
+            "corpus `{name}`: silesia_{name}.zip not found (looked at {}); the Silesia files are in \
+             shared/traces/compress — set the memtouch workload's `corpus_dir` or ${CORPUS_DIR_ENV}",
+            tried.join(", ")
+        ),
+    ))
+}
+
+fn params(c: &MemtouchConfig) -> Result<MemtouchParams> {
+    let content = match &c.content {
+        Some(text) => ContentSpec::parse(text)?,
+        None => ContentSpec::Sparse,
+    };
+    Ok(MemtouchParams {
+        pages: c.pages,
+        ops: c.ops,
+        pattern: match c.pattern {
+            MemtouchPattern::Uniform => AccessPattern::Uniform,
+            MemtouchPattern::Normal => AccessPattern::Normal,
+            MemtouchPattern::Seq => AccessPattern::Seq,
+            MemtouchPattern::Hot => AccessPattern::Hot,
+        },
+        write_pct: c.write_pct,
+        seed: c.seed,
+        content,
+    })
+}
+
+/// The program (fill done) and its corpus, shared by the reference stream and the page image.
+fn program(c: &MemtouchConfig) -> Result<(MemtouchProgram, Option<Arc<Corpus>>)> {
+    let p = params(c)?;
+    let corpus = match p.content.corpus_name() {
+        Some(name) => Some(Arc::new(load_corpus(c.corpus_dir.as_deref(), name)?)),
+        None => None,
+    };
+    Ok((MemtouchProgram::with_corpus(p, corpus.clone())?, corpus))
+}
+
+/// memtouch's reference stream.
 pub struct Memtouch {
-    s: u64,
+    prog: MemtouchProgram,
     pages: u64,
-    ops: u64,
-    pattern: MemtouchPattern,
-    wpct: u64,
-    /// Fill position (page, word) or, after the fill, the access count.
+    /// Fill position: page and write references left in it.
     fill_page: u64,
-    fill_word: u32,
-    done_ops: u64,
-    cursor: u64,
+    fill_left: u32,
+    fill_total: u64,
 }
 
 impl Memtouch {
-    pub fn new(c: &MemtouchConfig) -> Memtouch {
+    fn new(prog: MemtouchProgram) -> Memtouch {
+        let pages = prog.params().pages;
+        let fill_total = (0..pages)
+            .map(|p| fill_refs(prog.image().origin(p)) as u64)
+            .sum();
+        let fill_left = fill_refs(prog.image().origin(0));
         Memtouch {
-            s: c.seed | 1,
-            pages: c.pages,
-            ops: c.ops,
-            pattern: c.pattern,
-            wpct: c.write_pct as u64,
+            prog,
+            pages,
             fill_page: 0,
-            fill_word: 0,
-            done_ops: 0,
-            cursor: 0,
-        }
-    }
-
-    #[inline]
-    fn rnd(&mut self) -> u64 {
-        self.s ^= self.s << 13;
-        self.s ^= self.s >> 7;
-        self.s ^= self.s << 17;
-        self.s
-    }
-
-    #[inline]
-    fn urand(&mut self) -> f64 {
-        (self.rnd() >> 11) as f64 * (1.0 / 9007199254740992.0)
-    }
-
-    /// The page of the next access (consumes the pattern's draws).
-    #[inline]
-    fn next_page(&mut self) -> u64 {
-        let pages = self.pages;
-        match self.pattern {
-            MemtouchPattern::Uniform => self.rnd() % pages,
-            MemtouchPattern::Seq => {
-                let p = self.cursor % pages;
-                self.cursor += 1;
-                p
-            }
-            MemtouchPattern::Hot => {
-                if self.urand() < 0.8 {
-                    self.rnd() % (pages / 5)
-                } else {
-                    pages / 5 + self.rnd() % (pages - pages / 5)
-                }
-            }
-            MemtouchPattern::Normal => {
-                let u1 = self.urand();
-                let u2 = self.urand();
-                let z = (-2.0 * (u1 + 1e-300).ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-                // C: (long)(pages/2 + z*(pages/12.0)) — integer pages/2, truncation toward zero.
-                let q = ((pages / 2) as f64 + z * (pages as f64 / 12.0)) as i64;
-                q.clamp(0, pages as i64 - 1) as u64
-            }
+            fill_left,
+            fill_total,
         }
     }
 }
@@ -88,63 +133,83 @@ impl RefStream for Memtouch {
     fn fill(&mut self, out: &mut Vec<MemRef>, max: usize) -> Result<bool> {
         let mut n = 0;
         while self.fill_page < self.pages && n < max {
-            self.rnd();
             out.push(MemRef::write(self.fill_page as u32));
             n += 1;
-            self.fill_word += 8;
-            if self.fill_word >= 512 {
-                self.fill_word = 0;
+            self.fill_left -= 1;
+            if self.fill_left == 0 {
                 self.fill_page += 1;
+                if self.fill_page < self.pages {
+                    self.fill_left = fill_refs(self.prog.image().origin(self.fill_page));
+                }
             }
         }
-        while self.fill_page >= self.pages && self.done_ops < self.ops && n < max {
-            let p = self.next_page();
-            let _word = self.rnd() % 512;
-            let write = self.rnd() % 100 < self.wpct;
-            if write {
-                self.rnd();
-            }
-            out.push(MemRef::access(p as u32, write));
-            self.done_ops += 1;
+        while self.fill_page >= self.pages && n < max {
+            let Some(a) = self.prog.next_access() else {
+                break;
+            };
+            out.push(MemRef::access(a.page as u32, a.written.is_some()));
             n += 1;
         }
-        Ok(self.fill_page < self.pages || self.done_ops < self.ops)
+        Ok(self.fill_page < self.pages || self.prog.ops_done() < self.prog.params().ops)
     }
 
     fn len_hint(&self) -> Option<u64> {
-        Some(self.pages * 64 + self.ops)
+        Some(self.fill_total + self.prog.params().ops)
     }
 }
 
-pub fn build(c: &MemtouchConfig) -> Workload {
+pub fn build(c: &MemtouchConfig) -> Result<Workload> {
+    Ok(build_contents(c)?.0)
+}
+
+/// The workload and its page image (one corpus read shared by both).
+pub fn build_contents(c: &MemtouchConfig) -> Result<(Workload, MemtouchContents)> {
+    let (prog, corpus) = program(c)?;
+    let image = MemtouchProgram::with_corpus(prog.params().clone(), corpus)?;
+    let stream = Memtouch::new(prog);
+    let fill_total = stream.fill_total;
     let (pages, mappings) = layout(&[(c.pages as u32, MapKind::Anon)]);
-    Workload {
+    let content = match &c.content {
+        Some(t) => format!(" {t}"),
+        None => String::new(),
+    };
+    let w = Workload {
         pages,
         mappings,
         files: Vec::new(),
-        threads: vec![Box::new(Memtouch::new(c))],
+        threads: vec![Box::new(stream)],
         kv: false,
         touches_all: true,
         describe: format!(
             "memtouch {} {} {:?} {} {}",
             c.pages, c.ops, c.pattern, c.write_pct, c.seed
         )
-        .to_lowercase(),
-    }
+        .to_lowercase()
+            + &content,
+    };
+    Ok((w, MemtouchContents::new(image, fill_total)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contents::PageContents;
 
-    fn refs(pattern: MemtouchPattern, pages: u64, ops: u64, wpct: u32) -> Vec<MemRef> {
-        let mut m = Memtouch::new(&MemtouchConfig {
+    fn cfg(pattern: MemtouchPattern, pages: u64, ops: u64, wpct: u32) -> MemtouchConfig {
+        MemtouchConfig {
             pages,
             ops,
             pattern,
             write_pct: wpct,
             seed: 11,
-        });
+            content: None,
+            corpus_dir: None,
+        }
+    }
+
+    fn refs(c: &MemtouchConfig) -> Vec<MemRef> {
+        let (prog, _) = program(c).unwrap();
+        let mut m = Memtouch::new(prog);
         let mut v = Vec::new();
         while m.fill(&mut v, 1000).unwrap() {}
         v
@@ -152,7 +217,7 @@ mod tests {
 
     #[test]
     fn fill_writes_every_page_64_times_in_order_then_ops() {
-        let v = refs(MemtouchPattern::Seq, 10, 25, 100);
+        let v = refs(&cfg(MemtouchPattern::Seq, 10, 25, 100));
         assert_eq!(v.len(), 640 + 25);
         for (i, r) in v[..640].iter().enumerate() {
             assert_eq!(*r, MemRef::write((i / 64) as u32));
@@ -163,23 +228,19 @@ mod tests {
     }
 
     #[test]
-    fn xorshift_matches_the_c_program() {
-        // s = 11 | 1 = 11; first three outputs of s ^= s<<13; s ^= s>>7; s ^= s<<17 computed by hand
-        // with 64-bit wrap-around.
-        let mut m = Memtouch::new(&MemtouchConfig {
-            pages: 1,
-            ops: 0,
-            pattern: MemtouchPattern::Uniform,
-            write_pct: 0,
-            seed: 10,
-        });
-        let mut s: u64 = 11;
-        for _ in 0..3 {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            assert_eq!(m.rnd(), s);
-        }
+    fn random_pages_take_512_stores_and_shift_the_access_draws() {
+        // `random` draws 512 words per page during the fill (sparse: 64), so the accesses that follow
+        // start from another generator state: a different uniform page sequence.
+        let mut c = cfg(MemtouchPattern::Uniform, 20, 200, 50);
+        let sparse = refs(&c);
+        c.content = Some("random".into());
+        let random = refs(&c);
+        assert_eq!(random.len(), 20 * 512 + 200);
+        assert_eq!(sparse.len(), 20 * 64 + 200);
+        let a: Vec<u32> = sparse[1280..].iter().map(|r| r.page).collect();
+        let b: Vec<u32> = random[10240..].iter().map(|r| r.page).collect();
+        assert_ne!(a, b);
+        assert!(b.iter().all(|&p| p < 20));
     }
 
     #[test]
@@ -190,13 +251,13 @@ mod tests {
             MemtouchPattern::Normal,
             MemtouchPattern::Hot,
         ] {
-            let v = refs(p, pages, 20_000, 50);
+            let v = refs(&cfg(p, pages, 20_000, 50));
             assert!(v[64_000..].iter().all(|r| (r.page as u64) < pages));
         }
-        let v = refs(MemtouchPattern::Hot, pages, 20_000, 50);
+        let v = refs(&cfg(MemtouchPattern::Hot, pages, 20_000, 50));
         let hot = v[64_000..].iter().filter(|r| r.page < 200).count();
         assert!((15_000..17_000).contains(&hot), "{hot}");
-        let v = refs(MemtouchPattern::Normal, pages, 20_000, 50);
+        let v = refs(&cfg(MemtouchPattern::Normal, pages, 20_000, 50));
         let mid = v[64_000..]
             .iter()
             .filter(|r| (r.page as i64 - 500).abs() <= 83)
@@ -205,5 +266,55 @@ mod tests {
         assert!((12_800..14_400).contains(&mid), "{mid}");
         let writes = v[64_000..].iter().filter(|r| r.op == 1).count();
         assert!((9_500..10_500).contains(&writes), "{writes}");
+    }
+
+    #[test]
+    fn the_image_follows_the_executed_references() {
+        // After the fill and k accesses, a page's bytes carry exactly the writes among those k.
+        let c = cfg(MemtouchPattern::Uniform, 8, 400, 100);
+        let (w, mut img) = build_contents(&c).unwrap();
+        assert_eq!(w.pages, 512);
+        let (mut prog, _) = program(&c).unwrap();
+        let fill = 8 * 64;
+        let mut before = [0u8; 4096];
+        let mut after = [0u8; 4096];
+        img.advance(fill);
+        img.page_bytes(3, &mut before);
+        // Replay independently: find the first access that writes page 3.
+        let mut k = 0;
+        let first = loop {
+            let a = prog.next_access().unwrap();
+            k += 1;
+            if a.page == 3 {
+                break a;
+            }
+        };
+        img.advance(fill + k - 1);
+        img.page_bytes(3, &mut after);
+        assert_eq!(before, after, "the write has not executed yet");
+        img.advance(fill + k);
+        img.page_bytes(3, &mut after);
+        let w = first.word as usize * 8;
+        assert_eq!(
+            &after[w..w + 8],
+            &first.written.unwrap().to_le_bytes(),
+            "word {} holds the value written",
+            first.word
+        );
+        assert_eq!(&after[..w], &before[..w]);
+        assert_eq!(img.describe(), "memtouch sparse");
+    }
+
+    #[test]
+    fn a_missing_corpus_names_where_it_looked() {
+        let mut c = cfg(MemtouchPattern::Seq, 8, 1, 0);
+        c.content = Some("corpus:no_such_file".into());
+        c.corpus_dir = Some("/nonexistent/corpora".into());
+        let e = build(&c).err().unwrap().to_string();
+        assert!(
+            e.contains("/nonexistent/corpora/silesia_no_such_file.zip"),
+            "{e}"
+        );
+        assert!(e.contains("corpus_dir"), "{e}");
     }
 }

@@ -9,8 +9,11 @@
 //! pages are zipf-popular (`zipf_theta`, popular pages scattered by a permutation); a reference goes to
 //! the anon or file set in proportion to their sizes, and anon references write with `write_ratio`.
 //! Each app also has a small shared data file (a tenth of its file set, at least 1 MiB: databases,
-//! caches) that gets a tenth of its file references, writing with `write_ratio` — the user writes
-//! that the flusher sends to the file partition.
+//! caches) that gets a tenth of its file references, writing with `data_write_ratio` (default
+//! `write_ratio`) — the user writes that the flusher sends to the file partition. A fraction
+//! `read_mostly_fraction` of each app's anonymous pages (a random subset of popularity ranks) is only
+//! read after the launch: the pages a swap-in brings back clean and reclaim may drop clean again
+//! (the DISS paper's swap-in-and-in).
 //! The four apps share one address space and cgroup (one process in the model).
 
 use nandstack_core::{Result, Rng};
@@ -57,6 +60,8 @@ impl Region {
 
 struct App {
     anon: Region,
+    /// Anonymous pages `anon.start .. anon.start + read_mostly` are only read after the launch.
+    read_mostly: u32,
     /// Code and resources (file mappings), launched by reading them in order.
     files: Vec<Region>,
     /// The shared data file.
@@ -75,6 +80,7 @@ struct Mobile {
     fg_refs: u32,
     bg_refs: u32,
     write_ratio: f64,
+    data_write_ratio: f64,
     rng: Rng,
     total: u64,
 }
@@ -85,11 +91,11 @@ impl Mobile {
             let a = &self.apps[app];
             if a.files.is_empty() || self.rng.chance(a.anon_share) {
                 let p = a.anon.pick(&mut self.rng);
-                let w = self.rng.chance(self.write_ratio);
+                let w = self.rng.chance(self.write_ratio) && p - a.anon.start >= a.read_mostly;
                 out.push(MemRef::access(p, w));
             } else if self.rng.chance(0.1) {
                 let p = a.data.pick(&mut self.rng);
-                let w = self.rng.chance(self.write_ratio);
+                let w = self.rng.chance(self.data_write_ratio);
                 out.push(MemRef::access(p, w));
             } else {
                 let f = &a.files[self.rng.below(a.files.len() as u64) as usize];
@@ -188,8 +194,10 @@ pub fn build(c: &MobileConfig, seed: u64) -> Result<Workload> {
         let data = region(&mappings[mi], mi as u64);
         mi += 1;
         let anon_share = p.anon_mib as f64 / (p.anon_mib + p.file_mib) as f64;
+        let read_mostly = (anon.len as f64 * c.read_mostly_fraction).round() as u32;
         apps.push(App {
             anon,
+            read_mostly,
             files: fr,
             data,
             anon_share,
@@ -234,6 +242,7 @@ pub fn build(c: &MobileConfig, seed: u64) -> Result<Workload> {
             fg_refs: c.foreground_refs_per_ms,
             bg_refs: c.background_refs_per_ms,
             write_ratio: c.write_ratio,
+            data_write_ratio: c.data_write_ratio.unwrap_or(c.write_ratio),
             rng: Rng::derive(seed, 0x6d6f_6269),
             total,
         })],

@@ -19,6 +19,7 @@ pub use memtouch::Memtouch;
 use nandstack_core::Result;
 
 use crate::config::WorkloadConfig;
+use crate::contents::PageContents;
 
 pub const OP_READ: u8 = 0;
 pub const OP_WRITE: u8 = 1;
@@ -122,7 +123,7 @@ pub fn layout(sizes: &[(u32, MapKind)]) -> (u32, Vec<Mapping>) {
 pub fn build(cfg: &WorkloadConfig, seed: u64, index: u64) -> Result<Workload> {
     let s = seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     match cfg {
-        WorkloadConfig::Memtouch(c) => Ok(memtouch::build(c)),
+        WorkloadConfig::Memtouch(c) => memtouch::build(c),
         WorkloadConfig::VmScalability(c) => Ok(vmscal::build(c, s)),
         WorkloadConfig::Pmbench(c) => Ok(pmbench::build(c, s)),
         WorkloadConfig::Ycsb(c) => Ok(kv::build_ycsb(c, s)),
@@ -130,6 +131,21 @@ pub fn build(cfg: &WorkloadConfig, seed: u64, index: u64) -> Result<Workload> {
         WorkloadConfig::Mobile(c) => mobile::build(c, s),
         WorkloadConfig::Trace(c) => trace::build(c, s),
         WorkloadConfig::Inline(c) => nsref::build_inline(c),
+    }
+}
+
+/// [`build`], with the process's page contents when the workload models them (memtouch's CONTENT).
+pub fn build_with_contents(
+    cfg: &WorkloadConfig,
+    seed: u64,
+    index: u64,
+) -> Result<(Workload, Option<Box<dyn PageContents>>)> {
+    match cfg {
+        WorkloadConfig::Memtouch(c) => {
+            let (w, contents) = memtouch::build_contents(c)?;
+            Ok((w, Some(Box::new(contents))))
+        }
+        _ => Ok((build(cfg, seed, index)?, None)),
     }
 }
 

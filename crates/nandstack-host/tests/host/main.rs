@@ -2,11 +2,14 @@
 //! verification, swap-layer rules (the 50% cutoff, discard, readahead, slot cache, throttling),
 //! determinism, outputs (block trace, reference files) and bad input.
 
+mod cswap;
+mod diss;
 mod errors;
 mod outputs;
 mod scenarios;
 mod swap_rules;
 mod workloads;
+mod znswap;
 
 use nandstack_host::{report, HostSimConfig, Sim};
 use serde_json::{json, Value};

@@ -13,7 +13,9 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-pub use workload::{IoConfig, IoMode, LbaPolicy, TraceConfig, WorkloadKind, WorkloadSpec};
+pub use workload::{
+    IoConfig, IoMode, LbaPolicy, SwapRangeConfig, TraceConfig, WorkloadKind, WorkloadSpec,
+};
 
 /// A whole simulation.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
@@ -56,7 +58,8 @@ pub enum FillOrder {
 #[serde(deny_unknown_fields)]
 pub struct PreconditionConfig {
     /// Fraction of the logical space written before the run (the "aged ratio"), in [0, 1] (hybrid:
-    /// [0, 0.95], written sequentially to QLC). Default 1 for a block device, 0 for a hybrid or zoned one.
+    /// [0, 0.95], written sequentially to QLC). Default 1 for a block device, 0 for a hybrid or zoned one
+    /// and for host programs (which start on a fresh device unless this or the warm-up is set).
     #[serde(default)]
     pub fill_fraction: Option<f64>,
     /// `sequential` (default) or `random`.
@@ -64,7 +67,7 @@ pub struct PreconditionConfig {
     pub fill_order: FillOrder,
     /// Steady-state warm-up: run the synthetic workload until it has written this many times the
     /// logical capacity, then reset counters and measure. Default 1.0 for a block device, 0 for a hybrid
-    /// or zoned one; 0 disables.
+    /// or zoned one and for host programs; 0 disables.
     #[serde(default)]
     pub warmup_capacity_multiples: Option<f64>,
 }
@@ -113,8 +116,10 @@ pub struct RunConfig {
     /// A time-series row every this many host bytes written. 0 = not by written bytes. Default 0.
     #[serde(default)]
     pub interval_written_bytes: u64,
-    /// A time-series row every this many simulated seconds. 0 = not by time. Default 0. With no interval
-    /// set: a row every 1/20 of the measured requests (block workloads) or every 0.1 s (host programs).
+    /// A time-series row every this many simulated seconds: 0 (not by time) or in [1e-6, 1e9] (host
+    /// programs: [0.001, 1e9]). Default 0.
+    /// With no interval set: a row every 1/20 of the measured requests (block workloads) or every 0.1 s
+    /// (host programs).
     #[serde(default)]
     pub interval_sim_seconds: f64,
     /// Host programs: stop after this many memory references in total. Default: run to the end.
@@ -133,6 +138,12 @@ pub struct RunConfig {
     /// Hybrid RL: put the final Q-table in the summary. Default false.
     #[serde(default)]
     pub include_q_table: bool,
+    /// Memory the run may use, bytes: a config whose estimated tables (mapping tables, block metadata,
+    /// buffers, caches, host frames, …; docs/reliability.md) exceed it is refused before anything is
+    /// allocated, with an error naming the keys. Default: the memory available when the run starts
+    /// (`MemAvailable`, or less under `ulimit -v`).
+    #[serde(default)]
+    pub memory_limit_bytes: Option<u64>,
 }
 impl Default for RunConfig {
     fn default() -> Self {
@@ -146,9 +157,15 @@ impl Default for RunConfig {
             block_trace: None,
             refs_out: None,
             include_q_table: false,
+            memory_limit_bytes: None,
         }
     }
 }
+
+/// Shortest time-series interval: a row every simulated microsecond at most (a typo bound).
+pub const MIN_INTERVAL_SECONDS: f64 = 1e-6;
+/// Shortest time-series interval of host programs, whose series the host model keeps in memory.
+pub const MIN_HOST_INTERVAL_SECONDS: f64 = 1e-3;
 
 /// The top-level keys, in the order of the reference.
 const TOP_KEYS: [&str; 7] = [
@@ -254,9 +271,15 @@ impl SimConfig {
             Some(v) => part(v, "precondition")?,
             None => PreconditionConfig::default(),
         };
-        // The effective config states the kind's defaults.
-        precondition.fill_fraction = Some(precondition.fill(device.kind));
-        precondition.warmup_capacity_multiples = Some(precondition.warmup(device.kind));
+        // The effective config states the kind's defaults (host programs: a fresh device).
+        if workload.kind == WorkloadKind::Host {
+            precondition.fill_fraction = Some(precondition.fill_fraction.unwrap_or(0.0));
+            precondition.warmup_capacity_multiples =
+                Some(precondition.warmup_capacity_multiples.unwrap_or(0.0));
+        } else {
+            precondition.fill_fraction = Some(precondition.fill(device.kind));
+            precondition.warmup_capacity_multiples = Some(precondition.warmup(device.kind));
+        }
         let run = match top.remove("run") {
             Some(v) => part(v, "run")?,
             None => RunConfig::default(),
@@ -335,6 +358,7 @@ impl SimConfig {
         match (w.kind, &self.host) {
             (WorkloadKind::Host, Some(h)) => {
                 h.validate()?;
+                nandstack_host::config::validate_backend(h, &self.device)?;
                 nandstack_host::config::validate_processes(h, &w.processes, "workload.processes")?;
             }
             (WorkloadKind::Host, None) => unreachable!("from_value supplies the default host"),
@@ -351,10 +375,16 @@ impl SimConfig {
             (_, None) => {}
         }
         let i = self.run.interval_sim_seconds;
-        if !(i.is_finite() && i >= 0.0) {
+        // The host model keeps its series in memory until the end: a row per millisecond at most.
+        let min = if w.kind == WorkloadKind::Host {
+            MIN_HOST_INTERVAL_SECONDS
+        } else {
+            MIN_INTERVAL_SECONDS
+        };
+        if !(i.is_finite() && (i == 0.0 || (min..=1e9).contains(&i))) {
             return Err(Error::config(
                 "run.interval_sim_seconds",
-                format!("is {i}: must be ≥ 0"),
+                format!("is {i}: must be 0 or in [{min}, 1e9] (for this workload kind)"),
             ));
         }
         if let Some(s) = self.run.max_seconds {
@@ -362,6 +392,16 @@ impl SimConfig {
                 return Err(Error::config(
                     "run.max_seconds",
                     format!("is {s}: must be > 0"),
+                ));
+            }
+        }
+        if kind == DeviceKindName::Block {
+            let buffer = self.device.controller().write_buffer.bytes;
+            let capacity = nandstack_device::spec::logical_bytes(&self.device)?;
+            if buffer > capacity {
+                return Err(Error::config(
+                    "device.controller.write_buffer.bytes",
+                    format!("is {buffer}: at most the drive's logical capacity ({capacity} bytes)"),
                 ));
             }
         }

@@ -9,7 +9,7 @@
 use nandstack_core::{Error, Result};
 use nandstack_host::config::ProcessConfig;
 use nandstack_workload::standin::StandinConfig;
-use nandstack_workload::trace::TraceFormat;
+use nandstack_workload::trace::{Malformed, TraceFormat, TraceOptions};
 use nandstack_workload::SyntheticConfig;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -112,7 +112,7 @@ pub struct TraceConfig {
     /// Path of the trace (gz, bz2, xz and zst are decompressed transparently).
     pub path: String,
     /// Format: msr, blkparse, disksim, mqsim, ssdsim, fio, tencent, cloudphysics, systor17, heimdall,
-    /// wiscsee, arc, hp_srt (see docs/trace-formats.md).
+    /// wiscsee, arc, hp_srt, u32_blocks, kswap (see docs/trace-formats.md).
     pub format: TraceFormat,
     /// `error` (default), `wrap` or `scale`. One function fits every device (`source::map_lba`).
     #[serde(default = "d_lba")]
@@ -123,12 +123,99 @@ pub struct TraceConfig {
     /// Replay the trace this many times in a row, in [1, 10000]. Default 1.
     #[serde(default = "d_repeat")]
     pub repeat: u32,
+    /// Rows are replayed in time order through a reorder window (docs/trace-formats.md): a row is
+    /// released once it is this many seconds of trace time (before `workload.io.time_scale`) older than
+    /// the newest row read, while the window holds more than 1,024 rows; in [0, 1000000]. Default 10.
+    #[serde(default = "d_window_s")]
+    pub reorder_window_seconds: f64,
+    /// … and once the window holds more than this many rows, in [0, 100000000]; 0 = replay in file
+    /// order. Default 1000000.
+    #[serde(default = "d_window_rows")]
+    pub reorder_window_rows: u64,
+    /// Rows that may come too late for the window (earlier than a row already replayed; they are
+    /// replayed at once and counted in the summary's `trace.late_rows`) before the replay stops with an
+    /// error naming the line. Default 1000.
+    #[serde(default = "d_max_late")]
+    pub max_late_rows: u64,
+    /// `strict` (default): a malformed line stops the run with its file and line; `lenient`: it is
+    /// skipped and counted (`trace.malformed_rows`). Binary formats are always strict.
+    #[serde(default)]
+    pub malformed: Malformed,
+    /// DISS: before the replay, register this range of the device as the swap partition (the
+    /// cross-layer `register_swap_range` command the host sends at swapon), e.g. for a capture of a
+    /// swap device (`format = "kswap"`). Default: none.
+    #[serde(default)]
+    pub swap_range: Option<SwapRangeConfig>,
+}
+
+/// `[workload.trace.swap_range]`: a byte range of the device, in MiB.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SwapRangeConfig {
+    /// Start, MiB. Default 0.
+    #[serde(default)]
+    pub offset_mib: u64,
+    /// Length, MiB (at least 1).
+    pub size_mib: u64,
 }
 fn d_lba() -> LbaPolicy {
     LbaPolicy::Error
 }
 fn d_repeat() -> u32 {
     1
+}
+fn d_window_s() -> f64 {
+    nandstack_workload::trace::DEFAULT_REORDER_WINDOW_NS as f64 / 1e9
+}
+fn d_window_rows() -> u64 {
+    nandstack_workload::trace::DEFAULT_REORDER_WINDOW_ROWS
+}
+fn d_max_late() -> u64 {
+    nandstack_workload::trace::DEFAULT_MAX_LATE_ROWS
+}
+
+/// Largest reorder window in rows (a typo bound: 10^8 rows hold about 6 GiB).
+pub const MAX_REORDER_WINDOW_ROWS: u64 = 100_000_000;
+/// Largest reorder window in trace time, seconds (11.6 days).
+pub const MAX_REORDER_WINDOW_SECONDS: f64 = 1e6;
+
+impl TraceConfig {
+    /// The reader options this replay uses.
+    pub fn options(&self) -> TraceOptions {
+        TraceOptions {
+            reorder_window_ns: (self.reorder_window_seconds * 1e9).round() as u64,
+            reorder_window_rows: self.reorder_window_rows,
+            max_late_rows: self.max_late_rows,
+            malformed: self.malformed,
+            ..TraceOptions::default()
+        }
+    }
+
+    fn validate(&self, prefix: &str) -> Result<()> {
+        if !(1..=10_000).contains(&self.repeat) {
+            return Err(Error::config(
+                format!("{prefix}.trace.repeat"),
+                format!("is {}: must be in [1, 10000]", self.repeat),
+            ));
+        }
+        let w = self.reorder_window_seconds;
+        if !(w.is_finite() && (0.0..=MAX_REORDER_WINDOW_SECONDS).contains(&w)) {
+            return Err(Error::config(
+                format!("{prefix}.trace.reorder_window_seconds"),
+                format!("is {w}: must be in [0, {MAX_REORDER_WINDOW_SECONDS}]"),
+            ));
+        }
+        if self.reorder_window_rows > MAX_REORDER_WINDOW_ROWS {
+            return Err(Error::config(
+                format!("{prefix}.trace.reorder_window_rows"),
+                format!(
+                    "is {}: must be in [0, {MAX_REORDER_WINDOW_ROWS}]",
+                    self.reorder_window_rows
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// `[workload]`.
@@ -254,21 +341,54 @@ impl WorkloadSpec {
                 format!("is {}: must be ≥ 0", io.time_scale),
             ));
         }
-        if io.mode == IoMode::OpenLoop
-            && self.kind != WorkloadKind::Trace
-            && self.synthetic.arrival_iops.is_none()
-        {
-            return Err(Error::config(
-                format!("{prefix}.arrival_iops"),
-                "open-loop mode with a generated workload needs an arrival rate (requests per simulated second)",
-            ));
+        let open = io.mode == IoMode::OpenLoop;
+        match (self.kind, open, self.synthetic.arrival_iops.is_some()) {
+            (WorkloadKind::Synthetic, true, false) => {
+                return Err(Error::config(
+                    format!("{prefix}.arrival_iops"),
+                    "open-loop mode with a generated workload needs an arrival rate (requests per simulated second)",
+                ))
+            }
+            (WorkloadKind::Standin, true, _) => {
+                return Err(Error::config(
+                    format!("{prefix}.io.mode"),
+                    "a stand-in has no arrival times: use closed_loop",
+                ))
+            }
+            (WorkloadKind::Synthetic, true, true) | (_, _, false) => {}
+            (kind, _, true) => {
+                let why = if kind == WorkloadKind::Synthetic {
+                    format!("{prefix}.io.mode = \"closed_loop\" issues by queue depth")
+                } else {
+                    format!("a {} workload has its own arrivals", kind.name())
+                };
+                return Err(Error::config(
+                    format!("{prefix}.arrival_iops"),
+                    format!(
+                        "applies only to {prefix}.io.mode = \"open_loop\" with {prefix}.kind = \"synthetic\" \
+                         ({why}); remove it"
+                    ),
+                ));
+            }
         }
         if let Some(t) = &self.trace {
-            if !(1..=10_000).contains(&t.repeat) {
-                return Err(Error::config(
-                    format!("{prefix}.trace.repeat"),
-                    format!("is {}: must be in [1, 10000]", t.repeat),
-                ));
+            t.validate(prefix)?;
+            if let Some(r) = &t.swap_range {
+                let end = r
+                    .offset_mib
+                    .checked_add(r.size_mib)
+                    .and_then(|e| e.checked_mul(1 << 20));
+                if r.size_mib == 0 || end.is_none_or(|e| e > logical_bytes) {
+                    return Err(Error::config(
+                        format!("{prefix}.trace.swap_range"),
+                        format!(
+                            "[{} MiB, +{} MiB) must be a non-empty range inside the device ({} MiB)",
+                            r.offset_mib,
+                            r.size_mib,
+                            logical_bytes >> 20
+                        ),
+                    ));
+                }
             }
         }
         if let Some(s) = &self.standin {

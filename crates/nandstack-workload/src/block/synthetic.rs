@@ -71,7 +71,9 @@ pub struct SyntheticConfig {
     /// Fraction of the footprint that is hot (pattern = hot_cold only). Default 0.2.
     #[serde(default)]
     pub hot_space_fraction: Option<f64>,
-    /// Open-loop arrival rate in requests per simulated second (Poisson arrivals). Unset: closed loop.
+    /// Open-loop arrival rate in requests per simulated second (Poisson arrivals), in [1e-6, 1e9]; only
+    /// with `workload.io.mode = "open_loop"` and a synthetic workload (elsewhere it is an error, never
+    /// silently ignored). Default: unset.
     #[serde(default)]
     pub arrival_iops: Option<f64>,
     /// fio's random map (pattern = uniform only, one request size): every request-sized block of the
@@ -213,10 +215,10 @@ impl SyntheticConfig {
             }
         }
         if let Some(r) = self.arrival_iops {
-            if !(r.is_finite() && r > 0.0) {
+            if !(r.is_finite() && (1e-6..=1e9).contains(&r)) {
                 return Err(Error::config(
                     "workload.arrival_iops",
-                    format!("is {r}: must be > 0"),
+                    format!("is {r}: must be in [1e-6, 1e9] requests per second"),
                 ));
             }
         }
@@ -348,10 +350,25 @@ impl BlockGenerator {
     }
 
     /// Arrival time (ns) of the next request under Poisson arrivals at `arrival_iops`, if set.
-    pub fn next_arrival_ns(&mut self, now_ns: u64) -> Option<u64> {
-        let rate = self.cfg.arrival_iops?;
-        let gap_s = -(1.0 - self.arrival_rng.unit_f64()).ln() / rate;
-        Some(now_ns + (gap_s * 1e9).round() as u64)
+    ///
+    /// Simulated time past 2^64 ns (584 years) is an error naming `workload.arrival_iops`.
+    pub fn next_arrival_ns(&mut self, now_ns: u64) -> Result<Option<u64>> {
+        let Some(rate) = self.cfg.arrival_iops else {
+            return Ok(None);
+        };
+        let gap_ns = (-(1.0 - self.arrival_rng.unit_f64()).ln() / rate * 1e9).round();
+        let at = (gap_ns < u64::MAX as f64)
+            .then(|| now_ns.checked_add(gap_ns as u64))
+            .flatten();
+        at.map(Some).ok_or_else(|| {
+            Error::config(
+                "workload.arrival_iops",
+                format!(
+                    "at {rate} requests per second the arrivals pass 2^64 ns (584 years) of simulated \
+                     time; raise the rate or lower workload.requests"
+                ),
+            )
+        })
     }
 
     /// The next request (the generator is endless; the driver decides how many to take).

@@ -254,10 +254,19 @@ pub struct MemtouchProgram {
 impl MemtouchProgram {
     /// Run the fill phase. `corpus` must be the file the content names (see [`Corpus::load`]).
     pub fn new(params: MemtouchParams, corpus: Option<Corpus>) -> Result<MemtouchProgram> {
+        Self::with_corpus(params, corpus.map(Arc::new))
+    }
+
+    /// [`MemtouchProgram::new`] with a corpus shared with other replays of the same program (a
+    /// reference stream and the page image that follows it both read one copy).
+    pub fn with_corpus(
+        params: MemtouchParams,
+        corpus: Option<Arc<Corpus>>,
+    ) -> Result<MemtouchProgram> {
         params.validate()?;
         let corpus = match (params.content.corpus_name(), corpus) {
             (None, _) => None,
-            (Some(name), Some(c)) if c.name() == name => Some(Arc::new(c)),
+            (Some(name), Some(c)) if c.name() == name => Some(c),
             (Some(name), other) => {
                 return Err(Error::config(
                     "content",

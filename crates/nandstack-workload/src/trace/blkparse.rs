@@ -18,8 +18,10 @@
 //! Op from RWBS: a `D` (discard, including `DE` secure erase) → trim, else `W` → write, else `R` → read;
 //! flush-only events (`FN`, `F` with no `sector + count`) and `N` events are skipped, as are SCSI
 //! pass-through events (`D R 24 (12 00 …) [sg_inq]`, whose payload is a byte count and a CDB) and
-//! zero-sector events. Lines that do not start with `maj,min` — the per-CPU and `Total` summaries,
-//! `Events`/`Skips` footers, `CPU0 (8,0):` headings — are ignored without error. Time base: the first
+//! zero-sector events. blkparse's own non-event lines — `Input file … added`, the per-CPU and `Total`
+//! summaries from their `CPU0 (8,0):` / `Total (8,0):` headings on, the `Throughput`/`Events`/`Skips`
+//! footers — are ignored; any other line that does not start with `maj,min` is malformed (an error, or
+//! skipped and counted in lenient mode). Time base: the first
 //! record. Input need not be sorted: an event earlier than its predecessor is handled as described in
 //! the module docs on out-of-order arrivals.
 
@@ -37,19 +39,45 @@ const MAX_MINOR: u32 = (1 << 20) - 1;
 
 pub(crate) struct Parser {
     action: u8,
+    /// The per-CPU / total summary blkparse prints at the end has begun: its lines are not events.
+    in_summary: bool,
 }
+
+/// Lines blkparse prints besides events: summary headings (`CPU0 (8,0):`, `Total (8,0):`), its footer
+/// (`Throughput (R/W): …`, `Events (8,0): … entries`, `Skips: …`) and input notes (`Input file … added`).
+const NON_EVENT_PREFIXES: [&[u8]; 6] = [
+    b"CPU",
+    b"Total (",
+    b"Throughput (",
+    b"Events (",
+    b"Skips:",
+    b"Input file ",
+];
 
 impl Parser {
     pub(crate) fn new(action: BlkparseAction) -> Self {
         Parser {
             action: action.letter(),
+            in_summary: false,
         }
     }
 
     pub(crate) fn parse(&mut self, line: &[u8]) -> FieldResult<Parsed> {
         let mut w = words(line);
         let Some((major, minor)) = w.next().and_then(split_dev) else {
-            return Ok(Parsed::Ignore);
+            // Not an event: blkparse's own non-event lines (and everything inside its summary) are
+            // ignored; anything else is not blkparse output.
+            if NON_EVENT_PREFIXES.iter().any(|p| line.starts_with(p)) {
+                self.in_summary |= line.starts_with(b"CPU") || line.starts_with(b"Total (");
+                return Ok(Parsed::Ignore);
+            }
+            if self.in_summary {
+                return Ok(Parsed::Ignore);
+            }
+            return Err(
+                "not a blkparse event line (`maj,min cpu seq time pid action RWBS …`) nor part of its summary"
+                    .to_string(),
+            );
         };
         let mut next = |name: &str| {
             w.next()
@@ -188,6 +216,7 @@ Skips: 0 forward (0 -   0.0%)
     fn other_actions_on_request() {
         let queue = TraceOptions {
             blkparse_action: BlkparseAction::Queue,
+            ..TraceOptions::default()
         };
         let got = parse_with(TRACE, Blkparse, queue).unwrap();
         // `Q FWS` has no sector: a flush, skipped.
@@ -197,6 +226,7 @@ Skips: 0 forward (0 -   0.0%)
         );
         let complete = TraceOptions {
             blkparse_action: BlkparseAction::Complete,
+            ..TraceOptions::default()
         };
         let got = parse_with(TRACE, Blkparse, complete).unwrap();
         assert_eq!(
@@ -221,5 +251,12 @@ Skips: 0 forward (0 -   0.0%)
                 .contains("12-bit major")
         );
         assert!(parse_err("  8,0  3  1  0.1  1  D  W 1 + x [x]", Blkparse, 1).contains("`count`"));
+        // Garbage is not skipped: it is not blkparse output (before its summary begins).
+        let garbage = "  8,0  3  1  0.1  1  D  W 1 + 8 [x]\nhello world\n";
+        assert!(parse_err(garbage, Blkparse, 2).contains("not a blkparse event line"));
+        assert!(parse_err("Reads Queued: 1\n", Blkparse, 1).contains("not a blkparse event line"));
+        assert!(parse("Input file sda.blktrace.0 added\n", Blkparse)
+            .unwrap()
+            .is_empty());
     }
 }

@@ -53,11 +53,14 @@ pub enum TraceFormat {
     /// `u32_blocks`: raw little-endian uint32 block numbers (CloudPhysics/LIRS2 `w106`): 4 KiB reads, no time.
     #[serde(rename = "u32_blocks")]
     U32Blocks,
+    /// `kswap`: real-kernel swap captures `time_s,op,sector,sectors,comm` (`shared/traces/kernel-swap`).
+    #[serde(rename = "kswap")]
+    Kswap,
 }
 
 impl TraceFormat {
     /// Every format, in declaration order.
-    pub const ALL: [TraceFormat; 14] = [
+    pub const ALL: [TraceFormat; 15] = [
         TraceFormat::Msr,
         TraceFormat::Blkparse,
         TraceFormat::Disksim,
@@ -72,6 +75,7 @@ impl TraceFormat {
         TraceFormat::Arc,
         TraceFormat::HpSrt,
         TraceFormat::U32Blocks,
+        TraceFormat::Kswap,
     ];
 
     /// The serde / command-line name.
@@ -91,6 +95,7 @@ impl TraceFormat {
             TraceFormat::Arc => "arc",
             TraceFormat::HpSrt => "hp_srt",
             TraceFormat::U32Blocks => "u32_blocks",
+            TraceFormat::Kswap => "kswap",
         }
     }
 
@@ -160,13 +165,65 @@ impl BlkparseAction {
     }
 }
 
-/// Options of a trace reader.
+/// What a reader does with a malformed line.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Malformed {
+    /// Stop with an error naming the line (the default).
+    #[default]
+    Strict,
+    /// Skip the line and count it (`TraceReader::malformed`). Text formats only: a bad record of a
+    /// binary format breaks its framing and is always an error.
+    Lenient,
+}
+
+/// Default reorder window: 10 s of trace time.
+pub const DEFAULT_REORDER_WINDOW_NS: u64 = 10_000_000_000;
+/// Default reorder window: 1,000,000 records.
+pub const DEFAULT_REORDER_WINDOW_ROWS: u64 = 1_000_000;
+/// Default number of records that may come too late for the window before the reader stops.
+pub const DEFAULT_MAX_LATE_ROWS: u64 = 1000;
+
+/// Options of a trace reader.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TraceOptions {
     /// `blkparse` only: which action becomes a request. Default: `issue` (`D`).
     #[serde(default)]
     pub blkparse_action: BlkparseAction,
+    /// Reorder window in trace time, ns (see `reorder`). Default 10 s.
+    #[serde(default = "d_window_ns")]
+    pub reorder_window_ns: u64,
+    /// Reorder window in records; 0 = no reordering. Default 1,000,000.
+    #[serde(default = "d_window_rows")]
+    pub reorder_window_rows: u64,
+    /// Records that may arrive too late for the window (replayed at the last released time) before
+    /// the reader stops with an error naming the line. Default 1000.
+    #[serde(default = "d_max_late")]
+    pub max_late_rows: u64,
+    /// `strict` (default) or `lenient` malformed lines.
+    #[serde(default)]
+    pub malformed: Malformed,
+}
+fn d_window_ns() -> u64 {
+    DEFAULT_REORDER_WINDOW_NS
+}
+fn d_window_rows() -> u64 {
+    DEFAULT_REORDER_WINDOW_ROWS
+}
+fn d_max_late() -> u64 {
+    DEFAULT_MAX_LATE_ROWS
+}
+impl Default for TraceOptions {
+    fn default() -> Self {
+        TraceOptions {
+            blkparse_action: BlkparseAction::default(),
+            reorder_window_ns: d_window_ns(),
+            reorder_window_rows: d_window_rows(),
+            max_late_rows: d_max_late(),
+            malformed: Malformed::Strict,
+        }
+    }
 }
 
 #[cfg(test)]

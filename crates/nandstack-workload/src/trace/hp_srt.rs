@@ -37,7 +37,7 @@ use std::io::BufRead;
 use nandstack_core::{Error, Result};
 
 use super::compress::read_up_to;
-use super::{trace_error, Clock, Raw, TraceRecord};
+use super::{stage, trace_error, Raw, Staged};
 use crate::block::Op;
 
 /// Longest header we search for the `0x0C` terminator.
@@ -77,11 +77,7 @@ impl SrtSource {
         self.skipped
     }
 
-    pub(crate) fn next_record(
-        &mut self,
-        file: &str,
-        clock: &mut Clock,
-    ) -> Result<Option<TraceRecord>> {
+    pub(crate) fn next_record(&mut self, file: &str) -> Result<Option<Staged>> {
         let io = |source| Error::Io {
             path: file.to_string(),
             source,
@@ -134,8 +130,7 @@ impl SrtSource {
             }
             match parse_record(record, sector_bytes) {
                 Ok(Some(raw)) => {
-                    return clock
-                        .record(raw)
+                    return stage(raw, at)
                         .map(Some)
                         .map_err(|msg| trace_error(file, at, hex(record).as_bytes(), msg))
                 }
@@ -277,7 +272,7 @@ fn hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{TraceFormat, TraceOptions, TraceReader};
+    use super::super::{TraceFormat, TraceOptions, TraceReader, TraceRecord};
     use super::*;
     use std::io::Cursor;
 

@@ -8,16 +8,19 @@
 //!
 //! Every reader produces the same record:
 //! * `offset` and `len` in bytes (sector units are converted; see each format's module);
-//! * `arrival_ns` relative to the trace's first record (first record = 0), converted exactly from the
-//!   format's time unit with integer arithmetic, or `None` for formats without time (ARC, fio v2, u32
-//!   blocks). A record stamped earlier than the first (SYSTOR and Tencent rows are not sorted) gets 0:
-//!   arrival times are *not* guaranteed to be non-decreasing, and a replay treats an out-of-order arrival
-//!   as arriving no earlier than the previous request;
+//! * `arrival_ns` relative to the trace's first record in time order (first = 0), converted exactly from
+//!   the format's time unit with integer arithmetic, or `None` for formats without time (ARC, fio v2,
+//!   u32 blocks). Records pass through a bounded reorder window ([`reorder`]; default 10 s of trace time
+//!   or 1,000,000 records, [`TraceOptions`]), so rows that are not sorted (SYSTOR, Tencent, merged
+//!   blkparse output) come out in time order and arrival times never decrease. A record earlier than
+//!   one already released (the window was too small for it) is *late*: counted, kept, and given the
+//!   last released time; past `max_late_rows` of them the reader stops with an error naming the line;
 //! * `device`: the trace's device / volume / disk / LUN column, else 0.
 //!
 //! Errors: a malformed line stops the reader with [`Error::Trace`] (file name, 1-based line number — or
 //! record number for binary formats — the line's text, at most 200 characters, and which field is wrong
-//! and why); after any error the iterator ends. Blank lines and lines starting with `#` are skipped in
+//! and why); after any error the iterator ends. With [`Malformed::Lenient`] a malformed line of a text
+//! format is skipped and counted ([`TraceReader::malformed`]) instead. Blank lines and lines starting with `#` are skipped in
 //! every text format; lines longer than [`MAX_LINE_BYTES`] are an error. The reader never panics on any
 //! input.
 
@@ -31,8 +34,10 @@ mod fio;
 mod format;
 mod heimdall;
 mod hp_srt;
+mod kswap;
 mod mqsim;
 mod msr;
+mod reorder;
 mod ssdsim;
 mod stats;
 mod systor17;
@@ -48,12 +53,16 @@ use nandstack_core::{Error, Result};
 
 use crate::block::{BlockRequest, Op};
 pub use compress::{decompress, detect_compression, Compression, XZ_MEM_LIMIT_KIB};
-pub use format::{BlkparseAction, TraceFormat, TraceOptions};
+pub use format::{
+    BlkparseAction, Malformed, TraceFormat, TraceOptions, DEFAULT_MAX_LATE_ROWS,
+    DEFAULT_REORDER_WINDOW_NS, DEFAULT_REORDER_WINDOW_ROWS,
+};
 pub use stats::{scan, scan_with, TraceStats};
 pub use text::MAX_LINE_BYTES;
 pub use u32_blocks::U32_BLOCK_BYTES;
 
 use fields::FieldResult;
+use reorder::{Reorder, Staged};
 
 /// One request read from a trace.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -109,7 +118,7 @@ pub fn open_with(path: &Path, format: TraceFormat, options: TraceOptions) -> Res
 /// A streaming trace reader: an iterator of records that ends after the first error.
 pub struct TraceReader {
     source: Source,
-    clock: Clock,
+    window: Reorder,
     file: String,
     format: TraceFormat,
     done: bool,
@@ -136,7 +145,11 @@ impl TraceReader {
         };
         TraceReader {
             source,
-            clock: Clock::default(),
+            window: Reorder::new(
+                options.reorder_window_ns,
+                options.reorder_window_rows,
+                options.max_late_rows,
+            ),
             file: name.to_string(),
             format,
             done: false,
@@ -185,29 +198,59 @@ impl TraceReader {
             Source::U32(_) => 0,
         }
     }
+
+    /// Malformed lines skipped so far (lenient mode; 0 in strict mode, where the first one is an error).
+    pub fn malformed(&self) -> u64 {
+        match &self.source {
+            Source::Text(s) => s.malformed(),
+            _ => 0,
+        }
+    }
+
+    /// Records read so far that were earlier than the record read just before them (places where the
+    /// file's time goes backwards; the window sorts them).
+    pub fn out_of_order(&self) -> u64 {
+        self.window.out_of_order
+    }
+
+    /// Records that came too late for the reorder window (replayed at the last released time).
+    pub fn late(&self) -> u64 {
+        self.window.late
+    }
 }
 
 impl Iterator for TraceReader {
     type Item = Result<TraceRecord>;
 
     fn next(&mut self) -> Option<Result<TraceRecord>> {
-        if self.done {
-            return None;
-        }
-        let next = match &mut self.source {
-            Source::Text(s) => s.next_record(&self.file, &mut self.clock),
-            Source::HpSrt(s) => s.next_record(&self.file, &mut self.clock),
-            Source::U32(s) => s.next_record(&self.file, &mut self.clock),
-        };
-        match next {
-            Ok(Some(record)) => Some(Ok(record)),
-            Ok(None) => {
-                self.done = true;
-                None
+        loop {
+            if let Some(r) = self.window.pop(self.done, &self.file) {
+                if r.is_err() {
+                    self.done = true;
+                    self.window.clear();
+                }
+                return Some(r);
             }
-            Err(e) => {
+            if self.done {
+                return None;
+            }
+            let next = match &mut self.source {
+                Source::Text(s) => s.next_record(&self.file),
+                Source::HpSrt(s) => s.next_record(&self.file),
+                Source::U32(s) => s.next_record(&self.file),
+            };
+            let pushed = match next {
+                Ok(Some(staged)) => self.window.push(staged, &self.file),
+                Ok(None) => {
+                    self.done = true;
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            };
+            if let Err(e) = pushed {
                 self.done = true;
-                Some(Err(e))
+                self.window.clear();
+                return Some(Err(e));
             }
         }
     }
@@ -224,43 +267,18 @@ pub(crate) struct Raw {
     pub device: u32,
 }
 
-/// Makes arrival times relative to the first record.
-#[derive(Default)]
-pub(crate) struct Clock {
-    first_ns: Option<u128>,
-}
-
-impl Clock {
-    /// Turn a parsed request into a record: rebase its time, check its extent.
-    pub(crate) fn record(&mut self, raw: Raw) -> FieldResult<TraceRecord> {
-        if raw.len == 0 {
-            return Err("zero-length request".to_string());
-        }
-        if raw.offset.checked_add(raw.len).is_none() {
-            return Err(format!(
-                "request end (offset {} + length {}) overflows 64 bits",
-                raw.offset, raw.len
-            ));
-        }
-        let arrival_ns = match raw.time_ns {
-            None => None,
-            Some(t) => {
-                let first = *self.first_ns.get_or_insert(t);
-                // Earlier than the first record (unsorted traces): clamp to 0.
-                let relative = t.saturating_sub(first);
-                Some(u64::try_from(relative).map_err(|_| {
-                    "timestamp is more than 2^64 ns (584 years) after the first record".to_string()
-                })?)
-            }
-        };
-        Ok(TraceRecord {
-            arrival_ns,
-            op: raw.op,
-            offset: raw.offset,
-            len: raw.len,
-            device: raw.device,
-        })
+/// Check a parsed request (non-zero length, end within 64 bits) and stage it for the reorder window.
+pub(crate) fn stage(raw: Raw, line: u64) -> FieldResult<Staged> {
+    if raw.len == 0 {
+        return Err("zero-length request".to_string());
     }
+    if raw.offset.checked_add(raw.len).is_none() {
+        return Err(format!(
+            "request end (offset {} + length {}) overflows 64 bits",
+            raw.offset, raw.len
+        ));
+    }
+    Ok(Staged { raw, line })
 }
 
 /// Longest line text kept in an [`Error::Trace`].
@@ -268,13 +286,23 @@ const ERROR_TEXT_MAX_CHARS: usize = 200;
 
 /// An [`Error::Trace`] for line (or record) `line` of `file`, quoting `text` (truncated).
 pub(crate) fn trace_error(file: &str, line: u64, text: &[u8], msg: String) -> Error {
-    let lossy = String::from_utf8_lossy(text);
+    // Control characters are shown escaped (`\u{b}`), so garbage cannot move a terminal's cursor.
+    let lossy: String = String::from_utf8_lossy(text)
+        .chars()
+        .flat_map(|c| {
+            let escaped = (c.is_control() && c != '\t').then(|| c.escape_default());
+            escaped
+                .into_iter()
+                .flatten()
+                .chain((!c.is_control() || c == '\t').then_some(c))
+        })
+        .collect();
     let text = if lossy.chars().count() > ERROR_TEXT_MAX_CHARS {
         let mut t: String = lossy.chars().take(ERROR_TEXT_MAX_CHARS).collect();
         t.push('…');
         t
     } else {
-        lossy.into_owned()
+        lossy
     };
     Error::Trace {
         file: file.to_string(),
@@ -350,38 +378,35 @@ mod tests {
     }
 
     #[test]
-    fn clock_rebases_and_clamps() {
-        let mut clock = Clock::default();
-        let raw = |t: u128| Raw {
-            time_ns: Some(t),
-            op: Op::Read,
-            offset: 0,
-            len: 1,
+    fn staging_checks_the_extent() {
+        let raw = |offset: u64, len: u64| Raw {
+            time_ns: None,
+            op: Op::Write,
+            offset,
+            len,
             device: 0,
         };
-        assert_eq!(clock.record(raw(1_000)).unwrap().arrival_ns, Some(0));
-        assert_eq!(clock.record(raw(1_500)).unwrap().arrival_ns, Some(500));
-        assert_eq!(clock.record(raw(900)).unwrap().arrival_ns, Some(0));
-        assert!(clock
-            .record(raw(u128::MAX))
+        assert!(stage(raw(0, 1), 1).is_ok());
+        assert!(stage(raw(u64::MAX, 1), 1)
             .unwrap_err()
-            .contains("584 years"));
-        let bad = Raw {
-            time_ns: None,
-            op: Op::Write,
-            offset: u64::MAX,
-            len: 1,
-            device: 0,
-        };
-        assert!(clock.record(bad).unwrap_err().contains("overflows"));
-        let zero = Raw {
-            time_ns: None,
-            op: Op::Write,
-            offset: 0,
-            len: 0,
-            device: 0,
-        };
-        assert!(clock.record(zero).is_err());
+            .contains("overflows"));
+        assert!(stage(raw(0, 0), 1).is_err());
+    }
+
+    #[test]
+    fn unsorted_rows_come_out_in_time_order() {
+        let input = "0 0 0 8 0\n3000 0 8 8 0\n1000 0 16 8 0\n2000 0 24 8 1\n";
+        let records = test_util::parse(input, TraceFormat::Mqsim).unwrap();
+        let times: Vec<u64> = records.iter().map(|r| r.arrival_ns.unwrap()).collect();
+        assert_eq!(times, [0, 1000, 2000, 3000]);
+        let mut reader = TraceReader::new(
+            Box::new(std::io::Cursor::new(input.as_bytes().to_vec())),
+            "t",
+            TraceFormat::Mqsim,
+            TraceOptions::default(),
+        );
+        assert_eq!(reader.by_ref().count(), 4);
+        assert_eq!((reader.out_of_order(), reader.late()), (1, 0));
     }
 
     #[test]
@@ -396,5 +421,7 @@ mod tests {
         }
         let shown = trace_error("a.csv", 7, b"1,2", "field `size` is zero".into()).to_string();
         assert_eq!(shown, "a.csv:7: field `size` is zero: `1,2`");
+        let shown = trace_error("a", 1, b"x\x0b\x1b[2J\ty\r", "bad".into()).to_string();
+        assert_eq!(shown, "a:1: bad: `x\\u{b}\\u{1b}[2J\ty\\r`");
     }
 }

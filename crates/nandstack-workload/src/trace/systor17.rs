@@ -10,8 +10,8 @@
 //! | Offset    | bytes                                            | as is      |
 //! | Size      | bytes                                            | as is      |
 //!
-//! Time base: the first record. Rows are **not** sorted by time (about a quarter of the sample rows are
-//! earlier than the row before); rows earlier than the first arrive at 0, see the module docs. `Size = 0`
+//! Time base: the earliest record. Rows are **not** sorted by time (about a quarter of the sample rows
+//! are earlier than the row before); the reader's reorder window sorts them, see the module docs. `Size = 0`
 //! is skipped. The header line is skipped when it is the first line.
 
 use super::fields::{parse_decimal_ns, parse_u32, parse_u64, quote, split_sep, FieldResult};
@@ -66,9 +66,10 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                rec(Some(0), Op::Read, 203_468_398_592, 32_768, 0),
-                rec(Some(7_998_001), Op::Write, 4_590_576_115_200, 4096, 2),
+                // Sorted by the reorder window: the third row is the earliest.
                 rec(Some(0), Op::Read, 4_564_742_206_976, 65_536, 0),
+                rec(Some(10_701_000), Op::Read, 203_468_398_592, 32_768, 0),
+                rec(Some(18_699_001), Op::Write, 4_590_576_115_200, 4096, 2),
             ]
         );
     }

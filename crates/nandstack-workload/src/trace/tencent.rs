@@ -10,8 +10,8 @@
 //! | IOType    | `0` = read, `1` = write                         | `op`       |
 //! | VolumeID  | cloud volume                                    | `device`   |
 //!
-//! Time base: the first record. Rows are not sorted (within the one-second resolution, a row may carry
-//! the previous second): such rows arrive at 0 if earlier than the first, see the module docs. `Size = 0`
+//! Time base: the earliest record. Rows are not sorted (within the one-second resolution, a row may carry
+//! the previous second): the reader's reorder window sorts them, see the module docs. `Size = 0`
 //! is skipped (a production capture). Note: Caffeine's reader divides `Offset` by 512 as if it were bytes;
 //! the SNIA README says it is already in sectors, which is what we follow.
 
@@ -65,11 +65,17 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                rec(Some(0), Op::Write, 4_247_200 * 512, 65_536, 1058),
-                // One second before the first row: clamped to 0.
+                // One second before the first row: sorted first by the reorder window.
                 rec(Some(0), Op::Read, 13_896_880 * 512, 65_536, 1063),
+                rec(
+                    Some(1_000_000_000),
+                    Op::Write,
+                    4_247_200 * 512,
+                    65_536,
+                    1058
+                ),
                 // (The zero-size row is skipped.)
-                rec(Some(1_000_000_000), Op::Read, 8192, 4096, 7),
+                rec(Some(2_000_000_000), Op::Read, 8192, 4096, 7),
             ]
         );
     }

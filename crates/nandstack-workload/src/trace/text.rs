@@ -7,12 +7,12 @@ use std::io::{self, BufRead};
 use nandstack_core::Result;
 
 use super::fields::FieldResult;
-use super::format::{TraceFormat, TraceOptions};
+use super::format::{Malformed, TraceFormat, TraceOptions};
 use super::{
-    arc, blkparse, cloudphysics, disksim, fio, heimdall, mqsim, msr, ssdsim, systor17, tencent,
-    wiscsee,
+    arc, blkparse, cloudphysics, disksim, fio, heimdall, kswap, mqsim, msr, ssdsim, systor17,
+    tencent, wiscsee,
 };
-use super::{trace_error, Clock, Raw, TraceRecord};
+use super::{stage, trace_error, Raw, Staged};
 
 /// Longest accepted line, in bytes (a limit, so binary garbage without newlines cannot exhaust memory).
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
@@ -41,6 +41,7 @@ pub(crate) enum LineParser {
     Heimdall,
     Wiscsee,
     Arc,
+    Kswap,
 }
 
 impl LineParser {
@@ -61,6 +62,7 @@ impl LineParser {
             TraceFormat::Heimdall => LineParser::Heimdall,
             TraceFormat::Wiscsee => LineParser::Wiscsee,
             TraceFormat::Arc => LineParser::Arc,
+            TraceFormat::Kswap => LineParser::Kswap,
             // Binary formats have their own readers and never get here.
             TraceFormat::HpSrt | TraceFormat::U32Blocks => LineParser::Arc,
         }
@@ -71,6 +73,7 @@ impl LineParser {
         match self {
             LineParser::CloudPhysics => Some(cloudphysics::HEADER_PREFIX),
             LineParser::Systor17 => Some(systor17::HEADER_PREFIX),
+            LineParser::Kswap => Some(kswap::HEADER_PREFIX),
             _ => None,
         }
     }
@@ -89,6 +92,7 @@ impl LineParser {
             LineParser::Heimdall => heimdall::parse(line),
             LineParser::Wiscsee => wiscsee::parse(line),
             LineParser::Arc => arc::parse(line),
+            LineParser::Kswap => kswap::parse(line),
         }
     }
 
@@ -107,6 +111,9 @@ pub(crate) struct TextSource {
     line: Vec<u8>,
     line_no: u64,
     skipped: u64,
+    /// Malformed lines skipped (lenient mode).
+    malformed: u64,
+    lenient: bool,
     seen_data: bool,
     parser: LineParser,
 }
@@ -128,6 +135,8 @@ impl TextSource {
             line: Vec::with_capacity(256),
             line_no: 0,
             skipped: 0,
+            malformed: 0,
+            lenient: options.malformed == Malformed::Lenient,
             seen_data: false,
             parser: LineParser::new(format, options),
         }
@@ -141,11 +150,11 @@ impl TextSource {
         self.skipped
     }
 
-    pub(crate) fn next_record(
-        &mut self,
-        file: &str,
-        clock: &mut Clock,
-    ) -> Result<Option<TraceRecord>> {
+    pub(crate) fn malformed(&self) -> u64 {
+        self.malformed
+    }
+
+    pub(crate) fn next_record(&mut self, file: &str) -> Result<Option<Staged>> {
         loop {
             self.line.clear();
             let read =
@@ -163,9 +172,20 @@ impl TextSource {
                     }
                 }
                 LineRead::TooLong => {
+                    self.line_no += 1;
+                    if self.lenient {
+                        self.malformed += 1;
+                        skip_rest_of_line(&mut *self.reader).map_err(|source| {
+                            nandstack_core::Error::Io {
+                                path: file.to_string(),
+                                source,
+                            }
+                        })?;
+                        continue;
+                    }
                     let msg =
                         format!("line longer than {MAX_LINE_BYTES} bytes (is this a text trace?)");
-                    return Err(trace_error(file, self.line_no + 1, &self.line, msg));
+                    return Err(trace_error(file, self.line_no, &self.line, msg));
                 }
                 LineRead::Line => self.line_no += 1,
             }
@@ -183,8 +203,9 @@ impl TextSource {
                     }
                 }
             }
+            let line_no = self.line_no;
             let parsed = self.parser.parse(line).and_then(|p| match p {
-                Parsed::Record(raw) => clock.record(raw).map(Some),
+                Parsed::Record(raw) => stage(raw, line_no).map(Some),
                 Parsed::Skip => {
                     self.skipped += 1;
                     Ok(None)
@@ -194,7 +215,41 @@ impl TextSource {
             match parsed {
                 Ok(Some(record)) => return Ok(Some(record)),
                 Ok(None) => {}
+                Err(_) if self.lenient => self.malformed += 1,
                 Err(msg) => return Err(trace_error(file, self.line_no, line, msg)),
+            }
+        }
+    }
+}
+
+/// `fill_buf`, retried when a signal interrupts it. (Once a call succeeds the buffer is borrowed again,
+/// which reads nothing: returning the borrow from inside the loop does not pass the borrow checker.)
+fn fill(reader: &mut dyn BufRead) -> io::Result<&[u8]> {
+    loop {
+        match reader.fill_buf() {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+            Ok(_) => break,
+        }
+    }
+    reader.fill_buf()
+}
+
+/// Consume input up to and including the next `\n` (the rest of an over-long line).
+fn skip_rest_of_line(reader: &mut dyn BufRead) -> io::Result<()> {
+    loop {
+        let available = fill(reader)?;
+        if available.is_empty() {
+            return Ok(());
+        }
+        match available.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                reader.consume(i + 1);
+                return Ok(());
+            }
+            None => {
+                let n = available.len();
+                reader.consume(n);
             }
         }
     }
@@ -203,11 +258,7 @@ impl TextSource {
 /// Append one line (without its `\n`) to `buf`, reading at most `max` bytes of it.
 fn read_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<LineRead> {
     loop {
-        let available = match reader.fill_buf() {
-            Ok(a) => a,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
+        let available = fill(reader)?;
         if available.is_empty() {
             return Ok(if buf.is_empty() {
                 LineRead::Eof

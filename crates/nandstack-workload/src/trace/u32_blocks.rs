@@ -16,7 +16,7 @@ use std::io::BufRead;
 use nandstack_core::{Error, Result};
 
 use super::compress::read_up_to;
-use super::{trace_error, Clock, Raw, TraceRecord};
+use super::{stage, trace_error, Raw, Staged};
 use crate::block::Op;
 
 /// Bytes per block assumed for every reference.
@@ -39,11 +39,7 @@ impl U32Source {
         self.record_no
     }
 
-    pub(crate) fn next_record(
-        &mut self,
-        file: &str,
-        clock: &mut Clock,
-    ) -> Result<Option<TraceRecord>> {
+    pub(crate) fn next_record(&mut self, file: &str) -> Result<Option<Staged>> {
         let io = |source| Error::Io {
             path: file.to_string(),
             source,
@@ -79,13 +75,13 @@ impl U32Source {
             len: U32_BLOCK_BYTES,
             device: 0,
         };
-        clock.record(raw).map(Some).map_err(error)
+        stage(raw, self.record_no).map(Some).map_err(error)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{TraceFormat, TraceOptions, TraceReader};
+    use super::super::{TraceFormat, TraceOptions, TraceReader, TraceRecord};
     use super::*;
     use std::io::Cursor;
 

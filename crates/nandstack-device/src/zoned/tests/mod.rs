@@ -6,6 +6,7 @@
 //! = 5,120 ns). A zone is 2 blocks (one per plane): 8 pages, 16 units, 64 KiB; 4 zones.
 
 mod config;
+mod matrix;
 mod props;
 mod state;
 mod timing;
@@ -14,7 +15,7 @@ use nandstack_core::{Nanos, Result};
 
 use super::*;
 use crate::config::GeometryOverrides;
-use crate::device::{Command, Completion, Device, ZoneCommand, ZoneState};
+use crate::device::{Command, Completion, Device, ZoneCommand, ZoneInfo, ZoneState};
 
 pub(super) const U: u64 = 4096;
 

@@ -15,9 +15,11 @@
 //! * Deterministic: the same sequence of calls gives the same slots.
 
 mod cluster;
+mod cluster_v5;
 mod next_fit;
 
 pub use cluster::ClusterAllocator;
+pub use cluster_v5::ClusterV5Allocator;
 pub use next_fit::NextFitAllocator;
 
 /// Chooses a free slot for each page written to swap.

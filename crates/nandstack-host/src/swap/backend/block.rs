@@ -2,8 +2,11 @@
 //! → `swap_read_folio_bdev_async`): slot `s` is the 4 KiB at `base + s · 4096` of the device's LBA
 //! space; the pages of one submission whose slots are consecutive merge into one request up to the
 //! block layer's maximum request size (bios merged in the plug); discards become TRIM commands.
+//! With `host.swap.register_range` the partition's range is registered with the device at swapon (DISS
+//! SDR, the cross-layer `register_swap_range` command).
 
-use nandstack_core::Result;
+use nandstack_core::{Error, Nanos, Result};
+use nandstack_device::{Command, ExtCommand};
 use serde_json::json;
 
 use super::{issue_runs, Submit, SwapBackend, SwapPage};
@@ -12,11 +15,25 @@ use crate::block::{BlockLayer, IoKind, Region};
 pub struct BlockSwap {
     /// Byte offset of slot 0 on the device.
     base: u64,
+    /// Register the partition with the device at swapon (DISS SDR).
+    register: bool,
+    /// The registered range (bytes), once registered.
+    registered: Option<(u64, u64)>,
 }
 
 impl BlockSwap {
     pub fn new(base: u64) -> BlockSwap {
-        BlockSwap { base }
+        BlockSwap {
+            base,
+            register: false,
+            registered: None,
+        }
+    }
+
+    /// Register the swap partition's range with the device at swapon (DISS SDR).
+    pub fn registering(mut self, register: bool) -> BlockSwap {
+        self.register = register;
+        self
     }
 
     fn offset(&self, slot: u32) -> u64 {
@@ -41,6 +58,32 @@ impl BlockSwap {
 impl SwapBackend for BlockSwap {
     fn name(&self) -> &'static str {
         "block"
+    }
+
+    /// DISS SDR: the whole partition, header included (`swapon` knows its start and end LBAs).
+    fn swapon(&mut self, io: &mut BlockLayer, nslots: u32) -> Result<()> {
+        if !self.register || nslots == 0 {
+            return Ok(());
+        }
+        let (offset, len) = (self.base, nslots as u64 * 4096);
+        let kind = io.dev.kind().name();
+        io.dev
+            .submit(
+                Nanos(0),
+                Command::Ext(ExtCommand::RegisterSwapRange { offset, len }),
+            )
+            .map_err(|e| match e {
+                Error::Unsupported(_) => Error::config(
+                    "host.swap.register_range",
+                    format!(
+                        "the {kind} device does not implement the register_swap_range command \
+                         (DISS swap-data recognition); use a block device or turn it off"
+                    ),
+                ),
+                other => other,
+            })?;
+        self.registered = Some((offset, len));
+        Ok(())
     }
 
     fn write(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<u64>) -> Result<()> {
@@ -70,6 +113,10 @@ impl SwapBackend for BlockSwap {
     }
 
     fn report(&self) -> serde_json::Value {
-        json!({ "kind": "block", "offset_bytes": self.base })
+        json!({
+            "kind": "block",
+            "offset_bytes": self.base,
+            "registered_range_bytes": self.registered.map(|(o, l)| [o, l]),
+        })
     }
 }

@@ -16,6 +16,9 @@
 //!   submitting thread; the swap layer then frees pages as soon as their write returns.
 //! * Requests pass the writer's cgroup throttle (`Dispatch`) before they reach the device: blk-throttle
 //!   acts on bios, above the device and below the swap layer.
+//! * A backend that keeps page contents gets each page's bytes through [`SwapBackend::write_page`]
+//!   (synchronous backends are written page by page, from `swap_writeout`); a refused write leaves the
+//!   page dirty in memory. RAM the backend holds ([`SwapBackend::ram_pages`]) comes out of the host's.
 //! * Deterministic; no I/O is issued that the counters do not show.
 //! * [`SwapBackend::completes_remotely`]: I/O completes on a CPU other than the submitter's (a loop
 //!   device's worker). The end of writeback then rotates reclaimed pages through that CPU's per-CPU
@@ -23,11 +26,24 @@
 //!   time — the reclaiming task's `lru_add_drain` only drains its own CPU. Local completion (the
 //!   default) rotates at once.
 
+//! * Backends that place pages themselves (zone appends: the location is known only when the append
+//!   completes) report each relocation through [`SwapBackend::take_moves`] right after the `write` (or
+//!   the host-side work) that made it; the swap layer moves the slot's state (swap count, swap cache,
+//!   owner) to the new slot, remaps the page-table entry and frees the old slot, which the backend is
+//!   then told of like any freed slot. Such a backend is paired with an allocator that hands out only
+//!   staging slots (never slots the backend places).
+//! * Host-side work that needs the swap layer (ZNSwap's garbage collector) is driven by the host through
+//!   [`SwapBackend::as_any_mut`]; a backend that has none keeps the defaults.
+
 pub mod block;
 pub mod loopdev;
+pub mod znswap;
+pub mod zram;
 
 pub use block::BlockSwap;
 pub use loopdev::LoopSwap;
+pub use znswap::ZnSwap;
+pub use zram::Zram;
 
 use nandstack_core::Result;
 
@@ -52,6 +68,8 @@ pub struct Submit<'a, 'b> {
     pub io: &'a mut BlockLayer,
     pub at: u64,
     pub comm: u16,
+    /// CPU of the submitting thread (per-core placement).
+    pub cpu: u16,
     pub dispatch: &'a mut Dispatch<'b>,
 }
 
@@ -94,6 +112,52 @@ pub trait SwapBackend: Send {
 
     /// The swap layer freed `slot` (no PTE and no swap-cache page holds it any more).
     fn slot_freed(&mut self, _slot: u32) {}
+
+    /// Store one page synchronously with its bytes (`SWP_SYNCHRONOUS_IO` backends that keep contents:
+    /// zram compresses them). Returns the completion time (≥ `sub.at`, the CPU time of the store
+    /// included), or `None` when the device refused the write — an I/O error, after which the page stays
+    /// dirty in memory as `end_swap_bio_write` leaves it. `bytes` is `None` when the workload has no
+    /// content model. Default: a one-page [`SwapBackend::write`].
+    fn write_page(
+        &mut self,
+        sub: &mut Submit,
+        page: SwapPage,
+        _bytes: Option<&[u8; 4096]>,
+    ) -> Result<Option<u64>> {
+        let mut done = Vec::with_capacity(1);
+        self.write(sub, &[page], &mut done)?;
+        Ok(done.first().copied())
+    }
+
+    /// Pages of RAM the backend holds (zram's compressed pool); 0 for a device outside RAM. The host
+    /// takes them out of its free memory.
+    fn ram_pages(&self) -> u64 {
+        0
+    }
+
+    /// Whether the backend needs every page's bytes (the host refuses workloads without contents).
+    fn needs_contents(&self) -> bool {
+        false
+    }
+
+    /// Check the backend's own bookkeeping against the swap layer's slot map (`map[s] != 0`: slot `s`
+    /// in use; verify mode). Default: nothing to check.
+    fn check(&self, _map: &[u8]) -> Result<()> {
+        Ok(())
+    }
+
+    /// Reclaim tested the accessed bit of the PTE of `vpn` (`folio_referenced`; `young`: it was set) —
+    /// the per-page access history a placement policy may keep. Default: ignored.
+    fn page_referenced(&mut self, _vpn: u32, _young: bool) {}
+
+    /// Slot relocations `(from, to)` made since the last call, in order (see the module contract).
+    /// Default: none.
+    fn take_moves(&mut self, _out: &mut Vec<(u32, u32)>) {}
+
+    /// The concrete backend, for host-side work that needs it (ZNSwap's GC). Default: none.
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
 
     /// The backend's own section of the report (`host.swap.backend`).
     fn report(&self) -> serde_json::Value;

@@ -1,0 +1,66 @@
+//! Run the model on the real-kernel zswap and zram captures and print model vs the kernel's range.
+//! `cargo run --release -p nandstack-host --example kcswap [FILTER] [--traces DIR]`
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use nandstack_host::kcswap::{self, Kind};
+
+fn main() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut traces = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
+    if let Some(i) = args.iter().position(|a| a == "--traces") {
+        traces = PathBuf::from(args.remove(i + 1));
+        args.remove(i);
+    }
+    let filter = args.first().cloned().unwrap_or_default();
+    let corpus = traces.join("compress");
+    for kind in [Kind::Zswap, Kind::Zram] {
+        let caps = kcswap::load_dir(&traces.join(kind.folder())).expect("captures");
+        let mut programs: BTreeMap<String, Vec<&kcswap::Capture>> = BTreeMap::new();
+        for c in &caps {
+            programs.entry(c.program.clone()).or_default().push(c);
+        }
+        for (name, reps) in programs {
+            if !name.contains(&filter) {
+                continue;
+            }
+            let cfg = kcswap::config(reps[0], &corpus).expect("config");
+            let t = std::time::Instant::now();
+            let sim = nandstack_host::run_config(&cfg, false, &mut |_, _, _| true).expect("run");
+            let model = kcswap::model_figures(&sim, kind);
+            let range = kcswap::kernel_range(&reps);
+            println!(
+                "{name} ({:.1} s, sim {:.2} s)",
+                t.elapsed().as_secs_f64(),
+                sim.now as f64 / 1e9
+            );
+            for f in kind.figures() {
+                let Some(&r) = range.get(*f) else { continue };
+                let m = model[*f];
+                let d = kcswap::distance(f, m, r);
+                let tol = kcswap::tolerance(kind, f);
+                println!(
+                    "  {:<30} model {:>14.1}  kernel {:>14.1} .. {:<14.1} {:>6.1}% {}",
+                    f,
+                    m,
+                    r.0,
+                    r.1,
+                    100.0 * d,
+                    if d > tol { "OUT" } else { "" }
+                );
+            }
+            if let Some(z) = sim.host.swap.zswap.as_ref() {
+                let r = z.report();
+                println!(
+                    "  worker queued {} runs {} rotations {} reclaim_fail {} clock {:?}",
+                    r["worker_queued"],
+                    r["worker_runs"],
+                    r["worker_rotations"],
+                    r["reject_reclaim_fail"],
+                    z.worker
+                );
+            }
+        }
+    }
+}

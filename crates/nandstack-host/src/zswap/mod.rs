@@ -1,0 +1,672 @@
+//! Compressed swap in the host model: zswap (`mm/zswap.c`, Linux 6.18) as a cache between the swap layer
+//! and the swap backend, the swap layer's zero-page map, and the glue that puts them in the kernel's
+//! swap-out and swap-in paths.
+//!
+//! * [`Zswap`]: entries indexed by swap slot (the xarray), the zsmalloc (or z3fold, zbud) pool, the
+//!   compressor, the pool limit with its hysteresis (`zswap_check_limits`), the admission and
+//!   replacement policies ([`policy`]), the kernel's counters (`zswpout`, `zswpin`, `zswpwb`,
+//!   `stored_pages`, `pool_total_size`, `stored_incompressible_pages`, `pool_limit_hit`, `reject_*`)
+//!   and the writeback worker's state;
+//! * [`swapio`]: `swap_writeout` (zero page → a bit in the zero map, `swpout_zero`; else zswap; else the
+//!   backend — synchronously for zram) and `swap_read_folio` (zero map → `swpin_zero`; zswap → load,
+//!   which drops the entry and dirties the page; else the backend), the synchronous-device swap-in that
+//!   bypasses the swap cache, page contents, and the RAM the pools hold;
+//! * [`worker`]: `shrink_worker` and `zswap_writeback_entry`.
+//!
+//! What the kernel does and the model follows (read from `mm/zswap.c`, `mm/page_io.c`, `mm/memory.c`):
+//! a store happens in `swap_writeout` of a page reclaim unmapped, synchronously — a stored page is clean
+//! at once and reclaim frees it in the same pass; a page that does not compress below a page is stored
+//! as it is (`length == PAGE_SIZE`); a store at or above `max_pool_percent` of RAM is refused
+//! (`pool_limit_hit`), and so is every store until the pool is back at `accept_threshold_percent` of the
+//! limit; a refused store queues the worker and the page goes to the backend (`pswpout`); a load into
+//! the swap cache frees the entry and dirties the page, so the page is compressed again at its next
+//! eviction; an entry is freed with its slot (`zswap_invalidate` in `swap_range_free`). The pool is not
+//! charged to a cgroup-v1 memory cgroup (`obj_cgroup_charge_zswap` acts on cgroup v2 only): its pages
+//! come out of RAM, not out of the cgroup's limit.
+
+pub mod policy;
+pub mod swapio;
+pub mod worker;
+
+use nandstack_compress::Compressor;
+use nandstack_core::{Error, Result};
+use serde_json::{json, Value};
+
+use crate::config::{CompressionCosts, CompressorKind, ZswapConfig};
+use crate::vm::page::NONE;
+use crate::zpool::{self, Handle, Zpool, PAGE_BYTES};
+use policy::{Admission, AdmitAll, EntryId, LruSecondChance, Pick, Replacement};
+
+/// `MAX_RECLAIM_RETRIES`: the worker gives up after this many failed steps.
+pub const MAX_RECLAIM_RETRIES: u32 = 16;
+
+/// zswap's counters, named as the kernel names them (debugfs `/sys/kernel/debug/zswap/*` and
+/// `/proc/vmstat`).
+#[derive(Clone, Debug, Default)]
+pub struct ZswapStats {
+    /// Pages stored (vmstat `zswpout`).
+    pub zswpout: u64,
+    /// Pages loaded (vmstat `zswpin`).
+    pub zswpin: u64,
+    /// Entries written back to the backend (vmstat `zswpwb`, debugfs `written_back_pages`).
+    pub zswpwb: u64,
+    /// Stores refused at the pool limit.
+    pub pool_limit_hit: u64,
+    /// Writeback attempts that failed (the slot's page was already in the swap cache).
+    pub reject_reclaim_fail: u64,
+    /// Stores the pool could not hold (no free RAM for its pages).
+    pub reject_alloc_fail: u64,
+    /// Stores whose compression failed (never: the compressors here do not fail).
+    pub reject_compress_fail: u64,
+    /// Stores too big for the allocator (zbud refuses objects above 3,968 bytes).
+    pub reject_compress_poor: u64,
+    /// Stores the admission policy refused (not a kernel counter: always 0 for zswap's own policy).
+    pub reject_admission: u64,
+    /// Entries dropped without a load or writeback (`zswap_invalidate`: slot freed, or a newer store or
+    /// zero page for the slot). Stores = loads + writebacks + invalidations + stored pages.
+    pub invalidated: u64,
+    /// Writeback worker runs, and entries it rotated (second chance).
+    pub worker_runs: u64,
+    pub worker_rotations: u64,
+    /// Times a refused store queued the worker (`queue_work` that found it idle or running).
+    pub worker_queued: u64,
+    /// CPU time spent compressing and decompressing, ns.
+    pub compress_ns: u64,
+    pub decompress_ns: u64,
+    /// Largest pool seen, pages.
+    pub pool_pages_max: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    slot: u32,
+    handle: Handle,
+    /// Stored length, bytes (4096 = stored uncompressed).
+    len: u32,
+    memcg: u16,
+    /// Hash of the page's bytes when stored (verify mode: checked at load and writeback).
+    sum: u64,
+}
+
+/// The writeback worker's state (`zswap_shrink_work` on `shrink_wq`).
+#[derive(Clone, Debug, Default)]
+pub struct WorkerState {
+    /// `queue_work` was called and the work has not started yet; when.
+    pub queued: Option<u64>,
+    /// A run is in progress.
+    pub running: bool,
+    /// The worker's clock (its own CPU), ns.
+    pub clock: u64,
+    pub failures: u32,
+    pub attempts: u32,
+    /// `zswap_next_shrink`: the cgroup walk's cursor (index into the cgroups; `ncgroups` = end of walk).
+    pub cursor: usize,
+    /// The host is advancing the worker (its own allocations reclaim, and reclaim advances the worker).
+    pub(crate) inside: bool,
+}
+
+/// Result of a store attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Store {
+    /// Stored; CPU time of the store, ns.
+    Stored(u64),
+    /// Not stored (the page goes to the backend); CPU time spent, ns.
+    Refused(u64),
+}
+
+/// zswap. See the module documentation.
+pub struct Zswap {
+    compressor: Compressor,
+    kind: CompressorKind,
+    pool: Box<dyn Zpool>,
+    admission: Box<dyn Admission>,
+    replacement: Box<dyn Replacement>,
+    entries: Vec<Entry>,
+    free_ids: Vec<EntryId>,
+    /// Slot → entry (the xarray), NONE when the slot has none.
+    by_slot: Vec<u32>,
+    live: u64,
+    incompressible: u64,
+    max_pages: u64,
+    accept_pages: u64,
+    reached_full: bool,
+    compress_ns: u64,
+    decompress_ns: u64,
+    copy_ns: u64,
+    pub(crate) wakeup_ns: u64,
+    pub(crate) entry_ns: u64,
+    pub(crate) writeback_ns: u64,
+    pub(crate) shrinker_enabled: bool,
+    pub worker: WorkerState,
+    pub stats: ZswapStats,
+    verify: bool,
+}
+
+/// zswap for host `h` with `ram_pages` of RAM and `slots` swap slots; `None` when disabled.
+pub fn build(
+    h: &crate::config::HostConfig,
+    ram_pages: u64,
+    slots: usize,
+    verify: bool,
+) -> Result<Option<Box<Zswap>>> {
+    if !h.zswap.enabled {
+        return Ok(None);
+    }
+    if !h.reclaim.cgroup_v1 && (h.zswap.shrinker_enabled || !h.cgroups.is_empty()) {
+        return Err(Error::config(
+            "host.zswap",
+            "zswap under cgroup v2 (host.reclaim.cgroup_v1 = false) is not modelled: there the pool is \
+             charged to the cgroup (obj_cgroup_charge_zswap) and the shrinker writes back per cgroup; \
+             under cgroup v1 neither happens",
+        ));
+    }
+    Ok(Some(Box::new(Zswap::new(
+        &h.zswap,
+        &h.compression,
+        ram_pages,
+        slots,
+        verify,
+    )?)))
+}
+
+/// CPU time of `cycles_per_byte` over a page at `mhz`, ns.
+pub fn page_ns(cycles_per_byte: f64, mhz: f64) -> u64 {
+    (cycles_per_byte * PAGE_BYTES as f64 * 1000.0 / mhz).round() as u64
+}
+
+/// FNV-1a over the page (verify mode's content check).
+pub fn page_hash(page: &[u8; 4096]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for w in page.chunks_exact(8) {
+        h ^= u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+impl Zswap {
+    /// zswap for `slots` swap slots on a machine of `ram_pages` pages.
+    pub fn new(
+        cfg: &ZswapConfig,
+        costs: &CompressionCosts,
+        ram_pages: u64,
+        slots: usize,
+        verify: bool,
+    ) -> Result<Zswap> {
+        let c = costs.of(cfg.compressor);
+        let max_pages = ram_pages * cfg.max_pool_percent as u64 / 100;
+        Ok(Zswap {
+            compressor: Compressor::new(cfg.compressor.algorithm())?,
+            kind: cfg.compressor,
+            pool: zpool::build(cfg.zpool.name())?,
+            admission: Box::new(AdmitAll),
+            replacement: Box::new(LruSecondChance::new()),
+            entries: Vec::new(),
+            free_ids: Vec::new(),
+            by_slot: vec![NONE; slots],
+            live: 0,
+            incompressible: 0,
+            max_pages,
+            accept_pages: max_pages * cfg.accept_threshold_percent as u64 / 100,
+            reached_full: false,
+            compress_ns: page_ns(c.compress_cycles_per_byte, costs.cpu_mhz),
+            decompress_ns: page_ns(c.decompress_cycles_per_byte, costs.cpu_mhz),
+            copy_ns: page_ns(costs.copy_cycles_per_byte, costs.cpu_mhz),
+            wakeup_ns: cfg.worker_wakeup_ns,
+            entry_ns: cfg.worker_entry_ns,
+            writeback_ns: cfg.writeback_ns,
+            shrinker_enabled: cfg.shrinker_enabled,
+            worker: WorkerState::default(),
+            stats: ZswapStats::default(),
+            verify,
+        })
+    }
+
+    /// Replace the admission and replacement policies (ezswap's SA and CA plug in here).
+    pub fn with_policies(
+        mut self,
+        admission: Box<dyn Admission>,
+        replacement: Box<dyn Replacement>,
+    ) -> Zswap {
+        debug_assert_eq!(self.live, 0);
+        self.admission = admission;
+        self.replacement = replacement;
+        self
+    }
+
+    /// Pages the pool holds (`zswap_total_pages`).
+    pub fn pool_pages(&self) -> u64 {
+        self.pool.total_pages()
+    }
+
+    /// `max_pool_percent` of RAM, pages.
+    pub fn max_pages(&self) -> u64 {
+        self.max_pages
+    }
+
+    /// `zswap_accept_thr_pages`.
+    pub fn accept_pages(&self) -> u64 {
+        self.accept_pages
+    }
+
+    /// Pages stored (`stored_pages`).
+    pub fn stored_pages(&self) -> u64 {
+        self.live
+    }
+
+    /// Whether `slot` has an entry.
+    pub fn contains(&self, slot: u32) -> bool {
+        self.by_slot.get(slot as usize).is_some_and(|&e| e != NONE)
+    }
+
+    /// The entry of `slot`, if any.
+    pub fn entry_of(&self, slot: u32) -> Option<EntryId> {
+        self.by_slot
+            .get(slot as usize)
+            .copied()
+            .filter(|&e| e != NONE)
+    }
+
+    /// (slot, cgroup, stored length) of a live entry.
+    pub fn entry(&self, e: EntryId) -> (u32, u16, u32) {
+        let en = &self.entries[e as usize];
+        (en.slot, en.memcg, en.len)
+    }
+
+    /// Entries of cgroup `memcg` on the replacement policy's lists.
+    pub fn count(&self, memcg: u16) -> u64 {
+        self.replacement.count(memcg)
+    }
+
+    /// `zswap_check_limits`: whether stores are refused now (updates the hysteresis and the counter).
+    fn check_limits(&mut self) -> bool {
+        let cur = self.pool_pages();
+        if cur >= self.max_pages {
+            self.stats.pool_limit_hit += 1;
+            self.reached_full = true;
+        } else if self.reached_full && cur <= self.accept_pages {
+            self.reached_full = false;
+        }
+        self.reached_full
+    }
+
+    /// `zswap_store` of one page: `bytes` are its contents, `free_frames` the RAM free for the pool's
+    /// growth. A refused store leaves no entry for the slot (an old one is invalidated) and, at the pool
+    /// limit, asks for the worker ([`Zswap::wants_worker`]).
+    pub fn store(
+        &mut self,
+        slot: u32,
+        memcg: u16,
+        bytes: &[u8; 4096],
+        free_frames: u64,
+    ) -> Result<Store> {
+        let out = self.try_store(slot, memcg, bytes, free_frames)?;
+        if matches!(out, Store::Refused(_)) {
+            // check_old: a stale entry must not be written back over the new data.
+            self.invalidate(slot);
+        }
+        Ok(out)
+    }
+
+    fn try_store(
+        &mut self,
+        slot: u32,
+        memcg: u16,
+        bytes: &[u8; 4096],
+        free_frames: u64,
+    ) -> Result<Store> {
+        if self.check_limits() {
+            return Ok(Store::Refused(0));
+        }
+        if !self.admission.admit(bytes, memcg) {
+            self.stats.reject_admission += 1;
+            return Ok(Store::Refused(0));
+        }
+        let compressed = self.compressor.compressed_len(bytes)?;
+        let cpu = self.compress_ns;
+        self.stats.compress_ns += cpu;
+        // Not smaller than a page: stored as it is (zswap_compress).
+        let len = if compressed == 0 || compressed >= PAGE_BYTES as usize {
+            PAGE_BYTES
+        } else {
+            compressed as u32
+        };
+        if len > self.pool.max_object_bytes() {
+            self.stats.reject_compress_poor += 1;
+            return Ok(Store::Refused(cpu));
+        }
+        let before = self.pool.total_pages();
+        let handle = self.pool.alloc(len)?;
+        if self.pool.total_pages() - before > free_frames {
+            // zs_malloc with GFP_NOWAIT: no page to be had.
+            self.pool.free(handle)?;
+            self.stats.reject_alloc_fail += 1;
+            return Ok(Store::Refused(cpu));
+        }
+        // A stale entry of the slot (the page was redirtied and swapped out again) is replaced.
+        self.invalidate(slot);
+        let id = self.free_ids.pop().unwrap_or(self.entries.len() as u32);
+        let entry = Entry {
+            slot,
+            handle,
+            len,
+            memcg,
+            sum: if self.verify { page_hash(bytes) } else { 0 },
+        };
+        if id as usize == self.entries.len() {
+            self.entries.push(entry);
+        } else {
+            self.entries[id as usize] = entry;
+        }
+        self.by_slot[slot as usize] = id;
+        self.live += 1;
+        self.incompressible += (len == PAGE_BYTES) as u64;
+        self.replacement.stored(id, memcg);
+        self.stats.zswpout += 1;
+        self.stats.pool_pages_max = self.stats.pool_pages_max.max(self.pool.total_pages());
+        Ok(Store::Stored(cpu))
+    }
+
+    /// Whether a refused store should queue the worker (`zswap_pool_reached_full`).
+    pub fn wants_worker(&self) -> bool {
+        self.reached_full
+    }
+
+    /// Decompression time of a stored length, ns.
+    fn decompress_cost(&self, len: u32) -> u64 {
+        if len == PAGE_BYTES {
+            self.copy_ns
+        } else {
+            self.decompress_ns
+        }
+    }
+
+    /// Check, in verify mode, that the page about to be restored from entry `e` holds the bytes it was
+    /// stored with (the page was not changed while swapped out).
+    fn check_bytes(&self, e: EntryId, bytes: Option<&[u8; 4096]>) -> Result<()> {
+        if let (true, Some(b)) = (self.verify, bytes) {
+            let en = &self.entries[e as usize];
+            if page_hash(b) != en.sum {
+                return Err(Error::Invariant(format!(
+                    "zswap: slot {} would restore other bytes than it stored",
+                    en.slot
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// `zswap_load` into the swap cache: decompress, count, drop the entry. Returns the CPU time, or
+    /// `None` when the slot has no entry. `bytes` (verify mode) are what the page should hold.
+    pub fn load(&mut self, slot: u32, bytes: Option<&[u8; 4096]>) -> Result<Option<u64>> {
+        let Some(e) = self.entry_of(slot) else {
+            return Ok(None);
+        };
+        self.stats.zswpin += 1;
+        self.take(e, bytes).map(Some)
+    }
+
+    /// The writeback worker decompresses entry `e` for its write to the backend and frees it; returns
+    /// the CPU time.
+    pub fn take_for_writeback(&mut self, e: EntryId, bytes: Option<&[u8; 4096]>) -> Result<u64> {
+        self.stats.zswpwb += 1;
+        self.take(e, bytes)
+    }
+
+    /// Decompress entry `e` (checking the bytes in verify mode) and free it; the CPU time.
+    fn take(&mut self, e: EntryId, bytes: Option<&[u8; 4096]>) -> Result<u64> {
+        self.check_bytes(e, bytes)?;
+        let cpu = self.decompress_cost(self.entries[e as usize].len);
+        self.stats.decompress_ns += cpu;
+        self.erase(e)?;
+        Ok(cpu)
+    }
+
+    /// `zswap_invalidate`: the slot is freed (or rewritten elsewhere); drop its entry if it has one.
+    pub fn invalidate(&mut self, slot: u32) {
+        if let Some(e) = self.entry_of(slot) {
+            self.stats.invalidated += 1;
+            self.erase(e).expect("a live entry frees");
+        }
+    }
+
+    fn erase(&mut self, e: EntryId) -> Result<()> {
+        let en = self.entries[e as usize];
+        self.pool.free(en.handle)?;
+        self.replacement.removed(e);
+        self.by_slot[en.slot as usize] = NONE;
+        self.live -= 1;
+        self.incompressible -= (en.len == PAGE_BYTES) as u64;
+        self.free_ids.push(e);
+        Ok(())
+    }
+
+    /// One step of the writeback walk over cgroup `memcg` (see [`policy::Replacement::pick`]).
+    pub fn pick(&mut self, memcg: u16) -> Pick {
+        self.replacement.pick(memcg)
+    }
+
+    /// Check the entries, the slot index and the pool against each other (`ncgroups` cgroups).
+    pub fn check(&self, ncgroups: usize) -> Result<()> {
+        let bad = |m: String| Err(Error::Invariant(format!("zswap: {m}")));
+        self.pool.check()?;
+        if self.pool.objects() != self.live {
+            return bad(format!(
+                "{} pool objects for {} entries",
+                self.pool.objects(),
+                self.live
+            ));
+        }
+        let mut n = 0u64;
+        let mut incompressible = 0u64;
+        for (slot, &e) in self.by_slot.iter().enumerate() {
+            if e == NONE {
+                continue;
+            }
+            n += 1;
+            let en = &self.entries[e as usize];
+            if en.slot as usize != slot {
+                return bad(format!("slot {slot} → entry {e} of slot {}", en.slot));
+            }
+            incompressible += (en.len == PAGE_BYTES) as u64;
+        }
+        if n != self.live || incompressible != self.incompressible {
+            return bad(format!(
+                "{n} indexed entries ({incompressible} incompressible) but {} live ({})",
+                self.live, self.incompressible
+            ));
+        }
+        let listed: u64 = (0..ncgroups)
+            .map(|m| self.replacement.count(m as u16))
+            .sum();
+        if listed != self.live {
+            return bad(format!("{listed} entries listed, {} live", self.live));
+        }
+        Ok(())
+    }
+
+    /// The kernel's figures (debugfs and vmstat) and the model's own.
+    pub fn report(&self) -> Value {
+        let s = &self.stats;
+        json!({
+            "enabled": true,
+            "compressor": self.kind_name(),
+            "zpool": self.pool.name(),
+            "shrinker_enabled": self.shrinker_enabled,
+            "admission": self.admission.name(),
+            "replacement": self.replacement.name(),
+            "zswpout": s.zswpout,
+            "zswpin": s.zswpin,
+            "zswpwb": s.zswpwb,
+            "written_back_pages": s.zswpwb,
+            "stored_pages": self.live,
+            "pool_total_size": self.pool.total_bytes(),
+            "pool_pages": self.pool.total_pages(),
+            "pool_pages_max": s.pool_pages_max,
+            "max_pool_pages": self.max_pages,
+            "accept_threshold_pages": self.accept_pages,
+            "stored_incompressible_pages": self.incompressible,
+            "pool_limit_hit": s.pool_limit_hit,
+            "reject_reclaim_fail": s.reject_reclaim_fail,
+            "reject_alloc_fail": s.reject_alloc_fail,
+            "reject_compress_fail": s.reject_compress_fail,
+            "reject_compress_poor": s.reject_compress_poor,
+            // Entry metadata and decompression never fail in the model.
+            "reject_kmemcache_fail": 0,
+            "decompress_fail": 0,
+            "reject_admission": s.reject_admission,
+            "invalidated": s.invalidated,
+            "worker_runs": s.worker_runs,
+            "worker_rotations": s.worker_rotations,
+            "worker_queued": s.worker_queued,
+            "compress_ms": s.compress_ns as f64 / 1e6,
+            "decompress_ms": s.decompress_ns as f64 / 1e6,
+        })
+    }
+
+    fn kind_name(&self) -> &'static str {
+        self.kind.algorithm().name()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn random_page(seed: u64) -> [u8; 4096] {
+        let mut r = nandstack_core::Rng::new(seed);
+        let mut p = [0u8; 4096];
+        for w in p.chunks_exact_mut(8) {
+            w.copy_from_slice(&r.next_u64().to_le_bytes());
+        }
+        p
+    }
+
+    /// 50 pages of RAM at 20%: a limit of 10 pool pages, accept again at 9.
+    fn small() -> Zswap {
+        let cfg = ZswapConfig {
+            enabled: true,
+            ..ZswapConfig::default()
+        };
+        Zswap::new(&cfg, &CompressionCosts::default(), 50, 64, true).unwrap()
+    }
+
+    #[test]
+    fn pool_limit_and_hysteresis_by_hand() {
+        let mut z = small();
+        assert_eq!((z.max_pages(), z.accept_pages()), (10, 9));
+        // Incompressible pages are stored whole: one zsmalloc huge-class page each.
+        for s in 1..=10 {
+            assert!(matches!(
+                z.store(s, 1, &random_page(s as u64), 1000).unwrap(),
+                Store::Stored(_)
+            ));
+        }
+        assert_eq!(
+            (z.pool_pages(), z.stored_pages(), z.incompressible),
+            (10, 10, 10)
+        );
+        // At the limit: refused, counted, the worker wanted.
+        assert_eq!(
+            z.store(11, 1, &random_page(11), 1000).unwrap(),
+            Store::Refused(0)
+        );
+        assert_eq!(z.stats.pool_limit_hit, 1);
+        assert!(z.wants_worker());
+        // One load: 9 pages ≤ the threshold — the next store is accepted and clears the state.
+        assert!(z.load(3, Some(&random_page(3))).unwrap().is_some());
+        assert_eq!(z.stats.zswpin, 1);
+        assert!(!z.contains(3));
+        assert!(matches!(
+            z.store(12, 1, &random_page(12), 1000).unwrap(),
+            Store::Stored(_)
+        ));
+        assert!(!z.wants_worker());
+        // Full again (10 pages): refused, a second hit.
+        assert_eq!(
+            z.store(13, 1, &random_page(13), 1000).unwrap(),
+            Store::Refused(0)
+        );
+        assert_eq!(z.stats.pool_limit_hit, 2);
+        // An invalidated entry brings the pool to 9 pages, at the threshold: the store goes through
+        // and counts no hit.
+        z.invalidate(5);
+        assert!(matches!(
+            z.store(13, 1, &random_page(13), 1000).unwrap(),
+            Store::Stored(_)
+        ));
+        assert_eq!(z.stats.pool_limit_hit, 2);
+        // Stores = loads + writebacks + invalidations + stored.
+        let s = &z.stats;
+        assert_eq!(
+            s.zswpout,
+            s.zswpin + s.zswpwb + s.invalidated + z.stored_pages()
+        );
+        z.check(2).unwrap();
+    }
+
+    #[test]
+    fn hysteresis_refuses_between_the_threshold_and_the_limit() {
+        // 100 pages of RAM at 20% with a 50% threshold: limit 20, accept at 10.
+        let cfg = ZswapConfig {
+            enabled: true,
+            accept_threshold_percent: 50,
+            ..ZswapConfig::default()
+        };
+        let mut z = Zswap::new(&cfg, &CompressionCosts::default(), 100, 64, false).unwrap();
+        for s in 1..=20 {
+            z.store(s, 0, &random_page(s as u64), 1000).unwrap();
+        }
+        assert!(matches!(
+            z.store(21, 0, &random_page(21), 1000).unwrap(),
+            Store::Refused(_)
+        ));
+        for s in 1..=5 {
+            z.load(s, None).unwrap();
+        }
+        // 15 pages: under the limit but above the threshold — refused without counting a hit.
+        assert!(matches!(
+            z.store(22, 0, &random_page(22), 1000).unwrap(),
+            Store::Refused(_)
+        ));
+        assert_eq!(z.stats.pool_limit_hit, 1);
+        for s in 6..=10 {
+            z.load(s, None).unwrap();
+        }
+        assert!(matches!(
+            z.store(22, 0, &random_page(22), 1000).unwrap(),
+            Store::Stored(_)
+        ));
+    }
+
+    #[test]
+    fn compressible_pages_share_pool_pages_and_a_changed_page_is_caught() {
+        let mut z = small();
+        let sparse = {
+            let mut p = [0u8; 4096];
+            p[..8].copy_from_slice(&7u64.to_le_bytes());
+            p
+        };
+        for s in 1..=8 {
+            z.store(s, 0, &sparse, 1000).unwrap();
+        }
+        assert_eq!(z.incompressible, 0);
+        assert!(
+            z.pool_pages() < 2,
+            "{} pages for 8 tiny objects",
+            z.pool_pages()
+        );
+        // Verify mode: restoring other bytes than were stored is an invariant error.
+        let mut other = sparse;
+        other[100] = 1;
+        assert!(matches!(z.load(4, Some(&other)), Err(Error::Invariant(_))));
+        // Without RAM for a new pool page the store is refused (reject_alloc_fail).
+        let mut z = small();
+        assert_eq!(
+            z.store(1, 0, &random_page(1), 0).unwrap(),
+            Store::Refused(z.compress_ns)
+        );
+        assert_eq!(z.stats.reject_alloc_fail, 1);
+        assert!(!z.contains(1));
+    }
+}

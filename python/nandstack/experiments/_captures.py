@@ -1,0 +1,446 @@
+"""Shared by `kernel-zswap` and `kernel-zram`: the real-kernel compressed-swap captures
+(`../shared/traces/kernel-zswap/`, `kernel-zram/`), the host config that runs each program with the same
+page contents, the figures named as the captures name them, and the comparison with the kernel's range
+over repetitions (issue #22's acceptance: the distance to min..max, relative to the larger of the kernel's
+mean and 1000 pages, within 10% — 20% for zswap's `pswpout`, `pswpin` and `zswpwb`).
+
+The Rust side has the same loader for its test (`crates/nandstack-host/src/kcswap.rs`); this one builds
+configs of the one schema for `nandstack.run`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..sweep.spec import Task
+from .base import Analysis, Experiment, Figure, Series, Table, config_task
+
+if TYPE_CHECKING:
+    from .._api import Result
+
+#: Environment variable naming the captures folder (`nandstack reproduce … --captures DIR` sets it).
+CAPTURES_ENV = "NANDSTACK_CAPTURES"
+
+FIGURES = {
+    "zswap": (
+        "zswpout",
+        "zswpin",
+        "zswpwb",
+        "pswpout",
+        "pswpin",
+        "swpout_zero",
+        "swpin_zero",
+        "stored_pages",
+        "pool_total_size",
+        "stored_incompressible_pages",
+        "pool_limit_hit",
+        "pool_bytes_per_stored_page",
+    ),
+    "zram": (
+        "pswpout",
+        "pswpin",
+        "swpout_zero",
+        "swpin_zero",
+        "orig_data_size",
+        "compr_data_size",
+        "mem_used_total",
+        "huge_pages",
+        "notify_free",
+        "pool_bytes_per_stored_page",
+    ),
+}
+BYTE_FIGURES = frozenset({"pool_total_size", "orig_data_size", "compr_data_size", "mem_used_total"})
+#: The programs of `--quick` (the fastest to run).
+QUICK = {
+    "zswap": ("kzswap_normal_w50_random_lzo", "kzswap_uniform_w50_sparse_lzo"),
+    "zram": ("kzram_hot_w50_sparse_lzorle_pc3", "kzram_normal_w50_mix50osdb_lzorle"),
+}
+#: Array time of the block device standing in for the loop device over tmpfs, µs (as kcswap.rs).
+LOOP_DEVICE_US = 5.0
+
+
+@dataclass(frozen=True)
+class Capture:
+    """One repetition of a program: its setup and the kernel's figures."""
+
+    name: str
+    program: str
+    kind: str
+    args: tuple[str, ...]
+    limit_mib: int
+    swap_mib: int
+    compressor: str
+    max_pool_percent: int
+    accept_threshold_percent: int
+    shrinker_enabled: bool
+    page_cluster: int
+    total_ram_bytes: int
+    kernel: dict[str, float]
+
+
+def shared_traces() -> Path:
+    return Path(__file__).resolve().parents[3].parent / "shared" / "traces"
+
+
+def captures_dir(kind: str) -> Path:
+    explicit = os.environ.get(CAPTURES_ENV)
+    return Path(explicit) if explicit else shared_traces() / f"kernel-{kind}"
+
+
+def corpus_dir(captures: Path) -> Path:
+    """The Silesia zips: `compress/` beside the captures folder, else the shared one."""
+    beside = captures.parent / "compress"
+    return beside if beside.is_dir() else shared_traces() / "compress"
+
+
+def load(path: Path) -> Capture:
+    d = json.loads(path.read_text(encoding="utf-8"))
+    name = path.stem
+    head, _, rep = name.rpartition("_r")
+    program = head if head and rep.isdigit() else name
+    vm = d["vmstat_delta_system_wide"]
+    kernel = {k: float(vm[k]) for k in ("pswpin", "pswpout", "swpout_zero", "swpin_zero") if k in vm}
+    if "zswap" in d:
+        z = d["zswap"]
+        kernel.update({k: float(vm[k]) for k in ("zswpout", "zswpin", "zswpwb")})
+        end = d["zswap_at_end"]
+        kernel.update(
+            {k: float(end[k]) for k in ("stored_pages", "pool_total_size", "stored_incompressible_pages")}
+        )
+        kernel["pool_limit_hit"] = float(d["zswap_counters_delta"]["pool_limit_hit"])
+        kernel["pool_bytes_per_stored_page"] = kernel["pool_total_size"] / max(kernel["stored_pages"], 1.0)
+        return Capture(
+            name, program, "zswap", tuple(d["command"][1:]), d["memory_limit_mb"], d["swap_mb"],
+            z["compressor"], z["max_pool_percent"], z["accept_threshold_percent"],
+            bool(z.get("shrinker_enabled", False)), d["page_cluster"], z["total_ram_bytes"], kernel,
+        )  # fmt: skip
+    z = d["zram"]
+    mm = d["mm_stat_at_end"]
+    kernel.update(
+        {k: float(mm[k]) for k in ("orig_data_size", "compr_data_size", "mem_used_total", "huge_pages")}
+    )
+    kernel["notify_free"] = float(d["io_stat_delta"]["notify_free"])
+    kernel["pool_bytes_per_stored_page"] = kernel["mem_used_total"] / max(
+        kernel["orig_data_size"] / 4096, 1.0
+    )
+    return Capture(
+        name, program, "zram", tuple(d["command"][1:]), d["memory_limit_mb"], z["disksize_mb"],
+        z["comp_algorithm"], 0, 0, False, d["page_cluster"], z["total_ram_bytes"], kernel,
+    )  # fmt: skip
+
+
+def missing_message(kind: str) -> str:
+    return (
+        f"No captures (*.json) in {captures_dir(kind)}: give the folder with --captures DIR (the shared "
+        f"captures are in ../shared/traces/kernel-{kind})."
+    )
+
+
+def programs(kind: str) -> dict[str, list[Capture]]:
+    """The captures of `kind` by program (repetitions in name order); empty when the folder has none."""
+    folder = captures_dir(kind)
+    paths = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    out: dict[str, list[Capture]] = {}
+    for p in paths:
+        c = load(p)
+        if c.kind == kind:
+            out.setdefault(c.program, []).append(c)
+    return out
+
+
+def config(c: Capture, corpus: Path) -> dict[str, Any]:
+    """The one-schema config that runs capture `c`'s program under its setup (see kcswap.rs `config`)."""
+    a = c.args
+    memtouch: dict[str, Any] = {
+        "type": "memtouch", "pages": int(a[0]), "ops": int(a[1]), "pattern": a[2],
+        "write_pct": int(a[3]), "seed": int(a[4]), "corpus_dir": str(corpus),
+    }  # fmt: skip
+    if len(a) > 5:
+        memtouch["content"] = a[5]
+    swap: dict[str, Any] = {"size_mib": c.swap_mib, "discard": {"mode": "off"}}
+    host: dict[str, Any] = {
+        "ram_mib": c.total_ram_bytes >> 20,
+        "cpus": 2,
+        "readahead": {"page_cluster": c.page_cluster},
+        "cgroups": [{"name": "capture", "limit_mib": c.limit_mib}],
+        "swap": swap,
+    }
+    if c.kind == "zswap":
+        host["zswap"] = {
+            "enabled": True, "compressor": c.compressor, "zpool": "zsmalloc",
+            "max_pool_percent": c.max_pool_percent,
+            "accept_threshold_percent": c.accept_threshold_percent,
+            "shrinker_enabled": c.shrinker_enabled,
+        }  # fmt: skip
+    else:
+        swap["backend"] = {"kind": "zram", "comp_algorithm": c.compressor}
+    return {
+        "seed": 1,
+        "workload": {
+            "kind": "host",
+            "processes": [{"name": "memtouch", "cgroup": "capture", "workload": memtouch}],
+        },
+        "host": host,
+        "device": {
+            "kind": "block",
+            "geometry": {"blocks_per_plane": 256, "cell_mode": "slc"},
+            "timing": {
+                "read_us": LOOP_DEVICE_US,
+                "program_us": LOOP_DEVICE_US,
+                "channel_mb_per_s": 4000.0,
+                "plane_parallelism": True,
+            },
+        },
+        "run": {"interval_sim_seconds": 1.0},
+    }
+
+
+def model_figures(summary: dict[str, Any], kind: str) -> dict[str, float]:
+    """The model's figures at the program's last access (the end of the run), named as the captures'."""
+    host = summary["host"]
+    swap = host["swap"]
+    out = {k: float(swap[k]) for k in ("pswpin", "pswpout", "swpout_zero", "swpin_zero")}
+    if kind == "zswap":
+        z = host["zswap"]
+        keys = ("zswpout", "zswpin", "zswpwb", "stored_pages", "pool_total_size")
+        keys += ("stored_incompressible_pages", "pool_limit_hit")
+        out.update({k: float(z[k]) for k in keys})
+        out["pool_bytes_per_stored_page"] = out["pool_total_size"] / max(out["stored_pages"], 1.0)
+    else:
+        mm = swap["backend"]["mm_stat"]
+        out.update(
+            {k: float(mm[k]) for k in ("orig_data_size", "compr_data_size", "mem_used_total", "huge_pages")}
+        )
+        out["notify_free"] = float(swap["backend"]["io_stat"]["notify_free"])
+        out["pool_bytes_per_stored_page"] = out["mem_used_total"] / max(out["orig_data_size"] / 4096, 1.0)
+    return out
+
+
+def kernel_range(reps: Sequence[Capture], figure: str) -> tuple[float, float, float] | None:
+    values = [c.kernel[figure] for c in reps if figure in c.kernel]
+    if not values:
+        return None
+    return min(values), max(values), sum(values) / len(values)
+
+
+def distance(figure: str, model: float, rng: tuple[float, float, float]) -> float:
+    lo, hi, mean = rng
+    outside = max(lo - model, model - hi, 0.0)
+    if figure == "pool_bytes_per_stored_page":
+        floor = 0.0
+    elif figure in BYTE_FIGURES:
+        floor = 1000.0 * 4096
+    else:
+        floor = 1000.0
+    return outside / max(mean, floor, 1e-9)
+
+
+def tolerance(kind: str, figure: str) -> float:
+    return 0.20 if kind == "zswap" and figure in ("pswpout", "pswpin", "zswpwb") else 0.10
+
+
+def tasks(kind: str, quick: bool) -> list[Task]:
+    progs = programs(kind)
+    corpus = corpus_dir(captures_dir(kind))
+    names = [n for n in progs if not quick or n in QUICK[kind]] or list(progs)[:2]
+    return [config_task(config(progs[n][0], corpus), {"program": n, "seed": 1}) for n in names]
+
+
+def setup(kind: str, quick: bool) -> dict[str, str]:
+    folder = captures_dir(kind)
+    common = {
+        "captures": f"{folder} (Linux 6.18, three repetitions per program"
+        + ("; --quick: two programs)" if quick else ")"),
+        "program": "tools/memtouch.c replayed reference for reference with its CONTENT's page bytes "
+        "(Silesia chunks from " + str(corpus_dir(folder)) + ")",
+        "host": "the capture's cgroup-v1 memory limit, the machine's RAM, 2 CPUs, vm.page-cluster as "
+        "recorded, Linux defaults otherwise; one model run per program (seed 1)",
+    }
+    if kind == "zswap":
+        common["zswap"] = (
+            "zsmalloc, the recorded compressor, max_pool_percent and accept_threshold_percent; swap on "
+            "a block device standing in for the loop device over tmpfs "
+            f"({LOOP_DEVICE_US:g} µs reads and writes)"
+        )
+    else:
+        common["zram"] = "the recorded disksize and comp_algorithm, zsmalloc, no backing device"
+    return common
+
+
+def analyze(kind: str, task_list: list[Task], results: Sequence[Result | None]) -> Analysis:
+    import polars as pl
+
+    progs = programs(kind)
+    if not progs:
+        return Analysis(missing_message(kind), "not comparable", data={"programs": {}})
+    rows: list[dict[str, Any]] = []
+    report: dict[str, Any] = {}
+    failed: list[str] = []
+    for task, result in zip(task_list, results):
+        name = task.params["program"]
+        if result is None:
+            failed.append(name)
+            continue
+        reps = progs[name]
+        model = model_figures(result.summary, kind)
+        entry: dict[str, dict[str, float]] = {"model": {}, "kernel_min": {}, "kernel_max": {}}
+        for f in FIGURES[kind]:
+            rng = kernel_range(reps, f)
+            if rng is None:
+                continue
+            d = distance(f, model[f], rng)
+            tol = tolerance(kind, f)
+            entry["model"][f] = model[f]
+            entry["kernel_min"][f], entry["kernel_max"][f] = rng[0], rng[1]
+            rows.append(
+                {
+                    "program": name,
+                    "figure": f,
+                    "model": model[f],
+                    "kernel_min": rng[0],
+                    "kernel_max": rng[1],
+                    "kernel_mean": rng[2],
+                    "distance_pct": 100 * d,
+                    "tolerance_pct": 100 * tol,
+                    "within": d <= tol,
+                }
+            )
+        report[name] = entry
+    frame = pl.DataFrame(rows) if rows else pl.DataFrame()
+    if frame.is_empty():
+        return Analysis(
+            f"No program ran ({', '.join(failed)} failed).", "not comparable", data={"programs": {}}
+        )
+    outside = frame.filter(~pl.col("within"))
+    worst = frame.sort("distance_pct", descending=True).row(0, named=True)
+    n_prog = frame["program"].n_unique()
+    measured = (
+        f"{n_prog} programs, {frame.height} figures: {frame.height - outside.height} within the issue's "
+        f"tolerance of the kernel's range over repetitions; largest distance {worst['distance_pct']:.1f}% "
+        f"({worst['program']}, {worst['figure']}, tolerance {worst['tolerance_pct']:.0f}%)."
+    )
+    if outside.height:
+        measured += " Outside: " + "; ".join(
+            f"{r['program']} {r['figure']} {r['distance_pct']:.1f}%" for r in outside.iter_rows(named=True)
+        )
+    if failed:
+        measured += f" Failed runs: {', '.join(failed)}."
+    verdict = (
+        "agrees" if outside.is_empty() and not failed else ("partly agrees" if n_prog > 1 else "differs")
+    )
+    return Analysis(
+        measured,
+        verdict,
+        _figures(kind, frame),
+        [
+            Table("figures", f"Model vs the kernel's range, per program and figure ({kind})", frame),
+            Table("programs", "Largest distance per program", _per_program(frame)),
+        ],
+        data={"programs": report},
+    )
+
+
+#: Short axis labels of the figures.
+LABELS = {
+    "swpout_zero": "swpout0",
+    "swpin_zero": "swpin0",
+    "stored_pages": "stored",
+    "pool_total_size": "pool",
+    "stored_incompressible_pages": "incompr.",
+    "pool_limit_hit": "limit hit",
+    "pool_bytes_per_stored_page": "B/page",
+    "orig_data_size": "orig",
+    "compr_data_size": "compr",
+    "mem_used_total": "mem used",
+    "huge_pages": "huge",
+    "notify_free": "notify",
+}
+
+
+def _short(name: str) -> str:
+    return name.removeprefix("kzswap_").removeprefix("kzram_")
+
+
+def _figures(kind: str, frame: Any) -> list[Figure]:
+    import polars as pl
+
+    names = frame["program"].unique(maintain_order=True).to_list()
+    figs = [f for f in FIGURES[kind] if f in frame["figure"].to_list()]
+    series = []
+    for n in names:
+        sub = {r["figure"]: r for r in frame.filter(pl.col("program") == n).iter_rows(named=True)}
+        y = [
+            sub[f]["model"] / sub[f]["kernel_mean"] if f in sub and sub[f]["kernel_mean"] > 0 else None
+            for f in figs
+        ]
+        series.append(Series(_short(n), [LABELS.get(f, f) for f in figs], y, style="points"))
+    ratio = Figure(
+        "model_vs_kernel",
+        f"Model ÷ kernel mean, per figure ({kind} captures)",
+        "figure",
+        "model / kernel mean",
+        series,
+        caption="1 = the kernel's mean over repetitions; figures whose kernel mean is 0 are left out. "
+        "swpout0/swpin0 = swpout_zero/swpin_zero, stored = stored_pages, pool = pool_total_size, "
+        "incompr. = stored_incompressible_pages, B/page = pool bytes per stored page; zram: orig, compr, "
+        "mem used = mm_stat's orig_data_size, compr_data_size, mem_used_total.",
+    )
+    per_page = frame.filter(pl.col("figure") == "pool_bytes_per_stored_page")
+    pool = Figure(
+        "pool_bytes_per_stored_page",
+        "Pool bytes per stored page",
+        "program",
+        "bytes",
+        [
+            Series(
+                "model", [_short(p) for p in per_page["program"]], per_page["model"].to_list(), style="bar"
+            ),
+            Series(
+                "kernel (mean of repetitions)",
+                [_short(p) for p in per_page["program"]],
+                per_page["kernel_mean"].to_list(),
+                style="bar",
+            ),
+        ],
+        kind="bar",
+    )
+    return [ratio, pool]
+
+
+def _per_program(frame: Any) -> Any:
+    import polars as pl
+
+    return (
+        frame.group_by("program", maintain_order=True)
+        .agg(
+            pl.col("distance_pct").max().alias("max_distance_pct"),
+            pl.col("within").sum().alias("figures_within"),
+            pl.len().alias("figures"),
+        )
+        .sort("program")
+    )
+
+
+def experiment(kind: str, *, title: str, paper: str, claim: str, method: str) -> Experiment:
+    """The `kernel-KIND` experiment over the captures of `kind` (`zswap` or `zram`)."""
+    return Experiment(
+        name=f"kernel-{kind}",
+        title=title,
+        paper=paper,
+        claim=claim,
+        method=method,
+        tasks=lambda quick: tasks(kind, quick),
+        analyze=lambda task_list, results: analyze(kind, task_list, results),
+        setup=lambda quick: setup(kind, quick),
+        produces=(
+            "model_vs_kernel.png/.svg",
+            "pool_bytes_per_stored_page.png/.svg",
+            "figures.csv",
+            "programs.csv",
+        ),
+    )
