@@ -291,6 +291,11 @@ pub enum SwapBackendConfig {
         /// Worker time per 4 KiB page copied to or from the backing file, µs. Default 1.
         #[serde(default = "d_loop_page")]
         page_us: f64,
+        /// Latency before an idle worker starts on a request (the loop work item queued and its
+        /// kworker woken on another CPU), µs; requests that find it busy wait their turn instead.
+        /// Default 0.
+        #[serde(default)]
+        wake_us: f64,
     },
     /// zram: a compressed RAM disk of `size_mib` (`disksize`) holding the swap area, a synchronous device
     /// (swap-ins bypass the swap cache and free their slot); see `ZramConfig`.

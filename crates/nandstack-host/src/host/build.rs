@@ -171,8 +171,13 @@ impl Host {
             SwapBackendConfig::Loop {
                 request_us,
                 page_us,
+                wake_us,
             } => {
-                for (k, v) in [("request_us", *request_us), ("page_us", *page_us)] {
+                for (k, v) in [
+                    ("request_us", *request_us),
+                    ("page_us", *page_us),
+                    ("wake_us", *wake_us),
+                ] {
                     if !(v.is_finite() && v >= 0.0) {
                         return Err(Error::config(
                             format!("host.swap.backend.{k}"),
@@ -180,7 +185,9 @@ impl Host {
                         ));
                     }
                 }
-                simple(Box::new(LoopSwap::new(swap_off, *request_us, *page_us)))
+                simple(Box::new(
+                    LoopSwap::new(swap_off, *request_us, *page_us).waking(*wake_us),
+                ))
             }
             SwapBackendConfig::Zram(z) => simple(Box::new(crate::swap::backend::Zram::new(
                 z,

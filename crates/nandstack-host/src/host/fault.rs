@@ -148,7 +148,9 @@ impl Host {
         }
         let m = self.vm.frames[f as usize].memcg;
         let swap_free = self.swap.free_slots() > 0;
-        let r = self.vm.workingset_refault(m, shadow, file, swap_free, self.p.scm);
+        let r = self
+            .vm
+            .workingset_refault(m, shadow, file, swap_free, self.p.scm);
         let fr = &mut self.vm.frames[f as usize];
         if r.activate {
             fr.set(F_ACTIVE);

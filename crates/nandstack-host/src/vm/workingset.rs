@@ -6,9 +6,7 @@
 //! Shadow encoding (`u32`): bit 31 marks a shadow, bit 30 PG_workingset, bits 0–29 the age modulo 2^30.
 
 use super::memcg::Memcg;
-use super::page::{
-    LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, NR_LRU,
-};
+use super::page::{LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, NR_LRU};
 use super::Vm;
 
 pub const SHADOW: u32 = 1 << 31;
@@ -39,7 +37,13 @@ pub struct Refault {
 /// `workingset_refault` for a page of type `file` in cgroup `m`, whose LRU sizes read `lru` (as
 /// flushed: `workingset_test_recent` reads `lruvec_page_state`), with `swap_free` telling whether swap
 /// space is left (anon competes only then).
-pub fn refault(m: &mut Memcg, shadow: u32, file: bool, lru: [u64; NR_LRU], swap_free: bool) -> Refault {
+pub fn refault(
+    m: &mut Memcg,
+    shadow: u32,
+    file: bool,
+    lru: [u64; NR_LRU],
+    swap_free: bool,
+) -> Refault {
     debug_assert!(is_shadow(shadow));
     let eviction = (shadow & !(SHADOW | SHADOW_WS)) as u64;
     let workingset = shadow & SHADOW_WS != 0;
