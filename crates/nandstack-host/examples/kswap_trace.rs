@@ -13,11 +13,10 @@ fn main() {
     let out = args.next().expect("output CSV");
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kernel-swap");
     let c = kswap::load(&dir, &name).expect("capture");
-    let mut v = kswap::config_json(&c);
-    if let Some(p) = args.next() {
-        merge(&mut v, &serde_json::from_str(&p).expect("patch is JSON"));
-    }
-    let mut cfg = nandstack_host::HostSimConfig::from_json(&v.to_string()).expect("config");
+    let patch = args.next().map_or(serde_json::json!({}), |p| {
+        serde_json::from_str(&p).expect("patch is JSON")
+    });
+    let mut cfg = kswap::config_patched(&c, &patch).expect("config");
     let tmp = format!("{out}.blk");
     cfg.run.block_trace = Some(nandstack_host::config::BlockTraceOut {
         path: tmp.clone(),
@@ -55,15 +54,4 @@ fn main() {
     }
     std::fs::write(&out, w).expect("write");
     std::fs::remove_file(&tmp).ok();
-}
-
-fn merge(a: &mut serde_json::Value, b: &serde_json::Value) {
-    match (a, b) {
-        (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
-            for (k, v) in b {
-                merge(a.entry(k.clone()).or_insert(serde_json::Value::Null), v);
-            }
-        }
-        (a, b) => *a = b.clone(),
-    }
 }

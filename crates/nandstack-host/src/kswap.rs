@@ -338,7 +338,12 @@ pub fn repetition_stem(capture: &str) -> Option<&str> {
 /// aligned blocks of slots: `swap_cluster_readahead`; VMA readahead is off while a rotational swap
 /// device is active, and the allocator uses one global cluster). The VM's reclaim CPU costs are the
 /// ones its captures show: a reclaim pass takes about 4.3 µs per page it writes (1 µs to scan,
-/// 3.3 µs to unmap and submit). The SSD below the host sees no swap I/O.
+/// 3.3 µs to unmap and submit). A swap-in takes as long as the captures show: in every capture the
+/// median time between two single-page swap-in reads with nothing written between them is 19–21 µs
+/// (`uniform_w20`: 20 µs in each run); the loop worker's own time (5 µs per request, 1 µs per page)
+/// and the fault's (3 µs) leave 10 µs, the wake-up of the idle loop worker on the other vCPU
+/// (`wake_us`). Time matters to reclaim: it reads the memcg statistics of the last periodic flush,
+/// every 2 s ([`crate::vm::vmstats`]). The SSD below the host sees no swap I/O.
 pub fn config(c: &Capture) -> HostSimConfig {
     HostSimConfig::from_json(&config_json(c).to_string()).expect("capture config is valid")
 }
@@ -352,7 +357,7 @@ pub fn config_json(c: &Capture) -> Value {
             "cpus": 2,
             "swap": {"size_mib": c.swap_mib, "solid_state": false,
                      "discard": {"mode": if c.discard { "cluster" } else { "off" }},
-                     "backend": {"kind": "loop"}},
+                     "backend": {"kind": "loop", "wake_us": 10.0}},
             "readahead": {"policy": "cluster"},
             "costs": {"reclaim_scan_ns": 1000, "reclaim_write_ns": 3300},
             "cgroups": [{"name": "capswap", "limit_mib": c.limit_mib}],
@@ -363,6 +368,24 @@ pub fn config_json(c: &Capture) -> Value {
         "device": {"geometry": {"blocks_per_plane": 128, "cell_mode": "slc"}},
         "run": {"series_interval_ms": 1000.0},
     })
+}
+
+/// [`config_json`] with `patch` merged in (objects key by key, anything else replaced), as a config.
+pub fn config_patched(c: &Capture, patch: &Value) -> Result<HostSimConfig> {
+    let mut v = config_json(c);
+    merge(&mut v, patch);
+    HostSimConfig::from_json(&v.to_string())
+}
+
+fn merge(a: &mut Value, b: &Value) {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                merge(a.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
+        (a, b) => *a = b.clone(),
+    }
 }
 
 /// The model's side of the comparison, from a finished run.

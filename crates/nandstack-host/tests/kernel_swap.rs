@@ -26,9 +26,12 @@ const CHECKS: [(&str, f64); 4] = [
 /// Open findings: (program, figure, tolerance) that replace the figure's tolerance above for that one
 /// program, so the test still guards it against getting worse. Each entry is an unexplained difference
 /// from the kernel (docs/kernel-swap-comparison.md, "What still differs"); remove it once explained.
-/// `normal_r100_p49152`: the kernel swaps in 37 177–37 487 pages where the model swaps in ≈ 42 500 (+13%);
-/// the kernel keeps the centre of the normal distribution resident better than the split LRU does here.
-const KNOWN_DEVIATIONS: [(&str, &str, f64); 1] = [("kswap_normal_r100_p49152", "pswpin", 0.15)];
+/// `uniform_w100_discard` pages per write: the kernel writes 27.5 pages per request, ≈ 46% of its pages
+/// in requests of 65–128 pages from reclaim passes that reach deep priorities and write ~1 500 pages
+/// (after which ~1 300 swap-ins need no write); the model writes ≈ 20 (15% of pages in such requests).
+/// Open: where the written pages are put back (before or after their write completes) decides it.
+const KNOWN_DEVIATIONS: [(&str, &str, f64); 1] =
+    [("kswap_uniform_w100_discard", "write_pages_mean", 0.30)];
 
 fn model(p: &Program) -> SwapSummary {
     let sim =

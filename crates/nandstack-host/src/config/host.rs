@@ -115,6 +115,17 @@ pub struct ReclaimConfig {
     /// within the workingset size is activated. Default true.
     #[serde(default = "d_true")]
     pub workingset: bool,
+    /// Period of the memory-cgroup statistics flush, ms (`FLUSH_TIME`). Reclaim's heuristics read the
+    /// cgroups' LRU sizes and workingset activations as of the last flush (Linux 6.18 flushes them
+    /// for reclaim only when the periodic flusher is late), the first flush one period after the
+    /// start: whether the active lists are aged (`inactive_is_low`, new activations), the workingset
+    /// size a refault is compared with, the LRU size that decays reclaim costs. 0 reads the live
+    /// values (every read flushed, as kernels that flushed in `prepare_scan_control` did). Default 2000.
+    #[serde(default = "d_stats_flush")]
+    pub stats_flush_ms: u64,
+}
+fn d_stats_flush() -> u64 {
+    2000
 }
 fn d_policy() -> ReclaimPolicyKind {
     ReclaimPolicyKind::Linux
@@ -136,6 +147,7 @@ impl Default for ReclaimConfig {
             cgroup_v1: true,
             max_reclaim_retries: d_retries(),
             workingset: true,
+            stats_flush_ms: d_stats_flush(),
         }
     }
 }
@@ -279,6 +291,11 @@ pub enum SwapBackendConfig {
         /// Worker time per 4 KiB page copied to or from the backing file, µs. Default 1.
         #[serde(default = "d_loop_page")]
         page_us: f64,
+        /// Latency before an idle worker starts on a request (the loop work item queued and its
+        /// kworker woken on another CPU), µs; requests that find it busy wait their turn instead.
+        /// Default 0.
+        #[serde(default)]
+        wake_us: f64,
     },
     /// zram: a compressed RAM disk of `size_mib` (`disksize`) holding the swap area, a synchronous device
     /// (swap-ins bypass the swap cache and free their slot); see `ZramConfig`.
@@ -613,6 +630,15 @@ impl HostConfig {
                 format!(
                     "is {}: must be a multiple of 4 in [0, 65536]",
                     p.read_ahead_kb
+                ),
+            ));
+        }
+        if self.reclaim.stats_flush_ms > 86_400_000 {
+            return Err(bad(
+                "host.reclaim.stats_flush_ms",
+                format!(
+                    "is {}: must be in [0, 86400000] (0 reads live statistics)",
+                    self.reclaim.stats_flush_ms
                 ),
             ));
         }

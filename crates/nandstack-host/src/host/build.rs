@@ -106,6 +106,7 @@ impl Host {
             memcgs.push(m);
         }
         let mut vm = Vm::new(frames as u32, h.watermarks(), memcgs);
+        vm.set_stats_flush(h.reclaim.stats_flush_ms * 1_000_000);
         // Swap.
         let nslots = h.swap.size_mib * 256;
         if nslots > MAX_SLOTS {
@@ -170,8 +171,13 @@ impl Host {
             SwapBackendConfig::Loop {
                 request_us,
                 page_us,
+                wake_us,
             } => {
-                for (k, v) in [("request_us", *request_us), ("page_us", *page_us)] {
+                for (k, v) in [
+                    ("request_us", *request_us),
+                    ("page_us", *page_us),
+                    ("wake_us", *wake_us),
+                ] {
                     if !(v.is_finite() && v >= 0.0) {
                         return Err(Error::config(
                             format!("host.swap.backend.{k}"),
@@ -179,7 +185,9 @@ impl Host {
                         ));
                     }
                 }
-                simple(Box::new(LoopSwap::new(swap_off, *request_us, *page_us)))
+                simple(Box::new(
+                    LoopSwap::new(swap_off, *request_us, *page_us).waking(*wake_us),
+                ))
             }
             SwapBackendConfig::Zram(z) => simple(Box::new(crate::swap::backend::Zram::new(
                 z,

@@ -10,7 +10,7 @@ use crate::swap::backend::SwapPage;
 use crate::swap::readahead::RaInput;
 use crate::swap::{map_count, MAP_CACHE};
 use crate::vm::page::*;
-use crate::vm::workingset::{self, is_shadow};
+use crate::vm::workingset::is_shadow;
 use crate::vm::VmaKind;
 
 impl Host {
@@ -21,6 +21,7 @@ impl Host {
         self.zswap_worker_run(ctx.now)?;
         self.sync_pool_frames();
         self.idle_discards(ctx.now)?;
+        self.vm.tick_stats_flush(ctx.now);
         let pi = self.vm.proc_of(vpn);
         let pte = self.vm.ptes[vpn as usize];
         let kind = if is_present(pte) {
@@ -145,9 +146,11 @@ impl Host {
         if !is_shadow(shadow) || !self.p.workingset || !self.uses_active() {
             return;
         }
-        let m = self.vm.frames[f as usize].memcg as usize;
+        let m = self.vm.frames[f as usize].memcg;
         let swap_free = self.swap.free_slots() > 0;
-        let r = workingset::refault(&mut self.vm.memcgs[m], shadow, file, swap_free, self.p.scm);
+        let r = self
+            .vm
+            .workingset_refault(m, shadow, file, swap_free, self.p.scm);
         let fr = &mut self.vm.frames[f as usize];
         if r.activate {
             fr.set(F_ACTIVE);

@@ -338,6 +338,7 @@ impl Host {
         // zswap's writeback worker runs beside reclaim: bring it up to now first.
         self.zswap_worker_run(ctx.now)?;
         self.process_completions(ctx.now);
+        self.vm.tick_stats_flush(ctx.now);
         let mut pol = self.policy.take().expect("reclaim is not re-entrant");
         let r = pol.reclaim(self, ctx, req);
         self.policy = Some(pol);

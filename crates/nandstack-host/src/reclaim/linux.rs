@@ -53,10 +53,12 @@ pub(super) fn lru_size(h: &Host, target: Option<u16>, list: u8) -> u64 {
     }
 }
 
-/// `inactive_is_low`: inactive × ratio < active, ratio = √(10 × GiB of the two lists) (1 below 1 GiB).
+/// `inactive_is_low`: inactive × ratio < active, ratio = √(10 × GiB of the two lists) (1 below 1 GiB),
+/// on the sizes as last flushed ([`crate::vm::vmstats`]).
 pub(super) fn inactive_is_low(h: &Host, target: Option<u16>, inactive: u8) -> bool {
-    let i = lru_size(h, target, inactive);
-    let a = lru_size(h, target, inactive + 1);
+    let s = h.vm.lruvec_stats(target.unwrap_or(0));
+    let i = s.lru[inactive as usize];
+    let a = s.lru[inactive as usize + 1];
     let gb = (i + a) >> 18;
     let ratio = if gb > 0 {
         ((10 * gb) as f64).sqrt() as u64
@@ -66,37 +68,6 @@ pub(super) fn inactive_is_low(h: &Host, target: Option<u16>, inactive: u8) -> bo
     i * ratio < a
 }
 
-/// Workingset activations [anon, file] of the target.
-fn activations(h: &Host, target: Option<u16>) -> [u64; 2] {
-    match target {
-        Some(m) => h.vm.memcgs[m as usize].activations(),
-        None => h.vm.memcgs.iter().fold([0, 0], |a, m| {
-            let b = m.activations();
-            [a[0] + b[0], a[1] + b[1]]
-        }),
-    }
-}
-
-/// `lru_note_cost` on cgroup `m` and its parent, the root.
-pub(super) fn note_cost(h: &mut Host, m: u16, file: bool, nr_io: u64, nr_rotated: u64) {
-    let scm = h.p.scm;
-    h.vm.memcgs[m as usize].note_cost(file, nr_io, nr_rotated, scm);
-    if m != 0 {
-        let total: u64 = h.vm.memcgs.iter().map(|c| c.lru_pages()).sum();
-        let r = &mut h.vm.memcgs[0];
-        let cost = nr_io * scm + nr_rotated;
-        if file {
-            r.file_cost += cost;
-        } else {
-            r.anon_cost += cost;
-        }
-        if r.file_cost + r.anon_cost > total / 4 {
-            r.file_cost /= 2;
-            r.anon_cost /= 2;
-        }
-    }
-}
-
 impl LinuxReclaim {
     /// `prepare_scan_control`.
     fn prepare(&self, h: &Host, sc: &mut Sc) {
@@ -104,21 +75,24 @@ impl LinuxReclaim {
         let root = t.unwrap_or(0) as usize;
         sc.anon_cost = h.vm.memcgs[root].anon_cost;
         sc.file_cost = h.vm.memcgs[root].file_cost;
+        // The workingset and list figures as last flushed (`lruvec_page_state`).
+        let flushed = h.vm.lruvec_stats(root as u16);
         if sc.force_deactivate {
             sc.may_deactivate = [true, true];
         } else {
-            let act = activations(h, t);
+            let act = flushed.activations;
             let snap = h.vm.memcgs[root].refaults_snapshot;
             sc.may_deactivate = [
                 act[0] != snap[0] || inactive_is_low(h, t, LRU_INACTIVE_ANON),
                 act[1] != snap[1] || inactive_is_low(h, t, LRU_INACTIVE_FILE),
             ];
         }
-        let inactive_file = lru_size(h, t, LRU_INACTIVE_FILE);
-        sc.cache_trim_mode = (inactive_file >> sc.priority) > 0 && !sc.may_deactivate[1];
+        sc.cache_trim_mode =
+            (flushed.lru[LRU_INACTIVE_FILE as usize] >> sc.priority) > 0 && !sc.may_deactivate[1];
+        // Global reclaim reads the node's counters here, which are exact.
         sc.file_is_tiny = if t.is_none() {
             let free = h.vm.free_pages();
-            let file = inactive_file + lru_size(h, t, LRU_ACTIVE_FILE);
+            let file = lru_size(h, t, LRU_INACTIVE_FILE) + lru_size(h, t, LRU_ACTIVE_FILE);
             let anon = lru_size(h, t, LRU_INACTIVE_ANON);
             file + free <= h.vm.wmark.2 && !sc.may_deactivate[0] && (anon >> sc.priority) > 0
         } else {
@@ -345,9 +319,9 @@ impl ReclaimPolicy for LinuxReclaim {
             }
             break;
         }
-        // `snapshot_refaults`.
-        let act = activations(h, req.memcg);
-        h.vm.memcgs[req.memcg.unwrap_or(0) as usize].refaults_snapshot = act;
+        // `snapshot_refaults` (of the flushed counts).
+        let root = req.memcg.unwrap_or(0);
+        h.vm.memcgs[root as usize].refaults_snapshot = h.vm.lruvec_stats(root).activations;
         Ok(sc.reclaimed)
     }
 }

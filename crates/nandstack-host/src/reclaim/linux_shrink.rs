@@ -11,7 +11,7 @@
 
 use nandstack_core::Result;
 
-use super::linux::{note_cost, LinuxReclaim, Sc};
+use super::linux::{LinuxReclaim, Sc};
 use crate::host::{Ctx, Host};
 use crate::vm::page::*;
 
@@ -101,7 +101,8 @@ impl LinuxReclaim {
             }
         }
         let file = lru == LRU_INACTIVE_FILE;
-        note_cost(h, m, file, stat.nr_pageout, taken - reclaimed);
+        let scm = h.p.scm;
+        h.vm.lru_note_cost(m, file, stat.nr_pageout, taken - reclaimed, scm);
         h.stats.pgsteal += reclaimed;
         h.stats.pgactivate += stat.nr_activate;
         let ms = &mut h.vm.memcgs[m as usize].stats;

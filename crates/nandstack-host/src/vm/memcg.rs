@@ -66,7 +66,7 @@ pub struct Memcg {
     pub usage: u64,
     pub swappiness: u32,
     pub lru: [ListHead; NR_LRU],
-    /// Reclaim cost averages (`lru_note_cost`).
+    /// Reclaim cost averages (`lru_note_cost`, [`Vm::lru_note_cost`](super::Vm::lru_note_cost)).
     pub anon_cost: u64,
     pub file_cost: u64,
     /// `lruvec->nonresident_age`: evictions + activations, the workingset clock.
@@ -100,25 +100,12 @@ impl Memcg {
     pub fn lru_pages(&self) -> u64 {
         self.lru.iter().map(|l| l.len).sum()
     }
-    /// Workingset activations so far, [anon, file].
+    /// Workingset activations so far, [anon, file] (live; reclaim reads them as flushed,
+    /// [`super::vmstats`]).
     pub fn activations(&self) -> [u64; 2] {
         [
             self.stats.workingset_activate_anon,
             self.stats.workingset_activate_file,
         ]
-    }
-    /// `lru_note_cost`: reflect the cost of I/O (×SWAP_CLUSTER_MAX) and rotations; decay when the
-    /// averages exceed a quarter of the LRU size.
-    pub fn note_cost(&mut self, file: bool, nr_io: u64, nr_rotated: u64, scm: u64) {
-        let cost = nr_io * scm + nr_rotated;
-        if file {
-            self.file_cost += cost;
-        } else {
-            self.anon_cost += cost;
-        }
-        if self.file_cost + self.anon_cost > self.lru_pages() / 4 {
-            self.file_cost /= 2;
-            self.anon_cost /= 2;
-        }
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod memcg;
 pub mod page;
+pub mod vmstats;
 pub mod workingset;
 
 use memcg::{ListHead, Memcg};
@@ -93,6 +94,8 @@ pub struct Vm {
     pub kernel_pages: u64,
     /// Owner process of each vpn range start (for reverse lookup), sorted by base.
     proc_bases: Vec<(u32, u16)>,
+    /// The memcg statistics reclaim reads, and their periodic flush.
+    pub stats_flush: vmstats::StatsFlush,
 }
 
 impl Vm {
@@ -107,6 +110,7 @@ impl Vm {
             wmark,
             kernel_pages: 0,
             proc_bases: Vec::new(),
+            stats_flush: vmstats::StatsFlush::default(),
         }
     }
 

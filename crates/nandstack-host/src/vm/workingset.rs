@@ -6,7 +6,8 @@
 //! Shadow encoding (`u32`): bit 31 marks a shadow, bit 30 PG_workingset, bits 0–29 the age modulo 2^30.
 
 use super::memcg::Memcg;
-use super::page::{LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE};
+use super::page::{LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, NR_LRU};
+use super::Vm;
 
 pub const SHADOW: u32 = 1 << 31;
 const SHADOW_WS: u32 = 1 << 30;
@@ -33,9 +34,16 @@ pub struct Refault {
     pub restore: bool,
 }
 
-/// `workingset_refault` for a page of type `file` in cgroup `m`, with `swap_free` telling whether swap
+/// `workingset_refault` for a page of type `file` in cgroup `m`, whose LRU sizes read `lru` (as
+/// flushed: `workingset_test_recent` reads `lruvec_page_state`), with `swap_free` telling whether swap
 /// space is left (anon competes only then).
-pub fn refault(m: &mut Memcg, shadow: u32, file: bool, swap_free: bool, scm: u64) -> Refault {
+pub fn refault(
+    m: &mut Memcg,
+    shadow: u32,
+    file: bool,
+    lru: [u64; NR_LRU],
+    swap_free: bool,
+) -> Refault {
     debug_assert!(is_shadow(shadow));
     let eviction = (shadow & !(SHADOW | SHADOW_WS)) as u64;
     let workingset = shadow & SHADOW_WS != 0;
@@ -46,14 +54,15 @@ pub fn refault(m: &mut Memcg, shadow: u32, file: bool, swap_free: bool, scm: u64
     } else {
         m.stats.workingset_refault_anon += 1;
     }
-    let mut ws = m.lru_len(LRU_ACTIVE_FILE);
+    let len = |l: u8| lru[l as usize];
+    let mut ws = len(LRU_ACTIVE_FILE);
     if !file {
-        ws += m.lru_len(LRU_INACTIVE_FILE);
+        ws += len(LRU_INACTIVE_FILE);
     }
     if swap_free {
-        ws += m.lru_len(LRU_ACTIVE_ANON);
+        ws += len(LRU_ACTIVE_ANON);
         if file {
-            ws += m.lru_len(LRU_INACTIVE_ANON);
+            ws += len(LRU_INACTIVE_ANON);
         }
     }
     if distance > ws {
@@ -75,8 +84,6 @@ pub fn refault(m: &mut Memcg, shadow: u32, file: bool, swap_free: bool, scm: u64
         } else {
             m.stats.workingset_restore_anon += 1;
         }
-        // lru_note_cost_refault: the refault costs one I/O to this LRU type.
-        m.note_cost(file, 1, 0, scm);
     }
     Refault {
         activate: true,
@@ -84,9 +91,33 @@ pub fn refault(m: &mut Memcg, shadow: u32, file: bool, swap_free: bool, scm: u64
     }
 }
 
+impl Vm {
+    /// `workingset_refault` of a page of cgroup `m` read back with `shadow`; a restored workingset
+    /// page costs its LRU type one I/O (`lru_note_cost_refault`).
+    pub fn workingset_refault(
+        &mut self,
+        m: u16,
+        shadow: u32,
+        file: bool,
+        swap_free: bool,
+        scm: u64,
+    ) -> Refault {
+        let lru = self.lruvec_stats(m).lru;
+        let r = refault(&mut self.memcgs[m as usize], shadow, file, lru, swap_free);
+        if r.restore {
+            self.lru_note_cost(m, file, 1, 0, scm);
+        }
+        r
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn lru(m: &Memcg) -> [u64; NR_LRU] {
+        std::array::from_fn(|l| m.lru_len(l as u8))
+    }
 
     #[test]
     fn refault_within_workingset_activates() {
@@ -96,7 +127,8 @@ mod tests {
         for _ in 0..5 {
             eviction(&mut m, false);
         }
-        let r = refault(&mut m, s, false, true, 32);
+        let sizes = lru(&m);
+        let r = refault(&mut m, s, false, sizes, true);
         assert!(r.activate && r.restore);
         assert_eq!(m.stats.workingset_activate_anon, 1);
         // Far refault: distance 20 > workingset 10.
@@ -104,12 +136,14 @@ mod tests {
         for _ in 0..20 {
             eviction(&mut m, false);
         }
-        let r = refault(&mut m, s, false, true, 32);
+        let sizes = lru(&m);
+        let r = refault(&mut m, s, false, sizes, true);
         assert!(!r.activate);
         // Without free swap, active anon does not count for an anon refault.
         let s = eviction(&mut m, false);
         eviction(&mut m, false);
-        let r = refault(&mut m, s, false, false, 32);
+        let sizes = lru(&m);
+        let r = refault(&mut m, s, false, sizes, false);
         assert!(!r.activate);
         assert_eq!(m.lru_len(LRU_INACTIVE_ANON), 0);
     }

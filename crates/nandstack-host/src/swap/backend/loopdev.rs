@@ -26,6 +26,8 @@ pub struct LoopSwap {
     base: u64,
     request_ns: u64,
     page_ns: u64,
+    /// Latency before an idle worker starts (its work item queued, the kworker woken), ns.
+    wake_ns: u64,
     /// When the worker has served every request queued so far.
     busy_until: u64,
     served: [u64; 3],
@@ -38,15 +40,27 @@ impl LoopSwap {
             base,
             request_ns: (request_us * 1e3) as u64,
             page_ns: (page_us * 1e3) as u64,
+            wake_ns: 0,
             busy_until: 0,
             served: [0; 3],
             busy_ns: 0,
         }
     }
 
+    /// An idle worker starts `wake_us` after a request arrives (`loop_queue_work` queues the worker's
+    /// work item and a kworker is woken on another CPU); a busy one takes queued requests in turn.
+    pub fn waking(mut self, wake_us: f64) -> LoopSwap {
+        self.wake_ns = (wake_us * 1e3) as u64;
+        self
+    }
+
     /// Serve one request of `pages` arriving at `at`; returns its completion.
     fn serve(&mut self, kind: IoKind, pages: u32, at: u64) -> u64 {
-        let start = at.max(self.busy_until);
+        let start = if at >= self.busy_until {
+            at + self.wake_ns
+        } else {
+            self.busy_until
+        };
         let work = self.request_ns
             + if kind == IoKind::Discard {
                 0
@@ -119,6 +133,7 @@ impl SwapBackend for LoopSwap {
             "offset_bytes": self.base,
             "request_us": self.request_ns as f64 / 1e3,
             "page_us": self.page_ns as f64 / 1e3,
+            "wake_us": self.wake_ns as f64 / 1e3,
             "worker_busy_ms": self.busy_ns as f64 / 1e6,
             "requests_served": {"read": self.served[0], "write": self.served[1],
                                 "discard": self.served[2]},
@@ -140,5 +155,16 @@ mod tests {
         // A discard costs the request overhead only; later arrivals find the worker idle.
         assert_eq!(l.serve(IoKind::Discard, 512, 100_000), 105_000);
         assert_eq!(l.served, [1, 1, 1]);
+    }
+
+    #[test]
+    fn an_idle_worker_wakes_up_first() {
+        let mut l = LoopSwap::new(0, 5.0, 1.0).waking(10.0);
+        // Idle: 10 µs wake-up, then 5 µs + 1 page × 1 µs.
+        assert_eq!(l.serve(IoKind::Read, 1, 1_000), 1_000 + 16_000);
+        // Arriving while it works: no wake-up, served after it.
+        assert_eq!(l.serve(IoKind::Write, 4, 5_000), 17_000 + 9_000);
+        // Arriving exactly when it went idle: woken again.
+        assert_eq!(l.serve(IoKind::Read, 1, 26_000), 26_000 + 16_000);
     }
 }
