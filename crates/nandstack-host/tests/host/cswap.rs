@@ -28,7 +28,7 @@ fn content(w: &mut Value, content: &str, dir: &std::path::Path) {
 }
 
 /// A corpus `tiny` of 8 distinct, compressible 4 KiB chunks in `dir/silesia_tiny.zip`.
-fn tiny_corpus() -> tempfile::TempDir {
+pub(crate) fn tiny_corpus() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let f = std::fs::File::create(dir.path().join("silesia_tiny.zip")).unwrap();
     let mut z = zip::ZipWriter::new(f);

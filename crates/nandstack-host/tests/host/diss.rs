@@ -1,7 +1,8 @@
 //! DISS (docs/diss.md) end to end on the host model: the swap-range registration at swapon, CL-SDI
 //! invalidating exactly the pages swapped in (never file data), SDS keeping swap and file data apart,
 //! the clean-data handler rewriting exactly the swapped-in pages that are evicted again, STRIM and
-//! iTRIM, and the data loss STRIM or CL-SDI without the clean-data handler cause, caught at the read.
+//! iTRIM, the data loss STRIM or CL-SDI without the clean-data handler cause, caught at the read, and
+//! swap-in kinds counted per page read from the device (never for zero pages or zswap hits).
 
 use nandstack_device::ssd::BlockSsd;
 use nandstack_host::vm::page;
@@ -9,7 +10,7 @@ use nandstack_workload::trace::TraceFormat;
 use nandstack_workload::Op;
 use serde_json::{json, Value};
 
-use super::{base, err, run, set};
+use super::{base, err, memtouch, one, run, set};
 
 /// A cgroup of 64 pages and one program over 256 pages: write pages 0–127 (the oldest are swapped
 /// out), read 0–15 back (swap-ins of clean pages), write fresh pages 128–255 (which evicts 0–15
@@ -321,5 +322,66 @@ fn cdh_covers_pages_read_ahead() {
             r["swap"]["swap_ins"]["cdh_rewrites"].as_u64().unwrap() > 0,
             "{ra}"
         );
+    }
+}
+
+#[test]
+fn swap_in_kinds_count_device_reads_only() {
+    // Zero pages (a bit of the swap layer) and zswap hits are served in memory: neither is a read of
+    // the device, so neither is a swap-in of either kind, while every page read from the device —
+    // read-ahead pages included — is exactly one. The device counts on its own: memtouch has no file
+    // I/O, so every unit the device reads is a swap-in; under CL-SDI (no write buffer) it invalidates
+    // each of them once, in the read.
+    let corpus = crate::cswap::tiny_corpus();
+    for (dissed, zswap) in [(false, false), (false, true), (true, false), (true, true)] {
+        let what = format!("DISS {dissed}, zswap {zswap}");
+        // Two programs in one cgroup: one whose pages are 40% zero, one of incompressible pages that
+        // fill zswap's pool (1% of 64 MiB: 163 pages), so most of what it stores is written back.
+        let mut w = memtouch(3000, 20_000, "uniform", 30, 5);
+        w["content"] = json!("zero:40:tiny");
+        w["corpus_dir"] = json!(corpus.path().display().to_string());
+        let mut c = one(600, w);
+        let mut w = memtouch(1500, 10_000, "uniform", 30, 6);
+        w["content"] = json!("random");
+        c["processes"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"name": "q", "cgroup": "t", "workload": w}));
+        set(&mut c, &["host", "ram_mib"], json!(64));
+        set(&mut c, &["host", "readahead", "policy"], json!("cluster"));
+        if zswap {
+            set(
+                &mut c,
+                &["host", "zswap"],
+                json!({"enabled": true, "compressor": "lzo", "max_pool_percent": 1}),
+            );
+        }
+        diss(&mut c, dissed, dissed, dissed, false);
+        let sim = run(&c, true);
+        let r = nandstack_host::report::report(&sim);
+        let s = &r["swap"];
+        let u = |v: &Value| v.as_u64().unwrap_or(0);
+        let (pswpin, zero) = (u(&s["pswpin"]), u(&s["swpin_zero"]));
+        let k = &s["swap_ins"];
+        assert!(
+            pswpin > 500 && zero > 500,
+            "{what}: pswpin {pswpin}, swpin_zero {zero}"
+        );
+        assert!(u(&s["readahead_pages"]) > 0, "{what}");
+        if zswap {
+            let z = &r["zswap"];
+            assert!(u(&z["zswpin"]) > 500 && u(&z["zswpwb"]) > 0, "{what}: {z}");
+        }
+        assert_eq!(u(&k["normal"]) + u(&k["in_and_in"]), pswpin, "{what}: {k}");
+        let f = ssd(&sim).ftl.counters();
+        assert_eq!(f.host_read_units, pswpin, "{what}");
+        if dissed {
+            assert_eq!(f.swap_invalidated_units, pswpin, "{what}");
+            // CDH marks at most the pages read from the device (a write fault's page is dirty anyway).
+            assert!(u(&k["cdh_marked_pages"]) <= pswpin, "{what}: {k}");
+        } else {
+            // Read-only references swap pages in and out unchanged: both kinds occur.
+            assert!(u(&k["in_and_in"]) > 0 && u(&k["normal"]) > 0, "{what}: {k}");
+        }
     }
 }
