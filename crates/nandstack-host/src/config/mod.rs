@@ -14,7 +14,7 @@ mod workload;
 mod znswap;
 
 pub use compress::{
-    AlgorithmCost, CompressionCosts, CompressorKind, ZpoolKind, ZramConfig, ZramWritebackConfig,
+    AlgorithmCost, CompressionCosts, CompressorKind, FullPoolPolicy, ZpoolKind, ZramConfig, ZramWritebackConfig,
     ZramWritebackMode, ZswapConfig,
 };
 pub use diss::IdleTrimConfig;
