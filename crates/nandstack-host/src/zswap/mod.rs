@@ -715,6 +715,13 @@ impl Zswap {
             "compress_ms": s.compress_ns as f64 / 1e6,
             "decompress_ms": s.decompress_ns as f64 / 1e6,
             "ezswap": self.ezswap_report(),
+            // Victim pool pages by "objects/file objects" (page-granular policies only).
+            "evicted_pages_by_mix": self
+                .replacement
+                .victim_mix()
+                .into_iter()
+                .map(|((n, f), c)| (format!("{n}/{f}"), json!(c)))
+                .collect::<serde_json::Map<_, _>>(),
         })
     }
 

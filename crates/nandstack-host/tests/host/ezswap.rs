@@ -155,6 +155,8 @@ fn a_store_over_a_full_pool_writes_back_one_pool_page_first_under_shrink_sync() 
     assert_eq!(u(&z["sync_shrink_pages"]), stores - (n + 1));
     assert_eq!(u(&z["zswpwb"]), stores - (n + 1));
     assert_eq!(u(&z["reject_reclaim_fail"]), 0);
+    // Every shrink chose one victim page holding one anonymous object.
+    assert_eq!(z["evicted_pages_by_mix"], json!({"1/0": stores - (n + 1)}));
     assert_eq!(u(&z["worker_runs"]) + u(&z["worker_queued"]), 0);
     // Nothing refused: the device sees only the written-back pages.
     assert_eq!(u(&r["swap"]["pswpout"]), u(&z["zswpwb"]));
