@@ -6,8 +6,8 @@ compression-ratio correlation on the Silesia pages with the real compressors.
 
 Every configuration runs the `host-ezswap` preset (1/8 of the paper's board: 144 MiB of RAM, a pool of
 at most 9% of it; z3fold, lzo; the store path of Linux 4.7, `full_pool = "shrink_sync"`) twice: five
-passes, and the first pass alone; the figures of the timed
-passes (2–5) are the difference (the runs are deterministic, so the first pass of both is the same run).
+passes, and the first pass alone; the figures of the timed passes (2–5) are the difference (the runs are
+deterministic, so the first pass of both is the same run).
 Launch times are the launch requests of passes 2–5 (the workload marks only those).
 """
 
