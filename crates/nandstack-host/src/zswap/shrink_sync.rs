@@ -10,7 +10,7 @@
 //! asynchronously with PG_reclaim); if the page ends up empty it is freed and the shrink succeeds,
 //! otherwise the page goes back on the list and the next tail is tried. A failed shrink refuses the store
 //! (`reject_reclaim_fail`); a successful one is followed by the compression and the allocation without a
-//! second check of the limit (that check came in 4.19). There is no accept threshold and no worker: every
+//! second check of the limit (a later kernel added one). There is no accept threshold and no worker: every
 //! store over the limit pays for one page of writeback on the storing task.
 //!
 //! In the model the victim is the replacement policy's (`page_lru` is the 4.7 allocators' LRU of pool
