@@ -1,8 +1,9 @@
 //! Linux 4.7's store at a full pool (`host.zswap.full_pool = "shrink_sync"`), the zswap the ezswap paper
 //! ran (Linux 3.10 with the zswap and zpool modules of 4.7).
 //!
-//! What `zswap_frontswap_store` of 4.7 does, read from `mm/zswap.c`, `mm/z3fold.c` and `mm/zbud.c` of
-//! v4.7: when `zswap_is_full()` — the pool's pages exceed `max_pool_percent` of RAM, strictly — it counts
+//! What `zswap_frontswap_store` of 4.x does (read from 4.x-era copies of `mm/zswap.c`; the 8 retries
+//! of the allocators' reclaim from `zbud_reclaim_page(pool, 8)` in the 3.x store, z3fold's taken as the
+//! same): when `zswap_is_full()` — the pool's pages exceed `max_pool_percent` of RAM, strictly — it counts
 //! `pool_limit_hit` and calls `zswap_shrink()`, which asks the allocator for one page
 //! (`zpool_shrink(pool, 1)` → `z3fold_reclaim_page`/`zbud_reclaim_page` with 8 retries): the allocator
 //! takes its LRU tail page and hands every object on it to zswap's evict callback
