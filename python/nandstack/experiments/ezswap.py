@@ -5,8 +5,9 @@ plain swap, on the paper's launch cycle of the Table 2 apps (Figs. 8–10, Table
 compression-ratio correlation on the Silesia pages with the real compressors.
 
 Every configuration runs the `host-ezswap` preset (1/8 of the paper's board: 144 MiB of RAM, a pool of
-at most 9% of it; z3fold, lzo) twice: five passes, and the first pass alone; the figures of the timed
-passes (2–5) are the difference (the runs are deterministic, so the first pass of both is the same run).
+at most 9% of it; z3fold, lzo; the store path of Linux 4.7, `full_pool = "shrink_sync"`) twice: five
+passes, and the first pass alone; the figures of the timed passes (2–5) are the difference (the runs are
+deterministic, so the first pass of both is the same run).
 Launch times are the launch requests of passes 2–5 (the workload marks only those).
 """
 
@@ -36,6 +37,8 @@ CONFIGS: tuple[tuple[str, str, str, bool], ...] = (
 NAMES = [c[0] for c in CONFIGS]
 #: Fig. 9's configurations and app counts.
 FIG9 = ("swap", "zswap", "apa", "ezswap")
+#: Fig. 11's kinds of evicted pool pages: "objects/file objects".
+MIX = ("1/0", "1/1", "2/0", "2/1", "2/2", "3/0", "3/1", "3/2", "3/3")
 PLAN = {
     False: {"scale": 0.125, "ram_mib": 144, "run_ms": 1000.0, "reps": 5, "counts": (8, 10, 12, 14, 16)},
     True: {"scale": 0.0625, "ram_mib": 72, "run_ms": 300.0, "reps": 3, "counts": (8, 14)},
@@ -81,6 +84,9 @@ def base_config(quick: bool, name: str, app_count: int, reps: int) -> dict[str, 
     _, admission, replacement, apa = next(c for c in CONFIGS if c[0] == name)
     z = cfg["host"]["zswap"]
     z["enabled"] = name != "swap"
+    # The paper's kernel (zswap of Linux 4.7): a store at a full pool writes one pool page back on the
+    # storing task, then compresses and stores — every store attempt past admission is compressed.
+    z["full_pool"] = "shrink_sync"
     z["ezswap"].update(admission=admission, replacement=replacement, apa=apa)
     return cfg
 
@@ -129,6 +135,7 @@ def figures_of(result: Result) -> dict[str, float]:
         "file_hits": float(ez.get("file_hits", 0)),
         "admission_rejects": float(z.get("reject_admission", 0)),
         "anon_stores": float(z.get("zswpout", 0)),
+        **{f"evicted_{k}": float(z.get("evicted_pages_by_mix", {}).get(k, 0)) for k in MIX},
     }
 
 
@@ -267,6 +274,26 @@ def analyze(task_list: list[Task], results: list[Result | None]) -> Analysis:
                 kind="bar",
             )
         )
+    # Fig. 11: the make-up of the pool pages evicted in passes 2–5, by objects/file objects.
+    mix_rows = []
+    for name, d in timed.items():
+        total = sum(d[f"evicted_{k}"] for k in MIX)
+        if total > 0:
+            mix_rows.append(
+                {"config": name, "evicted_pages": total, **{k: d[f"evicted_{k}"] / total for k in MIX}}
+            )
+    if mix_rows:
+        names = [r["config"] for r in mix_rows]
+        figs.append(
+            Figure(
+                "fig11_evicted_mix",
+                "Fig. 11: evicted pool pages by objects / file objects (share, passes 2–5)",
+                "configuration",
+                "share of evicted pool pages",
+                [Series(k, names, [r[k] for r in mix_rows]) for k in MIX],
+                kind="stacked",
+            )
+        )
     # Fig. 9: launch time vs app count, normalised to swap.
     counts = sorted({k[1] for k in runs})
     fig9_rows = []
@@ -305,6 +332,14 @@ def analyze(task_list: list[Task], results: list[Result | None]) -> Analysis:
                 "fig9",
                 "Launch time and evictions vs app count",
                 pl.DataFrame(fig9_rows, infer_schema_length=None),
+            )
+        )
+    if mix_rows:
+        tables.append(
+            Table(
+                "fig11_evicted_mix",
+                "Evicted pool pages (passes 2–5) and their shares by objects/file objects",
+                pl.DataFrame(mix_rows, infer_schema_length=None),
             )
         )
     corr = correlation()
@@ -376,7 +411,8 @@ def setup(quick: bool) -> dict[str, str]:
     p = PLAN[quick]
     return {
         "host": f"{p['ram_mib']} MiB of RAM, 2 CPUs, 512 MiB swap on a small TLC SSD; zswap pool ≤ 9% of RAM "
-        "on z3fold with lzo (the paper: 100 MB of 2 GB, z3fold, lzo)",
+        "on z3fold with lzo, Linux 4.7's store at a full pool (full_pool = shrink_sync: one pool page "
+        "written back synchronously, then the store) (the paper: 100 MB of 2 GB, z3fold, lzo, zswap of 4.7)",
         "workload": "the launch cycle: Table 2's 14 apps (+ Excel, 2048 for 16) at scale "
         f"{p['scale']} of the "
         f"sizes in docs/ezswap.md, each launched (half its file pages read in order, half its heap "

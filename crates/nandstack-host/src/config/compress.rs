@@ -62,6 +62,22 @@ impl ZpoolKind {
     }
 }
 
+/// What a store does when the pool is at its limit.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FullPoolPolicy {
+    /// Linux ≥ 5.8 (6.18's `zswap_store`): a store at the limit is refused before compression and queues
+    /// the asynchronous writeback worker; stores stay refused until the pool is back at
+    /// `accept_threshold_percent` of the limit.
+    Reject,
+    /// Linux 4.7 (`zswap_frontswap_store`, the ezswap paper's kernel): when the pool is over its limit
+    /// the storing task shrinks it synchronously by one pool page (`zswap_shrink` → `zpool_shrink` →
+    /// `z3fold_reclaim_page`/`zbud_reclaim_page`: every object of the allocator's victim page written
+    /// back, up to 8 victim pages tried), its CPU time charged to that task, then compresses and stores
+    /// the page; the store is refused only when no page could be freed. No hysteresis, no worker.
+    ShrinkSync,
+}
+
 /// `[host.zswap]`: zswap, the compressed cache that `swap_writeout` tries before the swap backend
 /// (`mm/zswap.c`). Its parameters are the module's (`/sys/module/zswap/parameters/*`); the worker costs
 /// are the model's.
@@ -86,6 +102,11 @@ pub struct ZswapConfig {
     /// at or below this percentage of the limit. Default 90.
     #[serde(default = "d_accept")]
     pub accept_threshold_percent: u32,
+    /// What a store does at the pool limit: `reject` (Linux 6.18: refuse, hysteresis, asynchronous
+    /// worker) or `shrink_sync` (Linux 4.7: write back one pool page on the storing task, then store;
+    /// `accept_threshold_percent` and the worker settings are then unused). Default `reject`.
+    #[serde(default = "d_full_pool")]
+    pub full_pool: FullPoolPolicy,
     /// `shrinker_enabled`: memory reclaim may also write zswap entries back (`zswap_shrinker_scan`).
     /// It scales by the entries charged to a cgroup, which cgroup v1 never charges: under v1 (the
     /// model's) it never writes anything back; zswap under cgroup v2 is not modelled. Default false
@@ -122,6 +143,9 @@ fn d_max_pool() -> u32 {
 fn d_accept() -> u32 {
     90
 }
+fn d_full_pool() -> FullPoolPolicy {
+    FullPoolPolicy::Reject
+}
 fn d_wakeup() -> u64 {
     5_000
 }
@@ -139,6 +163,7 @@ impl Default for ZswapConfig {
             zpool: d_zsmalloc(),
             max_pool_percent: d_max_pool(),
             accept_threshold_percent: d_accept(),
+            full_pool: d_full_pool(),
             shrinker_enabled: false,
             worker_wakeup_ns: d_wakeup(),
             worker_entry_ns: d_rotate(),

@@ -14,8 +14,8 @@ mod workload;
 mod znswap;
 
 pub use compress::{
-    AlgorithmCost, CompressionCosts, CompressorKind, ZpoolKind, ZramConfig, ZramWritebackConfig,
-    ZramWritebackMode, ZswapConfig,
+    AlgorithmCost, CompressionCosts, CompressorKind, FullPoolPolicy, ZpoolKind, ZramConfig,
+    ZramWritebackConfig, ZramWritebackMode, ZswapConfig,
 };
 pub use diss::IdleTrimConfig;
 pub use ezswap::{AdmissionKind, EntropySample, EzswapConfig, ReplacementKind};

@@ -158,6 +158,19 @@ impl Host {
         if !self.load_file_page(id) {
             return Ok(());
         }
+        // Linux 4.7 (`shrink_sync`): a full pool is shrunk on this task first (its writebacks use the
+        // scratch buffer in verify mode, so the page is loaded again).
+        let room = self.zswap_shrink_sync(ctx, fr.memcg)?;
+        let z = self.swap.zswap.as_mut().expect("APA on");
+        if !room {
+            z.stats.file_refused += 1;
+            z.invalidate_file(id);
+            self.sync_pool_frames();
+            return Ok(());
+        }
+        if self.verify {
+            self.load_file_page(id);
+        }
         let free = self.vm.free_pages();
         let version = self.cswap.apa.version[id as usize];
         let z = self.swap.zswap.as_mut().expect("APA on");

@@ -11,7 +11,9 @@
 //!   backend — synchronously for zram) and `swap_read_folio` (zero map → `swpin_zero`; zswap → load,
 //!   which drops the entry and dirties the page; else the backend), the synchronous-device swap-in that
 //!   bypasses the swap cache, page contents, and the RAM the pools hold;
-//! * [`worker`]: `shrink_worker` and `zswap_writeback_entry`.
+//! * [`worker`]: `shrink_worker` and `zswap_writeback_entry`;
+//! * [`shrink_sync`]: Linux 4.7's store at a full pool (`host.zswap.full_pool = "shrink_sync"`): one pool
+//!   page written back on the storing task, then the store.
 //!
 //! What the kernel does and the model follows (read from `mm/zswap.c`, `mm/page_io.c`, `mm/memory.c`):
 //! a store happens in `swap_writeout` of a page reclaim unmapped, synchronously — a stored page is clean
@@ -26,6 +28,7 @@
 
 pub mod apa;
 pub mod policy;
+pub mod shrink_sync;
 pub mod swapio;
 pub mod worker;
 
@@ -33,7 +36,7 @@ use nandstack_compress::Compressor;
 use nandstack_core::{Error, Result};
 use serde_json::{json, Value};
 
-use crate::config::{CompressionCosts, CompressorKind, ZswapConfig};
+use crate::config::{CompressionCosts, CompressorKind, FullPoolPolicy, ZswapConfig};
 use crate::vm::page::NONE;
 use crate::zpool::{self, Handle, Zpool, PAGE_BYTES};
 use policy::{
@@ -54,8 +57,11 @@ pub struct ZswapStats {
     pub zswpin: u64,
     /// Entries written back to the backend (vmstat `zswpwb`, debugfs `written_back_pages`).
     pub zswpwb: u64,
-    /// Stores refused at the pool limit.
+    /// Stores refused at the pool limit (`reject`); stores that found the pool over its limit and
+    /// shrank it (`shrink_sync`, Linux 4.7's meaning).
     pub pool_limit_hit: u64,
+    /// Pool pages freed by a storing task's synchronous shrink (`shrink_sync`).
+    pub sync_shrink_pages: u64,
     /// Writeback attempts that failed (the slot's page was already in the swap cache).
     pub reject_reclaim_fail: u64,
     /// Stores the pool could not hold (no free RAM for its pages).
@@ -164,6 +170,7 @@ pub struct Zswap {
     max_pages: u64,
     accept_pages: u64,
     reached_full: bool,
+    full_pool: FullPoolPolicy,
     compress_ns: u64,
     decompress_ns: u64,
     copy_ns: u64,
@@ -253,6 +260,7 @@ impl Zswap {
             max_pages,
             accept_pages: max_pages * cfg.accept_threshold_percent as u64 / 100,
             reached_full: false,
+            full_pool: cfg.full_pool,
             compress_ns: page_ns(c.compress_cycles_per_byte, costs.cpu_mhz),
             decompress_ns: page_ns(c.decompress_cycles_per_byte, costs.cpu_mhz),
             copy_ns: page_ns(costs.copy_cycles_per_byte, costs.cpu_mhz),
@@ -328,7 +336,12 @@ impl Zswap {
     }
 
     /// `zswap_check_limits`: whether stores are refused now (updates the hysteresis and the counter).
+    /// Under `shrink_sync` the limit is the host's business before the store
+    /// ([`Host::zswap_shrink_sync`](crate::host::Host::zswap_shrink_sync)): never refused here.
     fn check_limits(&mut self) -> bool {
+        if self.full_pool == FullPoolPolicy::ShrinkSync {
+            return false;
+        }
         let cur = self.pool_pages();
         if cur >= self.max_pages {
             self.stats.pool_limit_hit += 1;
@@ -507,6 +520,12 @@ impl Zswap {
         self.admission.lookup(hit);
     }
 
+    /// `zswap_is_full` of Linux 4.7 under `shrink_sync`: the pool's pages exceed the limit (always
+    /// false under `reject`).
+    pub fn over_limit_sync(&self) -> bool {
+        self.full_pool == FullPoolPolicy::ShrinkSync && self.pool_pages() > self.max_pages
+    }
+
     /// Whether a refused store should queue the worker (`zswap_pool_reached_full`).
     pub fn wants_worker(&self) -> bool {
         self.reached_full
@@ -676,6 +695,11 @@ impl Zswap {
             "accept_threshold_pages": self.accept_pages,
             "stored_incompressible_pages": self.incompressible,
             "pool_limit_hit": s.pool_limit_hit,
+            "full_pool": match self.full_pool {
+                FullPoolPolicy::Reject => "reject",
+                FullPoolPolicy::ShrinkSync => "shrink_sync",
+            },
+            "sync_shrink_pages": s.sync_shrink_pages,
             "reject_reclaim_fail": s.reject_reclaim_fail,
             "reject_alloc_fail": s.reject_alloc_fail,
             "reject_compress_fail": s.reject_compress_fail,
@@ -691,6 +715,13 @@ impl Zswap {
             "compress_ms": s.compress_ns as f64 / 1e6,
             "decompress_ms": s.decompress_ns as f64 / 1e6,
             "ezswap": self.ezswap_report(),
+            // Victim pool pages by "objects/file objects" (page-granular policies only).
+            "evicted_pages_by_mix": self
+                .replacement
+                .victim_mix()
+                .into_iter()
+                .map(|((n, f), c)| (format!("{n}/{f}"), json!(c)))
+                .collect::<serde_json::Map<_, _>>(),
         })
     }
 

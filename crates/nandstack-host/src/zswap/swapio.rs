@@ -166,7 +166,18 @@ impl Host {
             return Ok(Writeout::Done);
         }
         self.swap.zeromap_set(slot, false);
-        if let Some(z) = self.swap.zswap.as_mut() {
+        // Linux 4.7 (`shrink_sync`): a full pool is shrunk on this task first; its writebacks use the
+        // scratch buffer in verify mode, so the page is loaded again.
+        let room = self.zswap_shrink_sync(ctx, memcg)?;
+        if known && self.verify {
+            self.load_page(vpn);
+        }
+        if !room {
+            // reject_reclaim_fail: to the backend; a stale entry must not be written over the new data.
+            if let Some(z) = self.swap.zswap.as_mut() {
+                z.invalidate(slot);
+            }
+        } else if let Some(z) = self.swap.zswap.as_mut() {
             let free = self.vm.free_pages();
             match z.store(slot, memcg, &self.cswap.buf, free)? {
                 Store::Stored(ns) => {

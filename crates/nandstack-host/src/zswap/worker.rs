@@ -133,7 +133,7 @@ impl Host {
 
     /// `zswap_writeback_entry`: false when the writeback cannot happen (the slot's page is in the swap
     /// cache, or the entry went away while the page was being allocated).
-    fn zswap_writeback_entry(&mut self, ctx: &mut Ctx, e: u32) -> Result<bool> {
+    pub(super) fn zswap_writeback_entry(&mut self, ctx: &mut Ctx, e: u32) -> Result<bool> {
         let z = self.swap.zswap.as_mut().expect("zswap on");
         if z.is_file(e) {
             // All-page accommodation: a file page's blocks are on the file partition; drop it.

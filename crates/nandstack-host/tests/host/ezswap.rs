@@ -8,7 +8,7 @@ use nandstack_host::host::Ctx;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-use crate::{base, run, set};
+use crate::{base, memtouch, one, run, set};
 
 /// Three small apps (4 MiB heap, 8 MiB of files each) in `ram_mib` of RAM, zswap on z3fold.
 fn launch(ram_mib: u64, ez: Value, seed: u64) -> Value {
@@ -126,8 +126,52 @@ fn without_apa_file_pages_never_enter_the_pool() {
     assert!(u(&r["zswap"]["zswpout"]) > 0);
 }
 
+#[test]
+fn a_store_over_a_full_pool_writes_back_one_pool_page_first_under_shrink_sync() {
+    // 256 MiB of RAM at 1%: a limit of N = 655 pool pages. 2,000 random pages written once each in
+    // order by a 600-page cgroup: every eviction is a store of an incompressible page (one headless
+    // z3fold page each), and no page is read back. Linux 4.7's zswap_is_full is "pages > N": stores
+    // 1..=N+1 go in; from then on the pool holds N+1 pages, so every later store finds it full and
+    // writes back exactly one pool page (the LRU tail page, its one object) before it is stored.
+    let mut w = memtouch(2000, 2000, "seq", 100, 1);
+    w["content"] = json!("random");
+    let mut c = one(600, w);
+    set(
+        &mut c,
+        &["host", "zswap"],
+        json!({"enabled": true, "compressor": "lzo", "zpool": "z3fold", "max_pool_percent": 1,
+               "full_pool": "shrink_sync", "ezswap": {"replacement": "page_lru"}}),
+    );
+    let r = nandstack_host::report::report(&run(&c, true));
+    let z = &r["zswap"];
+    let n = 655;
+    assert_eq!(u(&z["max_pool_pages"]), n);
+    let stores = u(&z["zswpout"]);
+    assert!(stores > n + 500, "{z}");
+    assert_eq!(u(&z["stored_incompressible_pages"]), u(&z["stored_pages"]));
+    assert_eq!(u(&z["pool_pages_max"]), n + 1);
+    assert_eq!(u(&z["stored_pages"]), n + 1);
+    assert_eq!(u(&z["pool_limit_hit"]), stores - (n + 1));
+    assert_eq!(u(&z["sync_shrink_pages"]), stores - (n + 1));
+    assert_eq!(u(&z["zswpwb"]), stores - (n + 1));
+    assert_eq!(u(&z["reject_reclaim_fail"]), 0);
+    // Every shrink chose one victim page holding one anonymous object.
+    assert_eq!(z["evicted_pages_by_mix"], json!({"1/0": stores - (n + 1)}));
+    assert_eq!(u(&z["worker_runs"]) + u(&z["worker_queued"]), 0);
+    // Nothing refused: the device sees only the written-back pages.
+    assert_eq!(u(&r["swap"]["pswpout"]), u(&z["zswpwb"]));
+    // The same run under Linux 6.18's reject: stores refused at the limit, the worker drains.
+    c["host"]["zswap"]["full_pool"] = json!("reject");
+    let r = nandstack_host::report::report(&run(&c, true));
+    let z = &r["zswap"];
+    assert!(u(&z["pool_pages_max"]) <= n + 1);
+    assert_eq!(u(&z["sync_shrink_pages"]), 0);
+    assert!(u(&z["worker_runs"]) > 0, "{z}");
+    assert!(u(&r["swap"]["pswpout"]) > u(&z["zswpwb"]));
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 10, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
     #[test]
     fn no_page_is_lost_under_any_policy_mix(
         seed in 1u64..1000,
@@ -136,9 +180,11 @@ proptest! {
         replacement in prop::sample::select(vec!["lru", "page_lru", "lottery"]),
         apa in any::<bool>(),
         sample in prop::sample::select(vec!["leading512", "stride4"]),
+        full_pool in prop::sample::select(vec!["reject", "shrink_sync"]),
     ) {
-        let c = launch(ram, json!({"apa": apa, "admission": admission, "replacement": replacement,
-                                   "sample": sample}), seed);
+        let mut c = launch(ram, json!({"apa": apa, "admission": admission, "replacement": replacement,
+                                       "sample": sample}), seed);
+        set(&mut c, &["host", "zswap", "full_pool"], json!(full_pool));
         let sim = run(&c, true);
         let r = nandstack_host::report::report(&sim);
         identities(&r);

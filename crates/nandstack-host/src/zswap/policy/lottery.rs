@@ -140,6 +140,10 @@ impl Replacement for Lottery {
         "lottery"
     }
 
+    fn victim_mix(&self) -> Vec<((u32, u32), u64)> {
+        self.pages.victim_mix()
+    }
+
     fn stored(&mut self, e: EntryId, memcg: u16) {
         self.pages.stored(e, memcg);
     }

@@ -135,6 +135,12 @@ pub trait Replacement: Send {
     fn check(&self) -> nandstack_core::Result<()> {
         Ok(())
     }
+    /// For a policy that evicts whole pool pages: the victim pages it has chosen, counted by
+    /// (objects on the page, file objects among them) when chosen, in key order (the paper's Fig. 11).
+    /// The default (an entry-granular policy) has none.
+    fn victim_mix(&self) -> Vec<((u32, u32), u64)> {
+        Vec::new()
+    }
 }
 
 #[cfg(test)]

@@ -78,6 +78,10 @@ impl Replacement for PageLru {
     fn check(&self) -> nandstack_core::Result<()> {
         self.pages.check("page_lru")
     }
+
+    fn victim_mix(&self) -> Vec<((u32, u32), u64)> {
+        self.pages.victim_mix()
+    }
 }
 
 #[cfg(test)]

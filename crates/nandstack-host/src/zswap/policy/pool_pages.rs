@@ -86,6 +86,8 @@ pub struct PoolPages {
     pending: Vec<VecDeque<EntryId>>,
     counts: Vec<u64>,
     clock: u64,
+    /// Victim pages chosen, by (objects, file objects) at the choice (the paper's Fig. 11).
+    victims: BTreeMap<(u32, u32), u64>,
 }
 
 impl PoolPages {
@@ -339,6 +341,8 @@ impl PoolPages {
     /// (so a victim whose writebacks fail is not picked again at once).
     pub fn set_victim(&mut self, g: u32) -> Option<EntryId> {
         let grp = &self.groups[g as usize];
+        let kind = (grp.members.len() as u32, grp.files);
+        *self.victims.entry(kind).or_default() += 1;
         let memcg = grp.memcg as usize;
         let members: Vec<EntryId> = grp.members.clone();
         if let Some((l, key)) = grp.listed {
@@ -353,6 +357,11 @@ impl PoolPages {
         p.clear();
         p.extend(members);
         p.pop_front()
+    }
+
+    /// Victim pages chosen so far, by (objects, file objects), in key order.
+    pub fn victim_mix(&self) -> Vec<((u32, u32), u64)> {
+        self.victims.iter().map(|(&k, &v)| (k, v)).collect()
     }
 
     /// Used chunks and headless flag of the pool page holding group `g`.
