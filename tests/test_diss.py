@@ -21,9 +21,6 @@ TINY = {
         "host.ram_mib": 32,
         "host.swap.size_mib": 48,
         "host.swap.offset_mib": 240,
-        # The apps run for well under the 2 s memcg statistics flush period; scaled down with them, so
-        # reclaim sees its LRU sizes move as in a full-size run.
-        "host.reclaim.stats_flush_ms": 100,
     },
     "apps": [(4, 3), (8, 4), (5, 3), (6, 2)],
     "mobile": {"minute_ms": 8.0, "foreground_refs_per_ms": 400, "background_refs_per_ms": 10},

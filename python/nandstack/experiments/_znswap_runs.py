@@ -118,7 +118,11 @@ def host(
             "full_ratio": full_ratio,
             "discard": {"mode": s["discard"], "slots": 8},
         }
-    return {"ram_mib": 4096, "cpus": 8, "swap": swap, "cgroups": cgroups}
+    # Linux 5.12 (the paper's kernel) read the cgroups' LRU statistics live; 6.x reclaim reads them as of
+    # the 2 s rstat flush (host.reclaim.stats_flush_ms), under which a cgroup whose inactive anon list
+    # empties between flushes cannot age its active list and runs out of memory (docs/model-host.md).
+    reclaim = {"stats_flush_ms": 0}
+    return {"ram_mib": 4096, "cpus": 8, "swap": swap, "cgroups": cgroups, "reclaim": reclaim}
 
 
 def _task(
