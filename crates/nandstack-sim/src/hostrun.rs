@@ -110,18 +110,6 @@ fn age(
     if fractions == (0.0, 0.0) {
         return Ok(());
     }
-    if let Some(h) = &cfg.host {
-        if matches!(
-            h.swap.backend,
-            nandstack_host::config::SwapBackendConfig::Znswap(_)
-        ) {
-            return Err(nandstack_core::Error::config(
-                "precondition",
-                "ZNSwap owns every zone of the device (swapon starts from empty zones): set \
-                 precondition.fill_fraction and warmup_capacity_multiples to 0",
-            ));
-        }
-    }
     let dev = sim.host.io.dev.as_mut();
     if fractions.1 > 0.0 {
         cfg.workload.synthetic.validate(dev.capacity_bytes())?;

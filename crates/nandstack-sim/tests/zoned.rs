@@ -137,15 +137,21 @@ fn block_swap_on_a_zoned_device_is_refused_by_name() {
     );
 }
 
-/// ZNSwap starts from empty zones: aging the zoned device under it is refused by name, not left to
-/// fail later as a zone-protocol error.
+/// ZNSwap starts from empty zones: aging the zoned device under it is refused by name when the config
+/// is checked (before anything runs), not left to fail later as a zone-protocol error.
 #[test]
 fn preconditioning_under_znswap_is_refused_by_name() {
     let toml = nandstack_sim::presets::preset("host-znswap").unwrap().toml;
-    let toml = format!("{toml}\n[precondition]\nfill_fraction = 0.5\n");
-    let cfg = nandstack_sim::config::SimConfig::from_toml(&toml).unwrap();
-    let e = nandstack_sim::run::run(cfg, &Default::default(), &mut |_| true)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("precondition") && e.contains("ZNSwap"), "{e}");
+    for key in ["fill_fraction = 0.5", "warmup_capacity_multiples = 1.0"] {
+        let toml = format!("{toml}\n[precondition]\n{key}\n");
+        let cfg = nandstack_sim::config::SimConfig::from_toml(&toml).unwrap();
+        let e = cfg.validate().unwrap_err().to_string();
+        assert!(e.contains("precondition") && e.contains("ZNSwap"), "{key}: {e}");
+        let e = nandstack_sim::run::run(cfg, &Default::default(), &mut |_| true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("precondition") && e.contains("ZNSwap"), "{key}: {e}");
+    }
+    let cfg = nandstack_sim::config::SimConfig::from_toml(toml).unwrap();
+    cfg.validate().expect("the preset itself is valid");
 }

@@ -362,6 +362,16 @@ impl SimConfig {
                 h.validate()?;
                 nandstack_host::config::validate_backend(h, &self.device)?;
                 nandstack_host::config::validate_processes(h, &w.processes, "workload.processes")?;
+                // Host programs age the device only when asked (no kind default applies).
+                let asked = p.fill_fraction.unwrap_or(0.0) > 0.0
+                    || p.warmup_capacity_multiples.unwrap_or(0.0) > 0.0;
+                if asked && matches!(h.swap.backend, nandstack_host::config::SwapBackendConfig::Znswap(_)) {
+                    return Err(Error::config(
+                        "precondition",
+                        "ZNSwap owns every zone of the device (swapon starts from empty zones): set \
+                         precondition.fill_fraction and warmup_capacity_multiples to 0",
+                    ));
+                }
             }
             (WorkloadKind::Host, None) => unreachable!("from_value supplies the default host"),
             (k, Some(_)) => {
