@@ -41,11 +41,6 @@ def load_config(path: str | os.PathLike[str] | None = None, overrides: Overrides
     """
     if path is None:
         config = default_config()
-        # The default job's fill and warm-up are the block workload's defaults; left out, the engine
-        # gives each workload kind its own (host programs: a fresh device).
-        pre = config.get("precondition", {})
-        for key in ("fill_fraction", "warmup_capacity_multiples"):
-            pre.pop(key, None)
     else:
         text = read_text(path)
         try:

@@ -252,11 +252,16 @@ fn section_titled(schema: &Value, path: &str, title: &str, defs: &Value, out: &m
 
 /// The default config as TOML (what `nandstack run` uses with no config file).
 pub fn default_config_toml() -> String {
-    let cfg = SimConfig::default_main_job();
+    let mut cfg = SimConfig::default_main_job();
+    // Fill and warm-up default by workload kind (block: full and one capacity; host programs: a fresh
+    // device): left out, so an edited copy that switches the kind gets that kind's defaults.
+    cfg.precondition.fill_fraction = None;
+    cfg.precondition.warmup_capacity_multiples = None;
     let body = toml::to_string_pretty(&cfg).expect("config serializes to TOML");
     format!(
         "# nandstack default run: 4 KiB uniform random writes on the default 16 GiB TLC SSD, filled then warmed\n\
-         # up to steady state. Every key is documented in docs/config-reference.md.\n\n{body}"
+         # up to steady state. Every key is documented in docs/config-reference.md. [precondition]'s\n\
+         # fill_fraction and warmup_capacity_multiples are left to each workload kind's default.\n\n{body}"
     )
 }
 
@@ -295,6 +300,18 @@ mod tests {
         ] {
             assert!(md.contains(needle), "missing {needle} in\n{md}");
         }
+    }
+
+    #[test]
+    fn default_toml_leaves_kind_dependent_preconditioning_to_the_kind() {
+        let t = default_config_toml();
+        assert!(!t.contains("fill_fraction =") && !t.contains("warmup_capacity_multiples ="));
+        assert!(t.contains("kind = \"synthetic\""), "{t}");
+        let host = t.replacen("kind = \"synthetic\"", "kind = \"host\"", 1)
+            + "[[workload.processes]]\nname = \"m\"\nworkload = { type = \"memtouch\", pages = 64, ops = 10, pattern = \"uniform\", write_pct = 50, seed = 1 }\n";
+        let cfg = SimConfig::from_toml(&host).unwrap();
+        assert_eq!(cfg.precondition.fill_fraction, Some(0.0), "{host}");
+        assert_eq!(cfg.precondition.warmup_capacity_multiples, Some(0.0));
     }
 
     #[test]

@@ -146,11 +146,17 @@ fn preconditioning_under_znswap_is_refused_by_name() {
         let toml = format!("{toml}\n[precondition]\n{key}\n");
         let cfg = nandstack_sim::config::SimConfig::from_toml(&toml).unwrap();
         let e = cfg.validate().unwrap_err().to_string();
-        assert!(e.contains("precondition") && e.contains("ZNSwap"), "{key}: {e}");
+        assert!(
+            e.contains("precondition") && e.contains("ZNSwap"),
+            "{key}: {e}"
+        );
         let e = nandstack_sim::run::run(cfg, &Default::default(), &mut |_| true)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("precondition") && e.contains("ZNSwap"), "{key}: {e}");
+        assert!(
+            e.contains("precondition") && e.contains("ZNSwap"),
+            "{key}: {e}"
+        );
     }
     let cfg = nandstack_sim::config::SimConfig::from_toml(toml).unwrap();
     cfg.validate().expect("the preset itself is valid");
