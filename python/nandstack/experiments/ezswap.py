@@ -395,9 +395,13 @@ def _verdict(h: dict[str, Any], sa: dict[str, Any], lzo: dict[str, Any] | None) 
         f"(684), APA {g('apa', 'zpages_per_mb'):.0f} (397), ezswap {g('ezswap', 'zpages_per_mb'):.0f} (534). "
     )
     if sa:
+
+        def fewer(pct: float, what: str) -> str:
+            return f"{pct:.1f}% fewer {what}" if pct >= 0 else f"{-pct:.1f}% more {what}"
+
         text += (
-            f"SA: {sa['compressions_drop_pct']:.0f}% fewer compressions (paper 76%), "
-            f"{sa['cycles_drop_pct']:.0f}% fewer cycles (62%). "
+            f"SA (APA+SA vs APA): {fewer(sa['compressions_drop_pct'], 'compressions')} (paper 76% fewer), "
+            f"{fewer(sa['cycles_drop_pct'], 'cycles')} (paper 62% fewer). "
         )
     if lzo:
         r = lzo["pearson_silesia"]
