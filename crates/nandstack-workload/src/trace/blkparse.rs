@@ -111,13 +111,7 @@ impl Parser {
         };
         let offset = parse_sectors(sector, "sector")?;
         let len = parse_sectors(count, "count")?;
-        Ok(Parsed::record_unless_empty(
-            Some(time_ns),
-            op,
-            offset,
-            len,
-            device,
-        ))
+        Ok(Parsed::record(Some(time_ns), op, offset, len, device))
     }
 }
 

@@ -39,13 +39,7 @@ pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {
     let time_ns = parse_integer_ns(time, "time", 1_000)?;
     let len = parse_u64(size, "size")?;
     let offset = parse_sectors(lbn, "lbn")?;
-    Ok(Parsed::record_unless_empty(
-        Some(time_ns),
-        op,
-        offset,
-        len,
-        0,
-    ))
+    Ok(Parsed::record(Some(time_ns), op, offset, len, 0))
 }
 
 #[cfg(test)]

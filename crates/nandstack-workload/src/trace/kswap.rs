@@ -28,13 +28,7 @@ pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {
     let time_ns = parse_decimal_ns(time, "time_s", 9)?;
     let offset = parse_sectors(sector, "sector")?;
     let len = parse_sectors(sectors, "sectors")?;
-    Ok(Parsed::record_unless_empty(
-        Some(time_ns),
-        op,
-        offset,
-        len,
-        0,
-    ))
+    Ok(Parsed::record(Some(time_ns), op, offset, len, 0))
 }
 
 #[cfg(test)]

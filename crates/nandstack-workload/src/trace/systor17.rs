@@ -29,13 +29,7 @@ pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {
     let device = parse_u32(lun, "LUN")?;
     let offset = parse_u64(offset, "Offset")?;
     let len = parse_u64(size, "Size")?;
-    Ok(Parsed::record_unless_empty(
-        Some(time_ns),
-        op,
-        offset,
-        len,
-        device,
-    ))
+    Ok(Parsed::record(Some(time_ns), op, offset, len, device))
 }
 
 #[cfg(test)]

@@ -31,13 +31,7 @@ pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {
     let offset = parse_sectors(offset, "Offset")?;
     let len = parse_sectors(size, "Size")?;
     let device = parse_u32(volume, "VolumeID")?;
-    Ok(Parsed::record_unless_empty(
-        Some(time_ns),
-        op,
-        offset,
-        len,
-        device,
-    ))
+    Ok(Parsed::record(Some(time_ns), op, offset, len, device))
 }
 
 #[cfg(test)]

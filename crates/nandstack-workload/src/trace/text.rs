@@ -29,25 +29,9 @@ pub(crate) enum Parsed {
 }
 
 impl Parsed {
-    /// A request.
+    /// A request, or a skipped line when `len` is 0: the zero-length requests some captures log
+    /// (formats that refuse them have already failed on the length field).
     pub(crate) fn record(
-        time_ns: Option<u128>,
-        op: Op,
-        offset: u64,
-        len: u64,
-        device: u32,
-    ) -> Parsed {
-        Parsed::Record(Raw {
-            time_ns,
-            op,
-            offset,
-            len,
-            device,
-        })
-    }
-
-    /// A request of a format that may log zero-length requests: one of zero `len` is skipped.
-    pub(crate) fn record_unless_empty(
         time_ns: Option<u128>,
         op: Op,
         offset: u64,
@@ -57,7 +41,13 @@ impl Parsed {
         if len == 0 {
             return Parsed::Skip;
         }
-        Parsed::record(time_ns, op, offset, len, device)
+        Parsed::Record(Raw {
+            time_ns,
+            op,
+            offset,
+            len,
+            device,
+        })
     }
 }
 

@@ -44,13 +44,7 @@ pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {
     let offset = parse_u64(offset, "offset")?;
     let len = parse_u64(size, "size")?;
     let time_ns = parse_decimal_ns(time, "time", 9)?;
-    Ok(Parsed::record_unless_empty(
-        Some(time_ns),
-        op,
-        offset,
-        len,
-        0,
-    ))
+    Ok(Parsed::record(Some(time_ns), op, offset, len, 0))
 }
 
 #[cfg(test)]
