@@ -28,13 +28,16 @@ impl ReclaimPolicy for ClockReclaim {
             req,
             &mut self.batch,
             |len| 2 * len + 1,
-            |h, now, f| {
-                let second_chance = h.read_locked(f, now) || h.folio_referenced(f) > 0;
-                if second_chance {
-                    h.stats.pgrotated += 1;
-                }
-                second_chance
-            },
+            second_chance,
         )
     }
+}
+
+/// A page whose read is in flight or whose accessed bit was set (now cleared) goes round again.
+fn second_chance(h: &mut Host, now: u64, folio: u32) -> bool {
+    let again = h.read_locked(folio, now) || h.folio_referenced(folio) > 0;
+    if again {
+        h.stats.pgrotated += 1;
+    }
+    again
 }

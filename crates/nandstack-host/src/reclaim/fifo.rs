@@ -30,15 +30,13 @@ impl ReclaimPolicy for FifoReclaim {
     }
     fn reclaim(&mut self, h: &mut Host, ctx: &mut Ctx, req: &ReclaimRequest) -> Result<u64> {
         // One look at each page: a page whose read is in flight stays, all others go in arrival order.
-        evict_tails(
-            h,
-            ctx,
-            req,
-            &mut self.batch,
-            |len| len,
-            |h, now, f| h.read_locked(f, now),
-        )
+        evict_tails(h, ctx, req, &mut self.batch, |len| len, read_locked)
     }
+}
+
+/// Only a page whose read is in flight stays.
+fn read_locked(h: &mut Host, now: u64, folio: u32) -> bool {
+    h.read_locked(folio, now)
 }
 
 /// The scan FIFO and CLOCK share: evict from the tails of the inactive lists (anonymous, then file) of
