@@ -48,6 +48,16 @@ fn write_units(f: &mut Ftl, lpns: &[u64]) {
     }
 }
 
+/// `(gc_invocations, gc_victim_blocks, gc_migrated_units, gc_erases)`.
+fn gc_counts(c: &Counters) -> (u64, u64, u64, u64) {
+    (
+        c.gc_invocations,
+        c.gc_victim_blocks,
+        c.gc_migrated_units,
+        c.gc_erases,
+    )
+}
+
 /// Fill 0..8 (blocks 0, 1), then four rounds of the hot set {0, 4, 1, 5}.
 fn scenario(victim: VictimConfig, trigger: GcTrigger) -> Ftl {
     let mut f = tiny_with(victim, trigger);
@@ -110,15 +120,7 @@ fn every_write_fifo_interleaves_survivors_with_host_writes() {
     // 2 (round 1, all invalid): an erase only. Block 0 = [0, 4, 1, 5].
     let f = scenario(VictimConfig::Fifo, GcTrigger::EveryWrite);
     let c = f.counters();
-    assert_eq!(
-        (
-            c.gc_invocations,
-            c.gc_victim_blocks,
-            c.gc_migrated_units,
-            c.gc_erases
-        ),
-        (3, 3, 4, 3)
-    );
+    assert_eq!(gc_counts(c), (3, 3, 4, 3));
     assert_eq!(c.gc_read_pages, 4);
     assert_eq!(c.host_write_units, 24);
     assert_eq!(c.flash_program_pages, 28);
@@ -155,15 +157,7 @@ fn every_write_greedy_takes_the_empty_block() {
     // the zero bucket holds block 3: erased.
     let f = scenario(VictimConfig::greedy(), GcTrigger::EveryWrite);
     let c = f.counters();
-    assert_eq!(
-        (
-            c.gc_invocations,
-            c.gc_victim_blocks,
-            c.gc_migrated_units,
-            c.gc_erases
-        ),
-        (2, 2, 0, 2)
-    );
+    assert_eq!(gc_counts(c), (2, 2, 0, 2));
     assert_eq!(c.flash_program_pages, 24);
     assert_eq!(&f.blocks().erase_count, &[0, 0, 1, 1, 0, 0]);
     assert_eq!(f.lookup(0), Some(20));
@@ -195,15 +189,7 @@ fn block_open_greedy_takes_an_empty_block_instead() {
     // Blocks 2 and 3 hold no valid data; greedy takes block 2 (first into the zero bucket): no migration.
     let f = scenario(VictimConfig::greedy(), GcTrigger::BlockOpen);
     let c = f.counters();
-    assert_eq!(
-        (
-            c.gc_invocations,
-            c.gc_victim_blocks,
-            c.gc_migrated_units,
-            c.gc_erases
-        ),
-        (1, 1, 0, 1)
-    );
+    assert_eq!(gc_counts(c), (1, 1, 0, 1));
     assert_eq!(c.flash_program_pages, 24);
     assert_eq!(f.lookup(0), Some(20));
     assert_eq!(&f.blocks().erase_count, &[0, 0, 1, 0, 0, 0]);

@@ -457,4 +457,6 @@ impl BlockSsd {
 #[cfg(test)]
 mod queued_tests;
 #[cfg(test)]
+mod test_util;
+#[cfg(test)]
 mod tests;

@@ -4,34 +4,20 @@
 
 use nandstack_core::{Nanos, Rng};
 
+use super::test_util::{geometry, idle_gc, late_gc_ftl, roomy_ftl, verified_ssd, TE, TP, TR, U, X};
 use super::*;
 use crate::cache::{MappingCacheConfig, WriteBufferConfig};
 use crate::device::{Command, Device, Tag};
 use crate::ftl::{FtlConfig, GcConfig, Migration};
 use crate::nand::{CellMode, Geometry, LevelOrder, PageLevels};
 
-const U: u64 = 4096;
-const X: u64 = 5_120;
-const TR: u64 = 66_000;
-const TP: u64 = 730_000;
-
+/// `channels` × `dies` one-die chips × `planes` × `blocks`, blocks of 8 pages of 8 KiB.
 fn geo(channels: u32, dies: u32, planes: u32, blocks: u32) -> Geometry {
-    Geometry {
-        channels,
-        chips_per_channel: dies,
-        dies_per_chip: 1,
-        planes_per_die: planes,
-        blocks_per_plane: blocks,
-        pages_per_block: 8,
-        page_size_bytes: 8192,
-        cell_mode: CellMode::Tlc,
-    }
+    geometry(channels, dies, planes, blocks, 8, 8192)
 }
 
 fn build(g: Geometry, ftl: FtlConfig, ctl: ControllerConfig, timing: &TimingConfig) -> BlockSsd {
-    let mut f = Ftl::new(g, ftl, 3).unwrap();
-    f.enable_verification();
-    BlockSsd::new(f, timing, ctl).unwrap()
+    verified_ssd(g, ftl, ctl, timing, 3)
 }
 
 /// A random command: mostly writes and reads over the first half of the space, some TRIMs.
@@ -194,26 +180,11 @@ fn every_mechanism_at_once_keeps_every_command_and_every_version() {
 
 #[test]
 fn the_queued_idle_detector_collects_in_idle_time() {
-    let mut cfg = FtlConfig {
-        over_provisioning: 2.0,
-        ..FtlConfig::default()
-    };
-    cfg.gc = GcConfig {
-        start_free_blocks: 2,
-        stop_free_blocks: 2,
-        ..GcConfig::default()
-    };
     let mut ctl = ControllerConfig::default();
     ctl.scheduling.engine = EngineChoice::Queued;
-    ctl.background_gc = BackgroundGcConfig {
-        enabled: true,
-        idle_threshold_us: 100.0,
-        target_free_blocks: Some(5),
-    };
-    let mut g = geo(1, 1, 1, 6);
-    g.pages_per_block = 4;
-    g.page_size_bytes = 4096;
-    let mut s = build(g, cfg, ctl, &TimingConfig::default());
+    ctl.background_gc = idle_gc();
+    let g = geometry(1, 1, 1, 6, 4, 4096);
+    let mut s = build(g, late_gc_ftl(), ctl, &TimingConfig::default());
     let mut t = 0;
     for i in 0..16u64 {
         t = Device::write(&mut s, Nanos(t), (i % 4) * U, U).unwrap().0;
@@ -239,25 +210,15 @@ fn the_queued_idle_detector_collects_in_idle_time() {
 /// A GC page move through the controller costs the page's transfer out and back in; copyback does not.
 #[test]
 fn gc_page_moves_by_copyback_or_through_the_controller() {
-    const TE: u64 = 4_800_000;
     let mut latency = Vec::new();
     for moves in [GcPageMoves::Copyback, GcPageMoves::Controller] {
-        let cfg = FtlConfig {
-            over_provisioning: 2.0,
-            gc: GcConfig {
-                victim: crate::ftl::VictimConfig::Fifo,
-                start_free_blocks: 2,
-                stop_free_blocks: 2,
-                ..GcConfig::default()
-            },
-            ..FtlConfig::default()
-        };
+        let mut cfg = late_gc_ftl();
+        cfg.gc.victim = crate::ftl::VictimConfig::Fifo;
         let ctl = ControllerConfig {
             gc_page_moves: moves,
             ..Default::default()
         };
-        let mut g = geo(1, 1, 1, 6);
-        (g.pages_per_block, g.page_size_bytes) = (4, 4096);
+        let g = geometry(1, 1, 1, 6, 4, 4096);
         let mut s = build(g, cfg, ctl, &TimingConfig::default());
         // Block 0 gets units 0..3; then 0, 1, 2, 4 over and over: block 0 keeps only unit 3, and it is
         // the oldest sealed block, FIFO's first victim: one page to move.
@@ -306,10 +267,7 @@ fn gc_page_moves_by_copyback_or_through_the_controller() {
         gc_page_moves: GcPageMoves::Copyback,
         ..Default::default()
     };
-    let mut f = FtlConfig {
-        over_provisioning: 1.0,
-        ..FtlConfig::default()
-    };
+    let mut f = roomy_ftl();
     f.gc.migration = Migration::AnyPlane;
     let e = BlockSsd::new(
         Ftl::new(geo(1, 1, 2, 24), f, 0).unwrap(),
@@ -334,10 +292,7 @@ fn page_levels_in_the_direct_engine() {
     };
     let mut g = geo(1, 1, 1, 16);
     (g.cell_mode, g.pages_per_block, g.page_size_bytes) = (CellMode::Mlc, 4, 4096);
-    let f = FtlConfig {
-        over_provisioning: 1.0,
-        ..FtlConfig::default()
-    };
+    let f = roomy_ftl();
     let mut s = build(g.clone(), f.clone(), ControllerConfig::default(), &t);
     // Pages 0 (LSB) and 1 (MSB) of block 0: 300 µs then 900 µs; reads 40 and 60 µs.
     assert_eq!(s.write(0, U, 0).unwrap(), X + 300_000);

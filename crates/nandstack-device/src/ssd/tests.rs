@@ -1,34 +1,24 @@
 //! Hand-computed timing cases. Default TLC timing: tR 66 µs, tPROG 730 µs, tBERS 4.8 ms; 800 MB/s
 //! channel: 4 KiB = 5,120 ns.
 
+use super::test_util::{geometry, idle_gc, late_gc_ftl, roomy_ftl, verified_ssd, TE, TP, TR, U, X};
 use super::*;
 use crate::cache::{MappingCacheConfig, WriteBufferConfig};
-use crate::ftl::{FtlConfig, GcConfig, GcTrigger, VictimConfig};
-use crate::nand::{CellMode, Geometry};
+use crate::ftl::{FtlConfig, GcTrigger, VictimConfig};
+use crate::nand::Geometry;
 
-const U: u64 = 4096;
-const X: u64 = 5_120;
-const TR: u64 = 66_000;
-const TP: u64 = 730_000;
-const TE: u64 = 4_800_000;
-
+/// One channel, one die of `planes_per_die` planes of `blocks` blocks of 4 pages of 4 KiB.
 fn geo(planes_per_die: u32, blocks: u32) -> Geometry {
-    Geometry {
-        channels: 1,
-        chips_per_channel: 1,
-        dies_per_chip: 1,
-        planes_per_die,
-        blocks_per_plane: blocks,
-        pages_per_block: 4,
-        page_size_bytes: 4096,
-        cell_mode: CellMode::Tlc,
-    }
+    geometry(1, 1, planes_per_die, blocks, 4, 4096)
 }
 
 fn ssd_with(g: Geometry, ftl_cfg: FtlConfig, ctl: ControllerConfig) -> BlockSsd {
-    let mut ftl = Ftl::new(g, ftl_cfg, 0).unwrap();
-    ftl.enable_verification();
-    BlockSsd::new(ftl, &TimingConfig::default(), ctl).unwrap()
+    verified_ssd(g, ftl_cfg, ctl, &TimingConfig::default(), 0)
+}
+
+/// 16 blocks of one plane, half of the flash spare.
+fn roomy_ssd(ctl: ControllerConfig) -> BlockSsd {
+    ssd_with(geo(1, 16), roomy_ftl(), ctl)
 }
 
 fn ssd(buffer_bytes: u64) -> BlockSsd {
@@ -40,14 +30,7 @@ fn ssd(buffer_bytes: u64) -> BlockSsd {
         },
         ..Default::default()
     };
-    ssd_with(
-        geo(1, 16),
-        FtlConfig {
-            over_provisioning: 1.0,
-            ..FtlConfig::default()
-        },
-        ctl,
-    )
+    roomy_ssd(ctl)
 }
 
 #[test]
@@ -106,19 +89,11 @@ fn write_buffer_absorbs_and_serves_from_dram() {
 #[test]
 fn foreground_gc_blocks_the_write_that_needs_space() {
     // One plane of 6 blocks × 4 pages, logical 8 units; GC at < 2 free blocks.
-    let mut cfg = FtlConfig {
-        over_provisioning: 2.0,
-        ..FtlConfig::default()
-    };
+    let mut cfg = late_gc_ftl();
+    cfg.gc.victim = VictimConfig::greedy();
     for (trigger, writes_before_gc) in [(GcTrigger::BlockOpen, 20u64), (GcTrigger::EveryWrite, 17)]
     {
-        cfg.gc = GcConfig {
-            victim: VictimConfig::greedy(),
-            start_free_blocks: 2,
-            stop_free_blocks: 2,
-            trigger,
-            ..GcConfig::default()
-        };
+        cfg.gc.trigger = trigger;
         let mut s = ssd_with(geo(1, 6), cfg.clone(), ControllerConfig::default());
         let mut t = 0;
         // Overwrite units 0..4 repeatedly: blocks fill with fully invalid data. The 17th write opens the
@@ -140,9 +115,8 @@ fn foreground_gc_blocks_the_write_that_needs_space() {
 #[test]
 fn mapping_cache_misses_read_translation_pages_first() {
     let cfg = FtlConfig {
-        over_provisioning: 1.0,
         mapping_cache: MappingCacheConfig { entries: 1 },
-        ..FtlConfig::default()
+        ..roomy_ftl()
     };
     let mut s = ssd_with(geo(1, 16), cfg, ControllerConfig::default());
     // Miss on a clean cache: translation read (tR + 4 KiB out), then the host transfer and program.
@@ -164,14 +138,7 @@ fn trim_costs_overhead_and_lookups() {
         trim_entry_lookup_ns: 100,
         ..Default::default()
     };
-    let mut s = ssd_with(
-        geo(1, 16),
-        FtlConfig {
-            over_provisioning: 1.0,
-            ..FtlConfig::default()
-        },
-        ctl,
-    );
+    let mut s = roomy_ssd(ctl);
     s.write(0, 4 * U, 0).unwrap();
     assert_eq!(
         s.trim(0, 4 * U, 50_000_000).unwrap(),
@@ -182,24 +149,11 @@ fn trim_costs_overhead_and_lookups() {
 
 #[test]
 fn background_gc_uses_idle_time() {
-    let mut cfg = FtlConfig {
-        over_provisioning: 2.0,
-        ..FtlConfig::default()
-    };
-    cfg.gc = GcConfig {
-        start_free_blocks: 2,
-        stop_free_blocks: 2,
-        ..GcConfig::default()
-    };
     let ctl = ControllerConfig {
-        background_gc: BackgroundGcConfig {
-            enabled: true,
-            idle_threshold_us: 100.0,
-            target_free_blocks: Some(5),
-        },
+        background_gc: idle_gc(),
         ..Default::default()
     };
-    let mut s = ssd_with(geo(1, 6), cfg, ctl);
+    let mut s = ssd_with(geo(1, 6), late_gc_ftl(), ctl);
     let mut t = 0;
     for i in 0..16u64 {
         t = s.write((i % 4) * U, U, t).unwrap();
@@ -224,14 +178,7 @@ fn a_larger_mapping_unit_widens_small_writes() {
         mapping_unit_bytes: 16384,
         ..Default::default()
     };
-    let mut s = ssd_with(
-        geo(1, 16),
-        FtlConfig {
-            over_provisioning: 1.0,
-            ..FtlConfig::default()
-        },
-        ctl,
-    );
+    let mut s = roomy_ssd(ctl);
     s.write(0, U, 0).unwrap();
     // The whole 16 KiB slice is written: 4 units programmed for one 4 KiB host write.
     assert_eq!(s.ftl.counters().host_write_units, 4);
@@ -251,15 +198,7 @@ fn a_larger_mapping_unit_widens_small_writes() {
         mapping_unit_bytes: 5000,
         ..Default::default()
     };
-    let ftl = Ftl::new(
-        geo(1, 16),
-        FtlConfig {
-            over_provisioning: 1.0,
-            ..FtlConfig::default()
-        },
-        0,
-    )
-    .unwrap();
+    let ftl = Ftl::new(geo(1, 16), roomy_ftl(), 0).unwrap();
     let e = BlockSsd::new(ftl, &TimingConfig::default(), bad)
         .err()
         .unwrap()
@@ -279,10 +218,7 @@ fn cl_sdi_drops_buffered_swap_units_and_they_are_never_flushed() {
         },
         ..Default::default()
     };
-    let mut cfg = FtlConfig {
-        over_provisioning: 1.0,
-        ..FtlConfig::default()
-    };
+    let mut cfg = roomy_ftl();
     cfg.swap.invalidate_on_read = true;
     let mut s = ssd_with(geo(1, 16), cfg, ctl);
     // Units 0..4 on flash (written, then flushed out of the buffer); the swap range is 2..8.

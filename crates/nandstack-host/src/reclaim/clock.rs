@@ -4,10 +4,9 @@
 
 use nandstack_core::Result;
 
-use super::fifo::scope;
+use super::fifo::evict_tails;
 use super::{ReclaimPolicy, ReclaimRequest};
 use crate::host::{Ctx, Host};
-use crate::vm::page::*;
 
 #[derive(Default)]
 pub struct ClockReclaim {
@@ -22,33 +21,23 @@ impl ReclaimPolicy for ClockReclaim {
         false
     }
     fn reclaim(&mut self, h: &mut Host, ctx: &mut Ctx, req: &ReclaimRequest) -> Result<u64> {
-        let mut freed = 0;
-        for m in scope(h, req) {
-            for list in [LRU_INACTIVE_ANON, LRU_INACTIVE_FILE] {
-                let mut budget = 2 * h.vm.memcgs[m as usize].lru_len(list) + 1;
-                while freed < req.nr_to_reclaim && budget > 0 {
-                    budget -= 1;
-                    self.batch.clear();
-                    if h.vm.isolate_tail(m, list, 1, &mut self.batch) == 0 {
-                        break;
-                    }
-                    let f = self.batch[0];
-                    ctx.now += h.p.scan_ns;
-                    h.stats.pgscan += 1;
-                    if h.read_locked(f, ctx.now) || h.folio_referenced(f) > 0 {
-                        h.vm.lru_add_head(f, list);
-                        h.stats.pgrotated += 1;
-                        continue;
-                    }
-                    if h.evict_sync(ctx, f)? {
-                        freed += 1;
-                        h.stats.pgsteal += 1;
-                    } else {
-                        h.vm.lru_add_head(f, list);
-                    }
-                }
-            }
-        }
-        Ok(freed)
+        // Up to two passes: a referenced page comes round again with its bit cleared.
+        evict_tails(
+            h,
+            ctx,
+            req,
+            &mut self.batch,
+            |len| 2 * len + 1,
+            second_chance,
+        )
     }
+}
+
+/// A page whose read is in flight or whose accessed bit was set (now cleared) goes round again.
+fn second_chance(h: &mut Host, now: u64, folio: u32) -> bool {
+    let again = h.read_locked(folio, now) || h.folio_referenced(folio) > 0;
+    if again {
+        h.stats.pgrotated += 1;
+    }
+    again
 }

@@ -29,32 +29,54 @@ impl ReclaimPolicy for FifoReclaim {
         false
     }
     fn reclaim(&mut self, h: &mut Host, ctx: &mut Ctx, req: &ReclaimRequest) -> Result<u64> {
-        let mut freed = 0;
-        for m in scope(h, req) {
-            for list in [LRU_INACTIVE_ANON, LRU_INACTIVE_FILE] {
-                let mut budget = h.vm.memcgs[m as usize].lru_len(list);
-                while freed < req.nr_to_reclaim && budget > 0 {
-                    budget -= 1;
-                    self.batch.clear();
-                    if h.vm.isolate_tail(m, list, 1, &mut self.batch) == 0 {
-                        break;
-                    }
-                    let f = self.batch[0];
-                    ctx.now += h.p.scan_ns;
-                    h.stats.pgscan += 1;
-                    if h.read_locked(f, ctx.now) {
-                        h.vm.lru_add_head(f, list);
-                        continue;
-                    }
-                    if h.evict_sync(ctx, f)? {
-                        freed += 1;
-                        h.stats.pgsteal += 1;
-                    } else {
-                        h.vm.lru_add_head(f, list);
-                    }
+        // One look at each page: a page whose read is in flight stays, all others go in arrival order.
+        evict_tails(h, ctx, req, &mut self.batch, |len| len, read_locked)
+    }
+}
+
+/// Only a page whose read is in flight stays.
+fn read_locked(h: &mut Host, now: u64, folio: u32) -> bool {
+    h.read_locked(folio, now)
+}
+
+/// The scan FIFO and CLOCK share: evict from the tails of the inactive lists (anonymous, then file) of
+/// `req`'s cgroups, one page at a time, until `req.nr_to_reclaim` pages are freed. At most
+/// `budget(len)` pages are taken from a list of `len` pages, each charged `scan_ns`. A page that
+/// `keep(h, now, folio)` keeps goes back to the head, as does one whose eviction fails; the others are
+/// evicted, each waiting for its own write. Returns the pages freed.
+pub(super) fn evict_tails(
+    h: &mut Host,
+    ctx: &mut Ctx,
+    req: &ReclaimRequest,
+    batch: &mut Vec<u32>,
+    budget: impl Fn(u64) -> u64,
+    mut keep: impl FnMut(&mut Host, u64, u32) -> bool,
+) -> Result<u64> {
+    let mut freed = 0;
+    for m in scope(h, req) {
+        for list in [LRU_INACTIVE_ANON, LRU_INACTIVE_FILE] {
+            let mut budget = budget(h.vm.memcgs[m as usize].lru_len(list));
+            while freed < req.nr_to_reclaim && budget > 0 {
+                budget -= 1;
+                batch.clear();
+                if h.vm.isolate_tail(m, list, 1, batch) == 0 {
+                    break;
+                }
+                let f = batch[0];
+                ctx.now += h.p.scan_ns;
+                h.stats.pgscan += 1;
+                if keep(h, ctx.now, f) {
+                    h.vm.lru_add_head(f, list);
+                    continue;
+                }
+                if h.evict_sync(ctx, f)? {
+                    freed += 1;
+                    h.stats.pgsteal += 1;
+                } else {
+                    h.vm.lru_add_head(f, list);
                 }
             }
         }
-        Ok(freed)
     }
+    Ok(freed)
 }

@@ -13,21 +13,20 @@
 //! Reads only (the traces record cache references); no time (`arrival_ns = None`, order only);
 //! `device` is 0. `nblocks = 0` is an error. Citing the traces requires citing Megiddo & Modha, FAST'03.
 
-use super::fields::{parse_nonzero, parse_u64, sectors_to_bytes, split_ws, FieldResult};
+use super::fields::{parse_nonzero_sectors, parse_sectors, split_ws, FieldResult};
 use super::text::Parsed;
-use super::Raw;
 use crate::block::Op;
 
 pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {
     let [start, count, _ignore, _request] =
         split_ws::<4>(line, "start_block nblocks ignore request_no")?;
-    Ok(Parsed::Record(Raw {
-        time_ns: None,
-        op: Op::Read,
-        offset: sectors_to_bytes(parse_u64(start, "start_block")?, "start_block")?,
-        len: sectors_to_bytes(parse_nonzero(count, "nblocks")?, "nblocks")?,
-        device: 0,
-    }))
+    Ok(Parsed::record(
+        None,
+        Op::Read,
+        parse_sectors(start, "start_block")?,
+        parse_nonzero_sectors(count, "nblocks")?,
+        0,
+    ))
 }
 
 #[cfg(test)]

@@ -26,11 +26,10 @@
 //! the module docs on out-of-order arrivals.
 
 use super::fields::{
-    parse_decimal_ns, parse_u32, parse_u64, quote, sectors_to_bytes, words, FieldResult,
+    parse_decimal_ns, parse_sectors, parse_u32, parse_u64, quote, words, FieldResult,
 };
 use super::format::BlkparseAction;
 use super::text::Parsed;
-use super::Raw;
 use crate::block::Op;
 
 /// Largest device major (12 bits) and minor (20 bits) numbers of a Linux `dev_t`.
@@ -110,18 +109,9 @@ impl Parser {
         let (Some(b"+"), Some(count)) = (plus, count) else {
             return Err("expected `sector + count` after the RWBS field".to_string());
         };
-        let offset = sectors_to_bytes(parse_u64(sector, "sector")?, "sector")?;
-        let len = sectors_to_bytes(parse_u64(count, "count")?, "count")?;
-        if len == 0 {
-            return Ok(Parsed::Skip);
-        }
-        Ok(Parsed::Record(Raw {
-            time_ns: Some(time_ns),
-            op,
-            offset,
-            len,
-            device,
-        }))
+        let offset = parse_sectors(sector, "sector")?;
+        let len = parse_sectors(count, "count")?;
+        Ok(Parsed::record(Some(time_ns), op, offset, len, device))
     }
 }
 

@@ -14,9 +14,10 @@
 //! sample holds only `28` and `2a`. Time base: the first record. `size = 0` is skipped. No device
 //! column: `device` is 0. The header line is skipped when it is the first line.
 
-use super::fields::{parse_hex_u32, parse_u64, quote, sectors_to_bytes, split_sep, FieldResult};
+use super::fields::{
+    parse_hex_u32, parse_integer_ns, parse_sectors, parse_u64, quote, split_sep, FieldResult,
+};
 use super::text::Parsed;
-use super::Raw;
 use crate::block::Op;
 
 pub(crate) const HEADER_PREFIX: &[u8] = b"version,";
@@ -35,19 +36,10 @@ pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {
             ))
         }
     };
-    let time_ns = u128::from(parse_u64(time, "time")?) * 1_000;
+    let time_ns = parse_integer_ns(time, "time", 1_000)?;
     let len = parse_u64(size, "size")?;
-    let offset = sectors_to_bytes(parse_u64(lbn, "lbn")?, "lbn")?;
-    if len == 0 {
-        return Ok(Parsed::Skip);
-    }
-    Ok(Parsed::Record(Raw {
-        time_ns: Some(time_ns),
-        op,
-        offset,
-        len,
-        device: 0,
-    }))
+    let offset = parse_sectors(lbn, "lbn")?;
+    Ok(Parsed::record(Some(time_ns), op, offset, len, 0))
 }
 
 #[cfg(test)]

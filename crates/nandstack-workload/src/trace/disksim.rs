@@ -14,31 +14,24 @@
 //! docs on out-of-order arrivals). `bcount = 0` is an error: DiskSim has no zero-length request.
 
 use super::fields::{
-    parse_decimal_ns, parse_hex_u32, parse_nonzero, parse_u32, parse_u64, sectors_to_bytes,
+    parse_decimal_ns, parse_hex_u32, parse_nonzero_sectors, parse_sectors, parse_u32, split_ws,
+    FieldResult,
 };
-use super::fields::{split_ws, FieldResult};
 use super::text::Parsed;
-use super::Raw;
 use crate::block::Op;
 
 pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {
     let [time, dev, blkno, bcount, flags] = split_ws::<5>(line, "time devno blkno bcount flags")?;
     let time_ns = parse_decimal_ns(time, "time", 6)?;
     let device = parse_u32(dev, "devno")?;
-    let offset = sectors_to_bytes(parse_u64(blkno, "blkno")?, "blkno")?;
-    let len = sectors_to_bytes(parse_nonzero(bcount, "bcount")?, "bcount")?;
+    let offset = parse_sectors(blkno, "blkno")?;
+    let len = parse_nonzero_sectors(bcount, "bcount")?;
     let op = if parse_hex_u32(flags, "flags")? & 1 == 1 {
         Op::Read
     } else {
         Op::Write
     };
-    Ok(Parsed::Record(Raw {
-        time_ns: Some(time_ns),
-        op,
-        offset,
-        len,
-        device,
-    }))
+    Ok(Parsed::record(Some(time_ns), op, offset, len, device))
 }
 
 #[cfg(test)]

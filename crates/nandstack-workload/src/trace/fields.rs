@@ -113,6 +113,38 @@ pub(crate) fn parse_u32(field: &[u8], name: &str) -> FieldResult<u32> {
     })
 }
 
+/// A whole number of `unit_ns`-nanosecond ticks (an unsigned decimal integer), in ns: exact.
+pub(crate) fn parse_integer_ns(field: &[u8], name: &str, unit_ns: u64) -> FieldResult<u128> {
+    Ok(u128::from(parse_u64(field, name)?) * u128::from(unit_ns))
+}
+
+/// How [`one_of`] compares letters.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Case {
+    Exact,
+    /// ASCII letters match in either case.
+    Any,
+}
+
+/// The value of the first code in `codes` that `field` is; otherwise an error naming field `name` and
+/// the accepted codes as `expected` spells them (`` `R` or `W` ``, `0 (read) or 1 (write)`).
+pub(crate) fn one_of<T: Copy>(
+    field: &[u8],
+    name: &str,
+    codes: &[(&[u8], T)],
+    case: Case,
+    expected: &str,
+) -> FieldResult<T> {
+    codes
+        .iter()
+        .find(|(code, _)| match case {
+            Case::Exact => *code == field,
+            Case::Any => code.eq_ignore_ascii_case(field),
+        })
+        .map(|&(_, value)| value)
+        .ok_or_else(|| format!("field `{name}` must be {expected}, not `{}`", quote(field)))
+}
+
 /// A hexadecimal integer (optional `0x` prefix, any case), as C's `%x` reads it.
 pub(crate) fn parse_hex_u32(field: &[u8], name: &str) -> FieldResult<u32> {
     let digits = match field {
@@ -156,6 +188,16 @@ pub(crate) fn sectors_to_bytes(value: u64, name: &str) -> FieldResult<u64> {
     value
         .checked_mul(SECTOR_BYTES)
         .ok_or_else(|| format!("field `{name}` × 512 B overflows 64 bits"))
+}
+
+/// A count or address of 512-B sectors, in bytes.
+pub(crate) fn parse_sectors(field: &[u8], name: &str) -> FieldResult<u64> {
+    sectors_to_bytes(parse_u64(field, name)?, name)
+}
+
+/// A positive number of 512-B sectors, in bytes.
+pub(crate) fn parse_nonzero_sectors(field: &[u8], name: &str) -> FieldResult<u64> {
+    sectors_to_bytes(parse_nonzero(field, name)?, name)
 }
 
 /// Largest decimal exponent accepted in a time field (`1e40` s is already far beyond any trace).
@@ -274,6 +316,25 @@ mod tests {
             .unwrap_err()
             .contains("32 bits"));
         assert!(parse_nonzero(b"0", "size").unwrap_err().contains("zero"));
+        assert_eq!(parse_integer_ns(b"7", "t", 100), Ok(700));
+        assert_eq!(
+            parse_integer_ns(b"18446744073709551615", "t", 1_000),
+            Ok(u128::from(u64::MAX) * 1_000)
+        );
+        assert!(parse_integer_ns(b"1.5", "t", 100)
+            .unwrap_err()
+            .contains("`t` is not an unsigned integer"));
+        assert_eq!(parse_sectors(b"3", "lba"), Ok(1536));
+        assert_eq!(parse_sectors(b"0", "lba"), Ok(0));
+        assert_eq!(
+            parse_sectors(b"36028797018963968", "lba").unwrap_err(),
+            "field `lba` × 512 B overflows 64 bits"
+        );
+        assert_eq!(
+            parse_nonzero_sectors(b"0", "size").unwrap_err(),
+            "field `size` is zero"
+        );
+        assert_eq!(parse_nonzero_sectors(b"2", "size"), Ok(1024));
         assert_eq!(parse_hex_u32(b"2a", "op"), Ok(0x2a));
         assert_eq!(parse_hex_u32(b"0X2A", "op"), Ok(0x2a));
         assert_eq!(parse_hex_u32(b"ffffffff", "op"), Ok(u32::MAX));
@@ -332,6 +393,25 @@ mod tests {
         let mut frac = b"1.".to_vec();
         frac.extend([b'7'; 200]);
         assert_eq!(parse_decimal_ns(&frac, "t", 9), Ok(1_777_777_777));
+    }
+
+    #[test]
+    fn codes() {
+        let codes: &[(&[u8], u8)] = &[(b"Read", 1), (b"Write", 2), (b"read", 3)];
+        assert_eq!(one_of(b"read", "Type", codes, Case::Exact, "…"), Ok(3));
+        assert_eq!(one_of(b"rEAD", "Type", codes, Case::Any, "…"), Ok(1));
+        assert_eq!(one_of(b"WRITE", "Type", codes, Case::Any, "…"), Ok(2));
+        assert_eq!(
+            one_of(b"rEAD", "Type", codes, Case::Exact, "`Read` or `Write`").unwrap_err(),
+            "field `Type` must be `Read` or `Write`, not `rEAD`"
+        );
+        assert_eq!(
+            one_of(b"", "op", &[(b"1", ())], Case::Any, "1").unwrap_err(),
+            "field `op` must be 1, not ``"
+        );
+        let long = [b'x'; 100];
+        let msg = one_of(&long, "op", &[(b"1", ())], Case::Exact, "1").unwrap_err();
+        assert!(msg.ends_with("…`"), "{msg}");
     }
 
     #[test]

@@ -21,9 +21,8 @@
 //! `device` is the file's index in order of first appearance (0, 1, …; at most [`MAX_FILES`] files).
 //! A zero `length` on a read/write/trim is an error (fio never logs one).
 
-use super::fields::{parse_nonzero, parse_u64, quote, words, FieldResult};
+use super::fields::{parse_integer_ns, parse_nonzero, parse_u64, quote, words, FieldResult};
 use super::text::Parsed;
-use super::Raw;
 use crate::block::Op;
 
 /// Most distinct file names per log.
@@ -59,7 +58,7 @@ impl Parser {
                 return Err(shape(version, count));
             }
             (
-                Some(u128::from(parse_u64(fields[0], "timestamp")?) * 1_000),
+                Some(parse_integer_ns(fields[0], "timestamp", 1_000)?),
                 &fields[1..count.min(5)],
             )
         } else {
@@ -93,13 +92,7 @@ impl Parser {
                 let offset = parse_u64(offset, "offset")?;
                 let len = parse_nonzero(length, "length")?;
                 let device = self.device(file)?;
-                Ok(Parsed::Record(Raw {
-                    time_ns,
-                    op,
-                    offset,
-                    len,
-                    device,
-                }))
+                Ok(Parsed::record(time_ns, op, offset, len, device))
             }
             _ => Err(shape(version, count)),
         }

@@ -15,31 +15,22 @@
 //! replayer issues every line as an I/O.
 
 use super::fields::{
-    parse_decimal_ns, parse_nonzero, parse_u32, parse_u64, quote, split_ws, FieldResult,
+    one_of, parse_decimal_ns, parse_nonzero, parse_u32, parse_u64, split_ws, Case, FieldResult,
 };
 use super::text::Parsed;
-use super::Raw;
 use crate::block::Op;
 
 pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {
     let [time, dev, offset, size, kind] = split_ws::<5>(line, "time dev offset size op")?;
-    let op = match kind {
-        b"1" => Op::Read,
-        b"0" => Op::Write,
-        _ => {
-            return Err(format!(
-                "field `op` must be 1 (read) or 0 (write), not `{}`",
-                quote(kind)
-            ))
-        }
-    };
-    Ok(Parsed::Record(Raw {
-        time_ns: Some(parse_decimal_ns(time, "time", 6)?),
+    let codes: &[(&[u8], Op)] = &[(b"1", Op::Read), (b"0", Op::Write)];
+    let op = one_of(kind, "op", codes, Case::Exact, "1 (read) or 0 (write)")?;
+    Ok(Parsed::record(
+        Some(parse_decimal_ns(time, "time", 6)?),
         op,
-        offset: parse_u64(offset, "offset")?,
-        len: parse_nonzero(size, "size")?,
-        device: parse_u32(dev, "dev")?,
-    }))
+        parse_u64(offset, "offset")?,
+        parse_nonzero(size, "size")?,
+        parse_u32(dev, "dev")?,
+    ))
 }
 
 #[cfg(test)]

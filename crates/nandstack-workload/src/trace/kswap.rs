@@ -14,9 +14,8 @@
 //! first line. Offsets are relative to the swap device, so the trace replays the swap partition at
 //! the start of the device.
 
-use super::fields::{parse_decimal_ns, parse_u64, quote, sectors_to_bytes, split_sep, FieldResult};
+use super::fields::{one_of, parse_decimal_ns, parse_sectors, split_sep, Case, FieldResult};
 use super::text::Parsed;
-use super::Raw;
 use crate::block::Op;
 
 pub(crate) const HEADER_PREFIX: &[u8] = b"time_s,";
@@ -24,30 +23,12 @@ const COLUMNS: &str = "time_s,op,sector,sectors,comm";
 
 pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {
     let [time, kind, sector, sectors, _comm] = split_sep::<5>(line, b',', COLUMNS)?;
-    let op = match kind {
-        b"R" => Op::Read,
-        b"W" => Op::Write,
-        b"D" => Op::Trim,
-        _ => {
-            return Err(format!(
-                "field `op` must be `R`, `W` or `D`, not `{}`",
-                quote(kind)
-            ))
-        }
-    };
+    let codes: &[(&[u8], Op)] = &[(b"R", Op::Read), (b"W", Op::Write), (b"D", Op::Trim)];
+    let op = one_of(kind, "op", codes, Case::Exact, "`R`, `W` or `D`")?;
     let time_ns = parse_decimal_ns(time, "time_s", 9)?;
-    let offset = sectors_to_bytes(parse_u64(sector, "sector")?, "sector")?;
-    let len = sectors_to_bytes(parse_u64(sectors, "sectors")?, "sectors")?;
-    if len == 0 {
-        return Ok(Parsed::Skip);
-    }
-    Ok(Parsed::Record(Raw {
-        time_ns: Some(time_ns),
-        op,
-        offset,
-        len,
-        device: 0,
-    }))
+    let offset = parse_sectors(sector, "sector")?;
+    let len = parse_sectors(sectors, "sectors")?;
+    Ok(Parsed::record(Some(time_ns), op, offset, len, 0))
 }
 
 #[cfg(test)]

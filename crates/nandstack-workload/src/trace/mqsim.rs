@@ -13,31 +13,23 @@
 //! Time base: the first record. `size = 0` is an error (MQSim would issue an empty request).
 
 use super::fields::{
-    parse_nonzero, parse_u32, parse_u64, quote, sectors_to_bytes, split_ws, FieldResult,
+    one_of, parse_integer_ns, parse_nonzero_sectors, parse_sectors, parse_u32, split_ws, Case,
+    FieldResult,
 };
 use super::text::Parsed;
-use super::Raw;
 use crate::block::Op;
 
 pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {
     let [time, dev, lba, size, kind] = split_ws::<5>(line, "time dev lba size type")?;
-    let op = match kind {
-        b"0" => Op::Write,
-        b"1" => Op::Read,
-        _ => {
-            return Err(format!(
-                "field `type` must be 0 (write) or 1 (read), not `{}`",
-                quote(kind)
-            ))
-        }
-    };
-    Ok(Parsed::Record(Raw {
-        time_ns: Some(u128::from(parse_u64(time, "time")?)),
+    let codes: &[(&[u8], Op)] = &[(b"0", Op::Write), (b"1", Op::Read)];
+    let op = one_of(kind, "type", codes, Case::Exact, "0 (write) or 1 (read)")?;
+    Ok(Parsed::record(
+        Some(parse_integer_ns(time, "time", 1)?),
         op,
-        offset: sectors_to_bytes(parse_u64(lba, "lba")?, "lba")?,
-        len: sectors_to_bytes(parse_nonzero(size, "size")?, "size")?,
-        device: parse_u32(dev, "dev")?,
-    }))
+        parse_sectors(lba, "lba")?,
+        parse_nonzero_sectors(size, "size")?,
+        parse_u32(dev, "dev")?,
+    ))
 }
 
 #[cfg(test)]

@@ -14,40 +14,22 @@
 //! Time base: the first record's FILETIME. A `Size` of 0 is skipped (counted in `skipped`): the SNIA
 //! captures come from Windows ETW disk events, which can log zero-byte requests.
 
-use super::fields::{parse_u32, parse_u64, quote, split_sep, FieldResult};
+use super::fields::{one_of, parse_integer_ns, parse_u32, parse_u64, split_sep, Case, FieldResult};
 use super::text::Parsed;
-use super::Raw;
 use crate::block::Op;
 
 const COLUMNS: &str = "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime";
 
 pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {
     let [time, _host, disk, kind, offset, size, _response] = split_sep::<7>(line, b',', COLUMNS)?;
-    let op = if kind.eq_ignore_ascii_case(b"Read") {
-        Op::Read
-    } else if kind.eq_ignore_ascii_case(b"Write") {
-        Op::Write
-    } else {
-        return Err(format!(
-            "field `Type` must be `Read` or `Write`, not `{}`",
-            quote(kind)
-        ));
-    };
+    let codes: &[(&[u8], Op)] = &[(b"Read", Op::Read), (b"Write", Op::Write)];
+    let op = one_of(kind, "Type", codes, Case::Any, "`Read` or `Write`")?;
     // FILETIME ticks are 100 ns; integer ticks, so exact.
-    let time_ns = u128::from(parse_u64(time, "Timestamp")?) * 100;
+    let time_ns = parse_integer_ns(time, "Timestamp", 100)?;
     let device = parse_u32(disk, "DiskNumber")?;
     let offset = parse_u64(offset, "Offset")?;
     let len = parse_u64(size, "Size")?;
-    if len == 0 {
-        return Ok(Parsed::Skip);
-    }
-    Ok(Parsed::Record(Raw {
-        time_ns: Some(time_ns),
-        op,
-        offset,
-        len,
-        device,
-    }))
+    Ok(Parsed::record(Some(time_ns), op, offset, len, device))
 }
 
 #[cfg(test)]

@@ -15,31 +15,23 @@
 //! last line; this reader does not care either way.)
 
 use super::fields::{
-    parse_nonzero, parse_u32, parse_u64, quote, sectors_to_bytes, split_ws, FieldResult,
+    one_of, parse_integer_ns, parse_nonzero_sectors, parse_sectors, parse_u32, split_ws, Case,
+    FieldResult,
 };
 use super::text::Parsed;
-use super::Raw;
 use crate::block::Op;
 
 pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {
     let [time, dev, lsn, size, kind] = split_ws::<5>(line, "time dev lsn size op")?;
-    let op = match kind {
-        b"1" => Op::Read,
-        b"0" => Op::Write,
-        _ => {
-            return Err(format!(
-                "field `op` must be 1 (read) or 0 (write), not `{}`",
-                quote(kind)
-            ))
-        }
-    };
-    Ok(Parsed::Record(Raw {
-        time_ns: Some(u128::from(parse_u64(time, "time")?)),
+    let codes: &[(&[u8], Op)] = &[(b"1", Op::Read), (b"0", Op::Write)];
+    let op = one_of(kind, "op", codes, Case::Exact, "1 (read) or 0 (write)")?;
+    Ok(Parsed::record(
+        Some(parse_integer_ns(time, "time", 1)?),
         op,
-        offset: sectors_to_bytes(parse_u64(lsn, "lsn")?, "lsn")?,
-        len: sectors_to_bytes(parse_nonzero(size, "size")?, "size")?,
-        device: parse_u32(dev, "dev")?,
-    }))
+        parse_sectors(lsn, "lsn")?,
+        parse_nonzero_sectors(size, "size")?,
+        parse_u32(dev, "dev")?,
+    ))
 }
 
 #[cfg(test)]

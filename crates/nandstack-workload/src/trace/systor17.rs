@@ -14,9 +14,8 @@
 //! are earlier than the row before); the reader's reorder window sorts them, see the module docs. `Size = 0`
 //! is skipped. The header line is skipped when it is the first line.
 
-use super::fields::{parse_decimal_ns, parse_u32, parse_u64, quote, split_sep, FieldResult};
+use super::fields::{one_of, parse_decimal_ns, parse_u32, parse_u64, split_sep, Case, FieldResult};
 use super::text::Parsed;
-use super::Raw;
 use crate::block::Op;
 
 pub(crate) const HEADER_PREFIX: &[u8] = b"timestamp,";
@@ -24,30 +23,13 @@ const COLUMNS: &str = "Timestamp,Response,IOType,LUN,Offset,Size";
 
 pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {
     let [time, _response, kind, lun, offset, size] = split_sep::<6>(line, b',', COLUMNS)?;
-    let op = match kind {
-        b"R" | b"r" => Op::Read,
-        b"W" | b"w" => Op::Write,
-        _ => {
-            return Err(format!(
-                "field `IOType` must be `R` or `W`, not `{}`",
-                quote(kind)
-            ))
-        }
-    };
+    let codes: &[(&[u8], Op)] = &[(b"R", Op::Read), (b"W", Op::Write)];
+    let op = one_of(kind, "IOType", codes, Case::Any, "`R` or `W`")?;
     let time_ns = parse_decimal_ns(time, "Timestamp", 9)?;
     let device = parse_u32(lun, "LUN")?;
     let offset = parse_u64(offset, "Offset")?;
     let len = parse_u64(size, "Size")?;
-    if len == 0 {
-        return Ok(Parsed::Skip);
-    }
-    Ok(Parsed::Record(Raw {
-        time_ns: Some(time_ns),
-        op,
-        offset,
-        len,
-        device,
-    }))
+    Ok(Parsed::record(Some(time_ns), op, offset, len, device))
 }
 
 #[cfg(test)]

@@ -16,40 +16,22 @@
 //! the SNIA README says it is already in sectors, which is what we follow.
 
 use super::fields::{
-    parse_decimal_ns, parse_u32, parse_u64, quote, sectors_to_bytes, split_sep, FieldResult,
+    one_of, parse_decimal_ns, parse_sectors, parse_u32, split_sep, Case, FieldResult,
 };
 use super::text::Parsed;
-use super::Raw;
 use crate::block::Op;
 
 const COLUMNS: &str = "Timestamp,Offset,Size,IOType,VolumeID";
 
 pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {
     let [time, offset, size, kind, volume] = split_sep::<5>(line, b',', COLUMNS)?;
-    let op = match kind {
-        b"0" => Op::Read,
-        b"1" => Op::Write,
-        _ => {
-            return Err(format!(
-                "field `IOType` must be 0 (read) or 1 (write), not `{}`",
-                quote(kind)
-            ))
-        }
-    };
+    let codes: &[(&[u8], Op)] = &[(b"0", Op::Read), (b"1", Op::Write)];
+    let op = one_of(kind, "IOType", codes, Case::Exact, "0 (read) or 1 (write)")?;
     let time_ns = parse_decimal_ns(time, "Timestamp", 9)?;
-    let offset = sectors_to_bytes(parse_u64(offset, "Offset")?, "Offset")?;
-    let len = sectors_to_bytes(parse_u64(size, "Size")?, "Size")?;
+    let offset = parse_sectors(offset, "Offset")?;
+    let len = parse_sectors(size, "Size")?;
     let device = parse_u32(volume, "VolumeID")?;
-    if len == 0 {
-        return Ok(Parsed::Skip);
-    }
-    Ok(Parsed::Record(Raw {
-        time_ns: Some(time_ns),
-        op,
-        offset,
-        len,
-        device,
-    }))
+    Ok(Parsed::record(Some(time_ns), op, offset, len, device))
 }
 
 #[cfg(test)]

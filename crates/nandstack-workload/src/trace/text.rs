@@ -13,6 +13,7 @@ use super::{
     tencent, wiscsee,
 };
 use super::{stage, trace_error, Raw, Staged};
+use crate::block::Op;
 
 /// Longest accepted line, in bytes (a limit, so binary garbage without newlines cannot exhaust memory).
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
@@ -25,6 +26,29 @@ pub(crate) enum Parsed {
     Skip,
     /// A line that is not data (header, summary): ignored silently.
     Ignore,
+}
+
+impl Parsed {
+    /// A request, or a skipped line when `len` is 0: the zero-length requests some captures log
+    /// (formats that refuse them have already failed on the length field).
+    pub(crate) fn record(
+        time_ns: Option<u128>,
+        op: Op,
+        offset: u64,
+        len: u64,
+        device: u32,
+    ) -> Parsed {
+        if len == 0 {
+            return Parsed::Skip;
+        }
+        Parsed::Record(Raw {
+            time_ns,
+            op,
+            offset,
+            len,
+            device,
+        })
+    }
 }
 
 /// The per-format line parser. Stateless formats are plain functions; fio and blkparse keep state.

@@ -18,48 +18,33 @@
 //! counted once at their issue time. `C` lines are skipped; any other action is an error. Time base: the
 //! first `D` record. `size = 0` is skipped. No device column: `device` is 0.
 
-use super::fields::{parse_decimal_ns, parse_u64, quote, split_ws, FieldResult};
+use super::fields::{one_of, parse_decimal_ns, parse_u64, split_ws, Case, FieldResult};
 use super::text::Parsed;
-use super::Raw;
 use crate::block::Op;
 
 pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {
     let [_pid, action, op, offset, size, time, _delta, _sync] =
         split_ws::<8>(line, "pid action op offset size time delta sync")?;
-    match action {
-        b"D" => {}
-        b"C" => return Ok(Parsed::Skip),
-        _ => {
-            return Err(format!(
-                "field `action` must be `D` or `C`, not `{}`",
-                quote(action)
-            ))
-        }
+    let issued = one_of(
+        action,
+        "action",
+        &[(b"D", true), (b"C", false)],
+        Case::Exact,
+        "`D` or `C`",
+    )?;
+    if !issued {
+        return Ok(Parsed::Skip);
     }
-    let op = match op {
-        b"read" => Op::Read,
-        b"write" => Op::Write,
-        b"discard" => Op::Trim,
-        _ => {
-            return Err(format!(
-                "field `op` must be `read`, `write` or `discard`, not `{}`",
-                quote(op)
-            ))
-        }
-    };
+    let codes: &[(&[u8], Op)] = &[
+        (b"read", Op::Read),
+        (b"write", Op::Write),
+        (b"discard", Op::Trim),
+    ];
+    let op = one_of(op, "op", codes, Case::Exact, "`read`, `write` or `discard`")?;
     let offset = parse_u64(offset, "offset")?;
     let len = parse_u64(size, "size")?;
     let time_ns = parse_decimal_ns(time, "time", 9)?;
-    if len == 0 {
-        return Ok(Parsed::Skip);
-    }
-    Ok(Parsed::Record(Raw {
-        time_ns: Some(time_ns),
-        op,
-        offset,
-        len,
-        device: 0,
-    }))
+    Ok(Parsed::record(Some(time_ns), op, offset, len, 0))
 }
 
 #[cfg(test)]

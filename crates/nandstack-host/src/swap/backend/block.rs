@@ -9,7 +9,7 @@ use nandstack_core::{Error, Nanos, Result};
 use nandstack_device::{Command, ExtCommand};
 use serde_json::json;
 
-use super::{issue_runs, Submit, SwapBackend, SwapPage};
+use super::SwapBackend;
 use crate::block::{BlockLayer, IoKind, Region};
 
 pub struct BlockSwap {
@@ -34,24 +34,6 @@ impl BlockSwap {
     pub fn registering(mut self, register: bool) -> BlockSwap {
         self.register = register;
         self
-    }
-
-    fn offset(&self, slot: u32) -> u64 {
-        self.base + slot as u64 * 4096
-    }
-
-    /// Issue `pages` as requests of consecutive slots (each dispatched when its cgroup's throttle allows).
-    fn issue(
-        &mut self,
-        kind: IoKind,
-        sub: &mut Submit,
-        pages: &[SwapPage],
-        done: &mut Vec<u64>,
-    ) -> Result<()> {
-        let base = self.base;
-        issue_runs(kind, sub, pages, done, |io, slot, n, at, comm| {
-            io.issue(kind, Region::Swap, base + slot as u64 * 4096, n, at, comm)
-        })
     }
 }
 
@@ -86,30 +68,18 @@ impl SwapBackend for BlockSwap {
         Ok(())
     }
 
-    fn write(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<u64>) -> Result<()> {
-        self.issue(IoKind::Write, sub, pages, done)
-    }
-
-    fn read(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<u64>) -> Result<()> {
-        self.issue(IoKind::Read, sub, pages, done)
-    }
-
-    fn discard(
+    /// Slot `first` is the 4 KiB at `base + first · 4096`.
+    fn request(
         &mut self,
         io: &mut BlockLayer,
+        kind: IoKind,
         first: u32,
         n: u32,
         at: u64,
         comm: u16,
     ) -> Result<u64> {
-        io.issue(
-            IoKind::Discard,
-            Region::Swap,
-            self.offset(first),
-            n,
-            at,
-            comm,
-        )
+        let offset = self.base + first as u64 * 4096;
+        io.issue(kind, Region::Swap, offset, n, at, comm)
     }
 
     fn report(&self) -> serde_json::Value {

@@ -18,7 +18,7 @@
 use nandstack_core::Result;
 use serde_json::json;
 
-use super::{issue_runs, Submit, SwapBackend, SwapPage};
+use super::SwapBackend;
 use crate::block::{BlockLayer, IoKind, Region};
 
 pub struct LoopSwap {
@@ -72,28 +72,6 @@ impl LoopSwap {
         self.served[kind as usize] += 1;
         self.busy_until
     }
-
-    fn issue(
-        &mut self,
-        kind: IoKind,
-        sub: &mut Submit,
-        pages: &[SwapPage],
-        done: &mut Vec<u64>,
-    ) -> Result<()> {
-        issue_runs(kind, sub, pages, done, |io, slot, n, at, comm| {
-            let d = self.serve(kind, n, at);
-            io.record(
-                kind,
-                Region::Swap,
-                self.base + slot as u64 * 4096,
-                n,
-                at,
-                d,
-                comm,
-            )?;
-            Ok(d)
-        })
-    }
 }
 
 impl SwapBackend for LoopSwap {
@@ -105,25 +83,19 @@ impl SwapBackend for LoopSwap {
         true
     }
 
-    fn write(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<u64>) -> Result<()> {
-        self.issue(IoKind::Write, sub, pages, done)
-    }
-
-    fn read(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<u64>) -> Result<()> {
-        self.issue(IoKind::Read, sub, pages, done)
-    }
-
-    fn discard(
+    /// Queued on the worker ([`LoopSwap::serve`]), and counted and traced by the host's block layer.
+    fn request(
         &mut self,
         io: &mut BlockLayer,
+        kind: IoKind,
         first: u32,
         n: u32,
         at: u64,
         comm: u16,
     ) -> Result<u64> {
-        let d = self.serve(IoKind::Discard, n, at);
-        let off = self.base + first as u64 * 4096;
-        io.record(IoKind::Discard, Region::Swap, off, n, at, d, comm)?;
+        let d = self.serve(kind, n, at);
+        let offset = self.base + first as u64 * 4096;
+        io.record(kind, Region::Swap, offset, n, at, d, comm)?;
         Ok(d)
     }
 

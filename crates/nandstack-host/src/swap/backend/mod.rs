@@ -32,6 +32,10 @@
 //!   owner) to the new slot, remaps the page-table entry and frees the old slot, which the backend is
 //!   then told of like any freed slot. Such a backend is paired with an allocator that hands out only
 //!   staging slots (never slots the backend places).
+//! * A backend whose swap I/O is block requests of consecutive slots (swap on a block or loop device)
+//!   implements only [`SwapBackend::request`]: the default `write` and `read` issue a submission's runs
+//!   of consecutive slots as requests, the default `discard` one request. Any other backend implements
+//!   `write`, `read` and `discard` itself.
 //! * Host-side work that needs the swap layer (ZNSwap's garbage collector) is driven by the host through
 //!   [`SwapBackend::as_any_mut`]; a backend that has none keeps the defaults.
 
@@ -45,7 +49,7 @@ pub use loopdev::LoopSwap;
 pub use znswap::ZnSwap;
 pub use zram::Zram;
 
-use nandstack_core::Result;
+use nandstack_core::{Error, Result};
 
 use crate::block::{BlockLayer, IoKind};
 
@@ -93,14 +97,44 @@ pub trait SwapBackend: Send {
         false
     }
 
-    /// Write `pages` submitted together; `done[i]` = completion of page i.
-    fn write(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<u64>) -> Result<()>;
+    /// Serve one block request of `kind` for the `n` consecutive slots from `first`, dispatched at `at`
+    /// by task `comm`; returns its completion. Backends whose swap I/O is such requests (swap on a
+    /// block or loop device) implement this and keep the default `write`, `read` and `discard`; the
+    /// others implement those three instead. Default: an [`Error::Unsupported`], which only a backend
+    /// that keeps a default `write`, `read` or `discard` without implementing this can reach.
+    fn request(
+        &mut self,
+        _io: &mut BlockLayer,
+        _kind: IoKind,
+        _first: u32,
+        _n: u32,
+        _at: u64,
+        _comm: u16,
+    ) -> Result<u64> {
+        Err(Error::Unsupported(format!(
+            "the {} swap backend does not serve swap I/O as block requests",
+            self.name()
+        )))
+    }
 
-    /// Read `pages` into memory (a fault and its readahead window); `done[i]` as for `write`.
-    fn read(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<u64>) -> Result<()>;
+    /// Write `pages` submitted together; `done[i]` = completion of page i. Default: the runs of
+    /// consecutive slots as requests ([`issue_runs`], [`SwapBackend::request`]).
+    fn write(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<u64>) -> Result<()> {
+        issue_runs(IoKind::Write, sub, pages, done, |io, slot, n, at, comm| {
+            self.request(io, IoKind::Write, slot, n, at, comm)
+        })
+    }
+
+    /// Read `pages` into memory (a fault and its readahead window); `done[i]` as for `write`. Default:
+    /// as for `write`.
+    fn read(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<u64>) -> Result<()> {
+        issue_runs(IoKind::Read, sub, pages, done, |io, slot, n, at, comm| {
+            self.request(io, IoKind::Read, slot, n, at, comm)
+        })
+    }
 
     /// Discard `n` slots from `first` (the swap layer's discard policy chose them; they are free);
-    /// returns the completion time.
+    /// returns the completion time. Default: one discard request ([`SwapBackend::request`]).
     fn discard(
         &mut self,
         io: &mut BlockLayer,
@@ -108,7 +142,9 @@ pub trait SwapBackend: Send {
         n: u32,
         at: u64,
         comm: u16,
-    ) -> Result<u64>;
+    ) -> Result<u64> {
+        self.request(io, IoKind::Discard, first, n, at, comm)
+    }
 
     /// The swap layer freed `slot` (no PTE and no swap-cache page holds it any more).
     fn slot_freed(&mut self, _slot: u32) {}
