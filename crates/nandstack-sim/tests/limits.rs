@@ -151,6 +151,9 @@ fn host_frames_page_tables_and_swap_maps() {
 
 #[test]
 fn trace_reorder_window() {
+    // Serialised from the start: building and freeing the trace text (megabytes) while another test
+    // measures its peak would hide that much of its allocation.
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = std::env::temp_dir().join(format!("nandstack-limits-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("t.trace");
@@ -174,7 +177,6 @@ fn trace_reorder_window() {
         .map(|p| p.bytes)
         .unwrap();
     let without = toml.replace("reorder_window_rows = 300000", "reorder_window_rows = 0");
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let opts = RunOptions::default();
     let peak = |toml: &str| {
         let cfg = SimConfig::from_toml(toml).unwrap();
