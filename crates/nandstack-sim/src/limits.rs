@@ -250,6 +250,22 @@ pub fn estimate(cfg: &SimConfig, verify: bool, series_in_memory: bool) -> Result
             "workload.processes (memtouch pages, ops)",
             images,
         );
+        // A Silesia file a program's contents come from is held whole (its size read from the zip).
+        let corpora: u64 = cfg
+            .workload
+            .processes
+            .iter()
+            .map(|p| match &p.workload {
+                WorkloadConfig::Memtouch(c) => nandstack_host::workloads::program_corpus_bytes(c),
+                WorkloadConfig::Launch(c) => nandstack_host::workloads::launch::corpus_bytes(c),
+                _ => 0,
+            })
+            .sum();
+        e.add(
+            "content corpora",
+            "workload.processes (content, corpus_dir)",
+            corpora as f64,
+        );
     }
     for w in std::iter::once(&cfg.workload).chain(&cfg.pretrain) {
         if let Some(t) = &w.trace {

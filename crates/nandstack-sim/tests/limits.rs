@@ -212,3 +212,36 @@ fn over_the_limit_is_refused_before_allocating() {
     let json = serde_json::to_string(&toml::from_str::<toml::Value>(toml).unwrap()).unwrap();
     assert!(nandstack_sim::validate_config_json(&json).is_err());
 }
+
+/// The compressed-swap and zoned-swap presets: zswap's pool and tree, zram's table, ZNSwap's zone and
+/// slot maps, and (host-ezswap) the Silesia files the launch cycle's pages are made of.
+#[test]
+fn host_presets_with_compressed_and_zoned_swap() {
+    for name in ["host-zswap", "host-zram", "host-znswap", "host-ezswap"] {
+        let toml = nandstack_sim::presets::preset(name)
+            .unwrap()
+            .toml
+            .to_string();
+        if name == "host-ezswap" {
+            let cfg = SimConfig::from_toml(&toml).unwrap();
+            let launch = cfg
+                .workload
+                .processes
+                .iter()
+                .find_map(|p| match &p.workload {
+                    nandstack_host::config::WorkloadConfig::Launch(c) => Some(c.clone()),
+                    _ => None,
+                });
+            if nandstack_host::workloads::launch::corpus_bytes(&launch.expect("a launch program"))
+                == 0
+            {
+                eprintln!(
+                    "SKIP host-ezswap: the Silesia zips (../shared/traces/compress or \
+                     $NANDSTACK_CORPUS_DIR) are absent"
+                );
+                continue;
+            }
+        }
+        check(name, &toml, false);
+    }
+}

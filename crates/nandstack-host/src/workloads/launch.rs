@@ -322,6 +322,31 @@ impl PageContents for LaunchContents {
     }
 }
 
+/// `CLASSES` from this index on are Silesia files (before it: zero, sparse, random).
+const FIRST_CORPUS_CLASS: usize = 3;
+
+/// Bytes of the Silesia files the launch cycle loads (each class some app's mix uses, once), as loaded.
+pub fn corpus_bytes(c: &LaunchConfig) -> u64 {
+    let all = c.apps.clone().unwrap_or_else(table2);
+    let mut used = [false; CLASSES.len()];
+    for p in all.iter().take(c.app_count as usize) {
+        for mix in [&p.anon_content, &p.file_content] {
+            if let Ok(pct) = parse_mix("workload.apps", mix) {
+                for (k, &v) in pct.iter().enumerate() {
+                    used[k] |= v > 0;
+                }
+            }
+        }
+    }
+    CLASSES
+        .iter()
+        .enumerate()
+        .skip(FIRST_CORPUS_CLASS)
+        .filter(|&(k, _)| used[k])
+        .map(|(_, name)| super::memtouch::corpus_bytes(c.corpus_dir.as_deref(), name))
+        .sum()
+}
+
 /// The workload and its contents.
 pub fn build_contents(c: &LaunchConfig, seed: u64) -> Result<(Workload, LaunchContents)> {
     c.validate("workload")?;
@@ -362,7 +387,7 @@ pub fn build_contents(c: &LaunchConfig, seed: u64) -> Result<(Workload, LaunchCo
         });
     }
     let mut corpora = vec![None; CLASSES.len()];
-    for (k, name) in CLASSES.iter().enumerate().skip(3) {
+    for (k, name) in CLASSES.iter().enumerate().skip(FIRST_CORPUS_CLASS) {
         if used[k] {
             corpora[k] = Some(Arc::new(super::memtouch::load_corpus(
                 c.corpus_dir.as_deref(),

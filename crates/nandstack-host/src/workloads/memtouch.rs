@@ -50,6 +50,27 @@ fn corpus_dirs(configured: Option<&str>) -> Vec<PathBuf> {
     ]
 }
 
+/// Bytes corpus `name` takes in memory once loaded (the first of [`corpus_dirs`] that has its zip), or 0
+/// where none has it (the run will then fail on the missing file, before it allocates much).
+pub fn corpus_bytes(configured: Option<&str>, name: &str) -> u64 {
+    corpus_dirs(configured)
+        .iter()
+        .find(|d| Corpus::zip_path(d, name).is_file())
+        .and_then(|d| Corpus::member_bytes(d, name))
+        .unwrap_or(0)
+}
+
+/// Bytes of the corpus a memtouch program maps (its `content`), as loaded; 0 without one.
+pub fn program_corpus_bytes(c: &MemtouchConfig) -> u64 {
+    match params(c)
+        .ok()
+        .and_then(|p| p.content.corpus_name().map(str::to_owned))
+    {
+        Some(name) => corpus_bytes(c.corpus_dir.as_deref(), &name),
+        None => 0,
+    }
+}
+
 /// Load corpus `name`, looking in [`corpus_dirs`]; a missing file names every place looked.
 pub(crate) fn load_corpus(configured: Option<&str>, name: &str) -> Result<Corpus> {
     let dirs = corpus_dirs(configured);

@@ -32,6 +32,15 @@ impl Corpus {
         dir.join(format!("silesia_{name}.zip"))
     }
 
+    /// The size of corpus file `name` in `dir/silesia_NAME.zip` as [`Corpus::load`] would hold it, read
+    /// from the zip's directory without inflating; `None` if the zip or its member cannot be read.
+    pub fn member_bytes(dir: &Path, name: &str) -> Option<u64> {
+        let file = std::fs::File::open(Self::zip_path(dir, name)).ok()?;
+        let mut zip = zip::ZipArchive::new(std::io::BufReader::new(file)).ok()?;
+        let size = zip.by_name(name).ok()?.size();
+        Some(size)
+    }
+
     /// Read corpus file `name` from `dir/silesia_NAME.zip` (its member `NAME`; the zip reader checks the
     /// member's CRC-32). A missing zip is an [`Error::Io`] naming the file it looked for.
     pub fn load(dir: &Path, name: &str) -> Result<Corpus> {
