@@ -282,7 +282,12 @@ impl Sim {
                     host.advance_contents(t.proc, proc.references + refs - 1);
                     host.fault(&mut t.ctx, vpn, r.op == OP_WRITE)?;
                 }
-                OP_BEGIN => t.req_start = t.ctx.now,
+                OP_BEGIN => {
+                    t.req_start = t.ctx.now;
+                    if let Some(z) = host.swap.zswap.as_mut() {
+                        z.sample_density();
+                    }
+                }
                 OP_END => {
                     proc.requests += 1;
                     proc.latency.record(t.ctx.now - t.req_start);

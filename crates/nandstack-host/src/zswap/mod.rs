@@ -5,8 +5,10 @@
 //! * [`Zswap`]: entries indexed by swap slot (the xarray), the zsmalloc (or z3fold, zbud) pool, the
 //!   compressor, the pool limit with its hysteresis (`zswap_check_limits`), the admission and
 //!   replacement policies ([`policy`]), the kernel's counters (`zswpout`, `zswpin`, `zswpwb`,
-//!   `stored_pages`, `pool_total_size`, `stored_incompressible_pages`, `pool_limit_hit`, `reject_*`)
-//!   and the writeback worker's state;
+//!   `stored_pages`, `pool_total_size`, `stored_incompressible_pages`, `pool_limit_hit`, `reject_*`),
+//!   the pool's density sampled at the start of every request of the program (`density_samples`,
+//!   `density_zpages_per_mib_mean`: ezswap's Table 3, the launch cycle's per-app samples) and the
+//!   writeback worker's state;
 //! * [`swapio`]: `swap_writeout` (zero page → a bit in the zero map, `swpout_zero`; else zswap; else the
 //!   backend — synchronously for zram) and `swap_read_folio` (zero map → `swpin_zero`; zswap → load,
 //!   which drops the entry and dirties the page; else the backend), the synchronous-device swap-in that
@@ -51,6 +53,10 @@ pub const MAX_RECLAIM_RETRIES: u32 = 16;
 /// `/proc/vmstat`).
 #[derive(Clone, Debug, Default)]
 pub struct ZswapStats {
+    /// Pool density samples taken at the start of each request of the program (the launch cycle: after
+    /// every app's run, ezswap's Table 3), and the sum of their zpages per MiB of pool.
+    pub density_samples: u64,
+    pub density_sum_zpages_per_mib: f64,
     /// Pages stored (vmstat `zswpout`).
     pub zswpout: u64,
     /// Pages loaded (vmstat `zswpin`).
@@ -304,6 +310,15 @@ impl Zswap {
     /// Pages stored (`stored_pages`).
     pub fn stored_pages(&self) -> u64 {
         self.live
+    }
+
+    /// Record the pool's density now (stored pages per MiB of pool; an empty pool is not sampled).
+    pub fn sample_density(&mut self) {
+        let bytes = self.pool.total_bytes();
+        if bytes > 0 {
+            self.stats.density_samples += 1;
+            self.stats.density_sum_zpages_per_mib += self.live as f64 * (1u64 << 20) as f64 / bytes as f64;
+        }
     }
 
     /// Whether `slot` has an entry.
@@ -712,6 +727,12 @@ impl Zswap {
             "worker_runs": s.worker_runs,
             "worker_rotations": s.worker_rotations,
             "worker_queued": s.worker_queued,
+            "density_samples": s.density_samples,
+            "density_zpages_per_mib_mean": if s.density_samples > 0 {
+                s.density_sum_zpages_per_mib / s.density_samples as f64
+            } else {
+                0.0
+            },
             "compress_ms": s.compress_ns as f64 / 1e6,
             "decompress_ms": s.decompress_ns as f64 / 1e6,
             "ezswap": self.ezswap_report(),

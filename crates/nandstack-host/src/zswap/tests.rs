@@ -137,3 +137,27 @@ fn compressible_pages_share_pool_pages_and_a_changed_page_is_caught() {
     assert_eq!(z.stats.reject_alloc_fail, 1);
     assert!(!z.contains(1));
 }
+
+/// Density samples (ezswap's Table 3): an empty pool is not sampled; incompressible pages are stored
+/// one per 4 KiB pool page, 256 per MiB; the report averages the samples.
+#[test]
+fn density_samples_by_hand() {
+    let mut z = small();
+    z.sample_density();
+    assert_eq!(z.stats.density_samples, 0);
+    for s in 1..=4 {
+        z.store(s, 1, &random_page(s as u64), 1000).unwrap();
+    }
+    assert_eq!((z.pool_pages(), z.stored_pages()), (4, 4));
+    z.sample_density();
+    // Two zero-filled pages compress to a few bytes and share one pool page with room to spare.
+    z.store(5, 1, &[0u8; 4096], 1000).unwrap();
+    z.store(6, 1, &[0u8; 4096], 1000).unwrap();
+    let (pages, bytes) = (z.stored_pages() as f64, z.pool.total_bytes() as f64);
+    z.sample_density();
+    assert_eq!(z.stats.density_samples, 2);
+    let second = pages * (1u64 << 20) as f64 / bytes;
+    assert!(second > 256.0, "{second}");
+    let mean = z.report()["density_zpages_per_mib_mean"].as_f64().unwrap();
+    assert!((mean - (256.0 + second) / 2.0).abs() < 1e-9, "{mean}");
+}
