@@ -317,7 +317,8 @@ impl Zswap {
         let bytes = self.pool.total_bytes();
         if bytes > 0 {
             self.stats.density_samples += 1;
-            self.stats.density_sum_zpages_per_mib += self.live as f64 * (1u64 << 20) as f64 / bytes as f64;
+            self.stats.density_sum_zpages_per_mib +=
+                self.live as f64 * (1u64 << 20) as f64 / bytes as f64;
         }
     }
 
