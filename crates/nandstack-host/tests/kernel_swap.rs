@@ -31,7 +31,8 @@ const CHECKS: [(&str, f64); 4] = [
 /// (after which ~1 300 swap-ins need no write); the model writes ≈ 20 (15% of pages in such requests).
 /// No kernel mechanism found: about half the gap is bursts that hold a pause of over 1 ms (this capture
 /// is one of the v595 ones, whose guest stalled for 38% of its read-to-read time); without them the
-/// kernel writes 23.5 pages per request. The rest is open (the cadence of reclaims between bursts).
+/// kernel writes 23.5 pages per request; the rest, the reclaim cadence between bursts, follows the
+/// stalls as well (it differs in `normal_w70_discard_r3`, stalled, and matches in r1 and r2).
 const KNOWN_DEVIATIONS: [(&str, &str, f64); 1] =
     [("kswap_uniform_w100_discard", "write_pages_mean", 0.30)];
 
