@@ -92,3 +92,20 @@ def test_the_headline_has_the_keys_the_issue_names(analysis):
     # The cgroup policy charges the GC to the writer, per-core to the kernel thread.
     gc = h["cgroups_gc_mib_per_s"]
     assert gc["znswap_cgroup"]["root"] == 0 and gc["znswap"]["writer"] == 0
+
+
+def test_stale_memcg_statistics_run_out_of_memory_and_say_why():
+    """The cutoff runs read memcg statistics live (the paper's Linux 5.12). Under 6.18's 2 s flush the
+    block SSD's read run at cutoff 0.75 empties its inactive list between two flushes and runs out of
+    memory with swap to spare (docs/model-host.md); the error says so and names the key."""
+    import nandstack
+    from nandstack import ConfigError
+
+    task = runs.cutoff(True, 0.75, "block_off", 0.0, 1)
+    assert task.config["host"]["reclaim"]["stats_flush_ms"] == 0
+    assert nandstack.run(task.config, record=False).summary["host"]["swap"]["pswpin"] > 0
+    with pytest.raises(ConfigError) as e:
+        nandstack.run(task.config, set=["host.reclaim.stats_flush_ms=2000"], record=False)
+    msg = str(e.value)
+    assert "out of memory" in msg and "swap has room" in msg, msg
+    assert "host.reclaim.stats_flush_ms = 2000" in msg, msg

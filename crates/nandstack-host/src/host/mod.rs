@@ -195,18 +195,44 @@ impl Host {
 
     fn oom(&self, ctx: &Ctx, m: u16, what: &str) -> Error {
         let mc = &self.vm.memcgs[m as usize];
+        let lists: Vec<u64> = (0..NR_LRU as u8).map(|l| mc.lru_len(l)).collect();
+        let period_ns = self.vm.stats_flush_period_ns();
+        let why = if self.swap.used >= self.swap.usable {
+            "the working set does not fit in RAM + swap".to_string()
+        } else if lists[LRU_INACTIVE_ANON as usize] == 0
+            && lists[LRU_INACTIVE_FILE as usize] == 0
+            && lists[LRU_ACTIVE_ANON as usize] > 0
+            && period_ns > 0
+        {
+            format!(
+                "swap has room, but the inactive lists are empty and the {} active anon pages were not \
+                 aged: reclaim reads the cgroup's list sizes as of the last statistics flush \
+                 (host.reclaim.stats_flush_ms = {}, Linux 6.18's periodic flush; 0 reads live values, as \
+                 kernels before 5.13 did — docs/model-host.md)",
+                lists[LRU_ACTIVE_ANON as usize],
+                period_ns / 1_000_000
+            )
+        } else {
+            "swap has room, but reclaim found nothing it could evict (pages active, locked or under \
+             writeback)"
+                .to_string()
+        };
         Error::config(
             "host",
             format!(
                 "out of memory at {:.3} s: {what} (cgroup `{}`: {} pages charged, limit {}; RAM free {} \
-                 pages; swap {} of {} slots used) — the working set does not fit in RAM + swap",
+                 pages; swap {} of {} slots used; LRU inactive/active anon {}/{}, file {}/{}) — {why}",
                 ctx.now as f64 / 1e9,
                 mc.name,
                 mc.usage,
                 if mc.limit == u64::MAX { "none".into() } else { mc.limit.to_string() },
                 self.vm.free_pages(),
                 self.swap.used,
-                self.swap.usable
+                self.swap.usable,
+                lists[0],
+                lists[1],
+                lists[2],
+                lists[3],
             ),
         )
     }

@@ -79,6 +79,11 @@ impl Vm {
         };
     }
 
+    /// The flush period, ns (0: live values).
+    pub fn stats_flush_period_ns(&self) -> u64 {
+        self.stats_flush.period_ns
+    }
+
     /// Run the periodic flush if it fell due by `now` (the lists have not changed since it did:
     /// the host calls this before every fault and reclaim).
     pub fn tick_stats_flush(&mut self, now: u64) {
