@@ -162,6 +162,14 @@ pub fn report(sim: &Sim) -> Value {
                 "workingset_activate_file": st.workingset_activate_file,
                 "workingset_restore_anon": st.workingset_restore_anon,
                 "workingset_restore_file": st.workingset_restore_file,
+                // memory.stat's list sizes at the end (the live values, as reading memory.stat
+                // flushes), pages: inactive anon, active anon, inactive file, active file.
+                "lru_pages_end": {
+                    "inactive_anon": m.lru_len(crate::vm::page::LRU_INACTIVE_ANON),
+                    "active_anon": m.lru_len(crate::vm::page::LRU_ACTIVE_ANON),
+                    "inactive_file": m.lru_len(crate::vm::page::LRU_INACTIVE_FILE),
+                    "active_file": m.lru_len(crate::vm::page::LRU_ACTIVE_FILE),
+                },
             })
         })
         .collect();

@@ -77,6 +77,12 @@ fn a_load_drops_the_entry_so_read_pages_are_stored_again() {
     // The pool lives outside the cgroup: its usage stays at the limit, the pool's pages come from RAM.
     let cg = &z["cgroups"][1];
     assert!(u(&cg["usage_pages_end"]) <= 600);
+    // memory.stat's list sizes at the end: every charged page the cgroup keeps is on one of its lists
+    // (anon only here: memtouch maps no file), and none is on a file list.
+    let l = &cg["lru_pages_end"];
+    let on_lists = u(&l["inactive_anon"]) + u(&l["active_anon"]);
+    assert!(on_lists > 0 && on_lists <= u(&cg["usage_pages_end"]), "{l}");
+    assert_eq!(u(&l["inactive_file"]) + u(&l["active_file"]), 0, "{l}");
     let pool = u(&zs["pool_pages"]);
     assert!(pool > 0 && u(&z["compressed_pool_pages"]) == pool);
     assert!(u(&z["cgroups"][0]["usage_pages_end"]) >= pool);
