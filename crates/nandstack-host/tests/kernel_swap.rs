@@ -23,18 +23,22 @@ const CHECKS: [(&str, f64); 4] = [
     ("write_pages_mean", 0.25),
 ];
 
-/// Open findings: (program, figure, tolerance) that replace the figure's tolerance above for that one
-/// program, so the test still guards it against getting worse. Each entry is an unexplained difference
-/// from the kernel (docs/kernel-swap-comparison.md, "What still differs"); remove it once explained.
-/// `uniform_w100_discard` pages per write: the kernel writes 27.5 pages per request, ≈ 46% of its pages
-/// in requests of 65–128 pages from reclaim passes that reach deep priorities and write ~1 500 pages
-/// (after which ~1 300 swap-ins need no write); the model writes ≈ 20 (15% of pages in such requests).
-/// No kernel mechanism found: about half the gap is bursts that hold a pause of over 1 ms (this capture
-/// is one of the v595 ones, whose guest stalled for 38% of its read-to-read time); without them the
-/// kernel writes 23.5 pages per request; the rest, the reclaim cadence between bursts, follows the
-/// stalls as well (it differs in `normal_w70_discard_r3`, stalled, and matches in r1 and r2).
-const KNOWN_DEVIATIONS: [(&str, &str, f64); 1] =
-    [("kswap_uniform_w100_discard", "write_pages_mean", 0.30)];
+/// Figures held to a wider tolerance, each with the reason (docs/kernel-swap-comparison.md).
+///
+/// `normal_r100_p49152` swap-in, +13.3% with the default live memcg statistics: in the kernel (three runs,
+/// within 0.8% of each other) the 1.2 s read-only run never ages its active anon list; the model reads its
+/// LRU sizes live and ages it. The 6.18 flush model (`host.reclaim.stats_flush_ms = 2000`) matches it at
+/// every flush phase tried, but runs other captures out of memory at some phases where the kernel ran
+/// them to the end, so it is not the default.
+///
+/// `uniform_w100_discard` pages per write (−24.7% now, −27.0% under the flush model): no kernel
+/// mechanism found; about half the gap is bursts that hold a pause of over 1 ms (one of the v595
+/// captures, whose guest stalled for 38% of its read-to-read time); without them the kernel writes 23.5
+/// pages per request.
+const KNOWN_DEVIATIONS: [(&str, &str, f64); 2] = [
+    ("kswap_normal_r100_p49152", "pswpin", 0.15),
+    ("kswap_uniform_w100_discard", "write_pages_mean", 0.30),
+];
 
 fn model(p: &Program) -> SwapSummary {
     let sim =

@@ -106,7 +106,12 @@ impl Host {
             memcgs.push(m);
         }
         let mut vm = Vm::new(frames as u32, h.watermarks(), memcgs);
-        vm.set_stats_flush(h.reclaim.stats_flush_ms * 1_000_000);
+        let period_ns = h.reclaim.stats_flush_ms * 1_000_000;
+        let first_ns = h
+            .reclaim
+            .stats_flush_first_ms
+            .map_or(period_ns, |ms| ms * 1_000_000);
+        vm.set_stats_flush_from(period_ns, first_ns);
         // Swap.
         let nslots = h.swap.size_mib * 256;
         if nslots > MAX_SLOTS {

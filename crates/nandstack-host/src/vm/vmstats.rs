@@ -71,9 +71,14 @@ impl Vm {
     /// Flush every `period_ns` (the first flush one period after the start), or read live values
     /// when 0.
     pub fn set_stats_flush(&mut self, period_ns: u64) {
+        self.set_stats_flush_from(period_ns, period_ns);
+    }
+
+    /// Flush every `period_ns`, the first at `first_ns` (clamped to one period).
+    pub fn set_stats_flush_from(&mut self, period_ns: u64, first_ns: u64) {
         self.stats_flush = StatsFlush {
             period_ns,
-            next_ns: period_ns,
+            next_ns: first_ns.min(period_ns),
             flushes: 0,
             flushed: vec![LruvecStats::default(); self.memcgs.len()],
         };
@@ -199,6 +204,29 @@ mod tests {
         assert_eq!(vm.stats_flush.flushes, 2);
         vm.tick_stats_flush(10_000);
         assert_eq!(vm.stats_flush.flushes, 3);
+    }
+
+    #[test]
+    fn the_first_flush_can_come_early_in_the_period() {
+        let mut vm = vm();
+        vm.set_stats_flush_from(2_000, 300);
+        put(&mut vm, 1, LRU_ACTIVE_ANON);
+        vm.tick_stats_flush(299);
+        assert_eq!(vm.stats_flush.flushes, 0);
+        vm.tick_stats_flush(300);
+        assert_eq!(
+            (vm.stats_flush.flushes, vm.lruvec_stats(1).lru),
+            (1, [0, 1, 0, 0])
+        );
+        // Then every period from there: 2 300, 4 300.
+        vm.tick_stats_flush(2_299);
+        assert_eq!(vm.stats_flush.flushes, 1);
+        vm.tick_stats_flush(4_300);
+        assert_eq!(vm.stats_flush.flushes, 2);
+        // A first flush past the period is clamped to one period.
+        vm.set_stats_flush_from(1_000, 5_000);
+        vm.tick_stats_flush(1_000);
+        assert_eq!(vm.stats_flush.flushes, 1);
     }
 
     #[test]
