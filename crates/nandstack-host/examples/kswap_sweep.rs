@@ -3,7 +3,8 @@
 //! checked figures (swap-in, swap-out, pages per read, pages per write), each with how far it lies
 //! outside the kernel's range (`!` beyond the acceptance test's tolerance).
 //! `cargo run --release -p nandstack-host --example kswap_sweep [JSON-PATCH [NAME-PART]]`, e.g.
-//! `'{"host":{"swap":{"backend":{"kind":"loop","wake_us":0}}}}'`.
+//! `'{"host":{"swap":{"backend":{"kind":"loop","wake_us":0}}}}'`, or the 6.18 statistics flush with its
+//! first flush at 0.5 s: `'{"host":{"reclaim":{"stats_flush_ms":2000,"stats_flush_first_ms":500}}}'`.
 
 use std::path::PathBuf;
 
@@ -21,8 +22,22 @@ fn main() {
         if !p.name.contains(only.as_str()) {
             continue;
         }
-        let cfg = kswap::config_patched(&p.captures[0], &patch).expect("config");
-        let sim = nandstack_host::run_config(&cfg, false, &mut |_, _, _| true).expect("run");
+        let cfg = match kswap::config_patched(&p.captures[0], &patch) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("the patch does not give a valid config: {e}");
+                std::process::exit(2);
+            }
+        };
+        let sim = match nandstack_host::run_config(&cfg, false, &mut |_, _, _| true) {
+            Ok(sim) => sim,
+            Err(e) => {
+                // E.g. out of memory: every checked figure of the program counts as missed.
+                println!("{:<28} error: {e}", p.name);
+                bad += 4;
+                continue;
+            }
+        };
         let f = kswap::model_summary(&sim).figures();
         let end_s = sim.procs.iter().map(|p| p.end_ns).max().unwrap_or(0) as f64 / 1e9;
         let mut line = format!("{:<28} {end_s:5.2} s", p.name);
