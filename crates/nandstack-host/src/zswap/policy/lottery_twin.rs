@@ -93,6 +93,19 @@ impl Twin {
         }
     }
 
+    /// The live entry `id` leaves its container (whose category is recomputed); its index.
+    fn leave_container(&mut self, id: u32) -> usize {
+        let i = self
+            .entries
+            .iter()
+            .position(|x| x.id == id && x.live)
+            .unwrap();
+        if let Some(o) = self.entries[i].container.take() {
+            self.refile(o);
+        }
+        i
+    }
+
     /// Re-file page `c` (if it still holds anything) by the head/tail rule.
     fn refile(&mut self, c: u64) {
         self.unlist(c);
@@ -132,16 +145,7 @@ impl Twin {
     }
 
     fn placed(&mut self, id: u32, p: Placement) {
-        let i = self
-            .entries
-            .iter()
-            .position(|x| x.id == id && x.live)
-            .unwrap();
-        let old = self.entries[i].container;
-        self.entries[i].container = None;
-        if let Some(o) = old {
-            self.refile(o);
-        }
+        let i = self.leave_container(id);
         self.joins += 1;
         let e = &mut self.entries[i];
         e.container = Some(p.container);
@@ -152,18 +156,9 @@ impl Twin {
     }
 
     fn removed(&mut self, id: u32) {
-        let i = self
-            .entries
-            .iter()
-            .position(|x| x.id == id && x.live)
-            .unwrap();
-        let old = self.entries[i].container;
+        let i = self.leave_container(id);
         self.entries[i].live = false;
-        self.entries[i].container = None;
         self.pending.retain(|&x| x != id);
-        if let Some(o) = old {
-            self.refile(o);
-        }
     }
 
     fn pick(&mut self) -> Pick {
