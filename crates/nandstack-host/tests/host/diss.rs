@@ -10,7 +10,7 @@ use nandstack_workload::trace::TraceFormat;
 use nandstack_workload::Op;
 use serde_json::{json, Value};
 
-use super::{base, err, memtouch, one, run, set};
+use super::{base, err, memtouch, one, phone, run, set};
 
 /// A cgroup of 64 pages and one program over 256 pages: write pages 0–127 (the oldest are swapped
 /// out), read 0–15 back (swap-ins of clean pages), write fresh pages 128–255 (which evicts 0–15
@@ -172,22 +172,6 @@ fn cl_sdi_invalidates_exactly_the_pages_swapped_in() {
     diss(&mut c, false, true, true, false);
     let sim = run(&c, true);
     assert_eq!(ssd(&sim).ftl.counters().swap_invalidated_units, 0);
-}
-
-/// The mobile app-switching scenario at a small scale: swap-ins and file reads of written data.
-fn phone() -> Value {
-    let mut c = base();
-    set(&mut c, &["host", "ram_mib"], json!(24));
-    // The file partition right after swap; small files written back by the flusher and read again.
-    set(
-        &mut c,
-        &["processes"],
-        json!([{"name": "phone", "workload": {"type": "mobile", "scenario": "video", "minute_ms": 4.0,
-            "foreground_refs_per_ms": 300, "background_refs_per_ms": 20,
-            "apps": [{"anon_mib": 4, "file_mib": 3}, {"anon_mib": 8, "file_mib": 4},
-                     {"anon_mib": 5, "file_mib": 3}, {"anon_mib": 6, "file_mib": 2}]}}]),
-    );
-    c
 }
 
 #[test]

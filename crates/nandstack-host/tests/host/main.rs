@@ -27,6 +27,18 @@ pub fn base() -> Value {
     })
 }
 
+/// `base()` with 24 MiB of RAM and the mobile app-switching scenario at a small scale (four apps; swap-ins
+/// and file reads of written data, global pressure).
+pub fn phone() -> Value {
+    let mut c = base();
+    c["host"]["ram_mib"] = json!(24);
+    c["processes"] = json!([{"name": "phone", "workload": {"type": "mobile", "scenario": "video",
+        "minute_ms": 4.0, "foreground_refs_per_ms": 300, "background_refs_per_ms": 20,
+        "apps": [{"anon_mib": 4, "file_mib": 3}, {"anon_mib": 8, "file_mib": 4},
+                 {"anon_mib": 5, "file_mib": 3}, {"anon_mib": 6, "file_mib": 2}]}}]);
+    c
+}
+
 /// `base()` with one cgroup `t` of `limit_pages` and one process running `workload` in it.
 pub fn one(limit_pages: u64, workload: Value) -> Value {
     let mut c = base();

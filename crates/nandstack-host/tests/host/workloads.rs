@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::{base, memtouch, one, run_report, set};
+use crate::{base, memtouch, one, phone, run_report, set};
 
 fn strip_wall(v: &mut Value) {
     if let Some(o) = v.as_object_mut() {
@@ -82,16 +82,7 @@ fn kv_workloads_report_throughput_and_p99() {
 
 #[test]
 fn mobile_switching_under_global_pressure_uses_file_pages_and_kswapd() {
-    let mut c = base();
-    set(&mut c, &["host", "ram_mib"], json!(24));
-    set(
-        &mut c,
-        &["processes"],
-        json!([{"name": "phone", "workload": {"type": "mobile", "scenario": "video", "minute_ms": 4.0,
-            "foreground_refs_per_ms": 300, "background_refs_per_ms": 20,
-            "apps": [{"anon_mib": 4, "file_mib": 3}, {"anon_mib": 8, "file_mib": 4},
-                     {"anon_mib": 5, "file_mib": 3}, {"anon_mib": 6, "file_mib": 2}]}}]),
-    );
+    let c = phone();
     let r = run_report(&c, true);
     assert!(r["file"]["read_pages"].as_u64().unwrap() > 0);
     assert!(r["reclaim"]["kswapd_runs"].as_u64().unwrap() > 0);
