@@ -325,24 +325,34 @@ impl PageContents for LaunchContents {
 /// `CLASSES` from this index on are Silesia files (before it: zero, sparse, random).
 const FIRST_CORPUS_CLASS: usize = 3;
 
-/// Bytes of the Silesia files the launch cycle loads (each class some app's mix uses, once), as loaded.
-pub fn corpus_bytes(c: &LaunchConfig) -> u64 {
-    let all = c.apps.clone().unwrap_or_else(table2);
+/// The Silesia classes (index, name) the apps' content mixes use, each once.
+fn corpus_classes(profiles: &[LaunchApp]) -> Result<Vec<(usize, &'static str)>> {
     let mut used = [false; CLASSES.len()];
-    for p in all.iter().take(c.app_count as usize) {
+    for p in profiles {
         for mix in [&p.anon_content, &p.file_content] {
-            if let Ok(pct) = parse_mix("workload.apps", mix) {
-                for (k, &v) in pct.iter().enumerate() {
-                    used[k] |= v > 0;
-                }
+            let pct = parse_mix("workload.apps", mix)?;
+            for (k, &v) in pct.iter().enumerate() {
+                used[k] |= v > 0;
             }
         }
     }
-    CLASSES
+    Ok(CLASSES
         .iter()
         .enumerate()
         .skip(FIRST_CORPUS_CLASS)
         .filter(|&(k, _)| used[k])
+        .map(|(k, &name)| (k, name))
+        .collect())
+}
+
+/// Bytes of the Silesia files the launch cycle loads, as loaded (0 for a config that does not parse:
+/// the run refuses it by name before anything is loaded).
+pub fn corpus_bytes(c: &LaunchConfig) -> u64 {
+    let all = c.apps.clone().unwrap_or_else(table2);
+    let apps = &all[..(c.app_count as usize).min(all.len())];
+    corpus_classes(apps)
+        .unwrap_or_default()
+        .into_iter()
         .map(|(_, name)| super::memtouch::corpus_bytes(c.corpus_dir.as_deref(), name))
         .sum()
 }
@@ -370,16 +380,12 @@ pub fn build_contents(c: &LaunchConfig, seed: u64) -> Result<(Workload, LaunchCo
         .collect();
     let (pages, mappings) = layout(&maps);
     let mut class = vec![0u8; pages as usize];
-    let mut used = [false; CLASSES.len()];
     let mut apps = Vec::new();
     for (i, p) in profiles.iter().enumerate() {
         let (am, fm) = (&mappings[2 * i], &mappings[2 * i + 1]);
         for (m, mix) in [(am, &p.anon_content), (fm, &p.file_content)] {
             let pct = parse_mix("workload.apps", mix)?;
             classes(&pct, m.start, m.pages, seed ^ 0x6c61_756e, &mut class);
-            for (k, &v) in pct.iter().enumerate() {
-                used[k] |= v > 0;
-            }
         }
         apps.push(App {
             anon: Region::new(am.start, am.pages, c.zipf_theta, seed ^ (2 * i as u64 + 1)),
@@ -387,13 +393,11 @@ pub fn build_contents(c: &LaunchConfig, seed: u64) -> Result<(Workload, LaunchCo
         });
     }
     let mut corpora = vec![None; CLASSES.len()];
-    for (k, name) in CLASSES.iter().enumerate().skip(FIRST_CORPUS_CLASS) {
-        if used[k] {
-            corpora[k] = Some(Arc::new(super::memtouch::load_corpus(
-                c.corpus_dir.as_deref(),
-                name,
-            )?));
-        }
+    for (k, name) in corpus_classes(profiles)? {
+        corpora[k] = Some(Arc::new(super::memtouch::load_corpus(
+            c.corpus_dir.as_deref(),
+            name,
+        )?));
     }
     let run_ticks = c.run_ms.round() as u64;
     let per_pass: u64 = apps
