@@ -53,11 +53,14 @@ fn corpus_dirs(configured: Option<&str>) -> Vec<PathBuf> {
 /// Bytes corpus `name` takes in memory once loaded (the first of [`corpus_dirs`] that has its zip), or 0
 /// where none has it (the run will then fail on the missing file, before it allocates much).
 pub fn corpus_bytes(configured: Option<&str>, name: &str) -> u64 {
-    corpus_dirs(configured)
-        .iter()
-        .find(|d| Corpus::zip_path(d, name).is_file())
+    corpus_dir_of(&corpus_dirs(configured), name)
         .and_then(|d| Corpus::member_bytes(d, name))
         .unwrap_or(0)
+}
+
+/// The first of `dirs` that holds corpus `name`'s zip.
+fn corpus_dir_of<'a>(dirs: &'a [PathBuf], name: &str) -> Option<&'a PathBuf> {
+    dirs.iter().find(|d| Corpus::zip_path(d, name).is_file())
 }
 
 /// Bytes of the corpus a memtouch program maps (its `content`), as loaded; 0 without one.
@@ -74,10 +77,8 @@ pub fn program_corpus_bytes(c: &MemtouchConfig) -> u64 {
 /// Load corpus `name`, looking in [`corpus_dirs`]; a missing file names every place looked.
 pub(crate) fn load_corpus(configured: Option<&str>, name: &str) -> Result<Corpus> {
     let dirs = corpus_dirs(configured);
-    for d in &dirs {
-        if Corpus::zip_path(d, name).is_file() {
-            return Corpus::load(d, name);
-        }
+    if let Some(d) = corpus_dir_of(&dirs, name) {
+        return Corpus::load(d, name);
     }
     let tried: Vec<String> = dirs
         .iter()
