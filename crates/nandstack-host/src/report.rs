@@ -202,6 +202,10 @@ pub fn report(sim: &Sim) -> Value {
                         "usage_pages": c.usage_pages,
                         "swap_read_mib_per_s": c.swap_read_mib_per_s,
                         "swap_write_mib_per_s": c.swap_write_mib_per_s,
+                        "inactive_anon_pages": c.lru_pages[0],
+                        "active_anon_pages": c.lru_pages[1],
+                        "inactive_file_pages": c.lru_pages[2],
+                        "active_file_pages": c.lru_pages[3],
                     }),
                 )
             })

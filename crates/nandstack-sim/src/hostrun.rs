@@ -61,7 +61,15 @@ fn series(sim: &Sim) -> TimeSeries {
     .collect();
     let names: Vec<&str> = sim.host.vm.memcgs.iter().map(|m| m.name.as_str()).collect();
     for n in &names {
-        for k in ["usage_pages", "swap_read_mib_per_s", "swap_write_mib_per_s"] {
+        for k in [
+            "usage_pages",
+            "swap_read_mib_per_s",
+            "swap_write_mib_per_s",
+            "inactive_anon_pages",
+            "active_anon_pages",
+            "inactive_file_pages",
+            "active_file_pages",
+        ] {
             columns.push(format!("cgroup_{n}_{k}"));
         }
     }
@@ -82,6 +90,7 @@ fn series(sim: &Sim) -> TimeSeries {
                 row.push(c.usage_pages[i] as f64);
                 row.push(c.swap_read_mib_per_s[i]);
                 row.push(c.swap_write_mib_per_s[i]);
+                row.extend(c.lru_pages.iter().map(|l| l[i] as f64));
             }
             row
         })

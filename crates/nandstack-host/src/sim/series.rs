@@ -1,6 +1,6 @@
 //! Time series sampled every `series_interval_ms` of simulated time: swap space used, swap I/O and
 //! faults in the interval, free RAM, the device's writes (host interface and flash, in 4 KiB pages: their
-//! ratio is the interval's WAF), and per cgroup its usage and swap bandwidth.
+//! ratio is the interval's WAF), and per cgroup its usage, LRU list sizes and swap bandwidth.
 
 use crate::host::Host;
 
@@ -12,6 +12,8 @@ pub struct CgSeries {
     pub usage_pages: Vec<u64>,
     pub swap_read_mib_per_s: Vec<f64>,
     pub swap_write_mib_per_s: Vec<f64>,
+    /// The cgroup's LRU list sizes (inactive anon, active anon, inactive file, active file), exact.
+    pub lru_pages: [Vec<u64>; 4],
     last_read: u64,
     last_write: u64,
 }
@@ -77,6 +79,9 @@ impl Series {
         self.last_dev = dev;
         for (c, m) in self.cgroups.iter_mut().zip(&h.vm.memcgs) {
             c.usage_pages.push(m.usage);
+            for (l, v) in c.lru_pages.iter_mut().enumerate() {
+                v.push(m.lru_len(l as u8));
+            }
             let (r, w) = (m.stats.swap_read_bytes, m.stats.swap_write_bytes);
             c.swap_read_mib_per_s
                 .push((r - c.last_read) as f64 / 1048576.0 / dt.max(1e-12));

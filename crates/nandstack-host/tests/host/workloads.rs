@@ -124,12 +124,31 @@ fn two_tenants_in_two_cgroups() {
     // once (when first evicted after populating), while the writer rewrites on every eviction.
     assert!(rd["pswpout"].as_u64().unwrap() <= 1536, "{}", rd);
     assert!(wr["pswpout"].as_u64().unwrap() > 1536 + 500, "{}", wr);
-    assert_eq!(
-        r["series"]["cgroups"]["writer"]["swap_write_mib_per_s"]
-            .as_array()
-            .unwrap()
-            .len(),
-        r["series"]["t_ms"].as_array().unwrap().len()
+    let points = r["series"]["t_ms"].as_array().unwrap().len();
+    let w = &r["series"]["cgroups"]["writer"];
+    assert_eq!(w["swap_write_mib_per_s"].as_array().unwrap().len(), points);
+    // The LRU lists hold the cgroup's pages: never more than it is charged, and (anonymous memory
+    // only, 1024-page limit reached) most of them once it is full.
+    let col = |k: &str| -> Vec<u64> {
+        let v = w[k].as_array().unwrap();
+        assert_eq!(v.len(), points, "{k}");
+        v.iter().map(|x| x.as_u64().unwrap()).collect()
+    };
+    let (usage, ia, aa) = (
+        col("usage_pages"),
+        col("inactive_anon_pages"),
+        col("active_anon_pages"),
+    );
+    let (ifl, afl) = (col("inactive_file_pages"), col("active_file_pages"));
+    for i in 0..points {
+        assert!(ia[i] + aa[i] + ifl[i] + afl[i] <= usage[i], "point {i}");
+        assert_eq!(ifl[i] + afl[i], 0, "no file pages, point {i}");
+    }
+    assert!(
+        ia[points - 1] + aa[points - 1] >= 900,
+        "{} + {}",
+        ia[points - 1],
+        aa[points - 1]
     );
 }
 
