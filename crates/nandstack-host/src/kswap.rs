@@ -373,15 +373,16 @@ pub fn config_json(c: &Capture) -> Value {
 /// [`config_json`] with `patch` merged in (objects key by key, anything else replaced), as a config.
 pub fn config_patched(c: &Capture, patch: &Value) -> Result<HostSimConfig> {
     let mut v = config_json(c);
-    merge(&mut v, patch);
+    merge_patch(&mut v, patch);
     HostSimConfig::from_json(&v.to_string())
 }
 
-fn merge(a: &mut Value, b: &Value) {
+/// Merge `b` into `a`: objects key by key, anything else replaced.
+pub fn merge_patch(a: &mut Value, b: &Value) {
     match (a, b) {
         (Value::Object(a), Value::Object(b)) => {
             for (k, v) in b {
-                merge(a.entry(k.clone()).or_insert(Value::Null), v);
+                merge_patch(a.entry(k.clone()).or_insert(Value::Null), v);
             }
         }
         (a, b) => *a = b.clone(),

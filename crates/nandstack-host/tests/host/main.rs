@@ -8,6 +8,7 @@ mod errors;
 mod ezswap;
 mod outputs;
 mod scenarios;
+mod shapes;
 mod swap_rules;
 mod workloads;
 mod znswap;

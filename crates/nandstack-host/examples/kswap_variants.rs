@@ -1,0 +1,61 @@
+//! The captures' setup run on memtouch programs of other shapes than the published captures (every
+//! pattern × write share × footprint/limit × discard), with read-after-write verification: one line
+//! per program with the model's run time and figures, or its error. There is no kernel to compare
+//! with here; it shows the model runs every shape to the end and how its figures move.
+//! `cargo run --release -p nandstack-host --example kswap_variants [JSON-PATCH]`
+
+use nandstack_host::kswap::{self, Capture, SwapSummary};
+
+fn main() {
+    let patch: serde_json::Value = std::env::args().nth(1).map_or(serde_json::json!({}), |p| {
+        serde_json::from_str(&p).expect("patch is JSON")
+    });
+    let mut failures = 0;
+    for (pages, limit_mib) in [(16384u64, 48u64), (32768, 64), (49152, 64), (81920, 128)] {
+        for pattern in ["uniform", "normal", "seq", "hot"] {
+            for write_pct in [0u32, 30, 70, 100] {
+                for discard in [false, true] {
+                    let c = Capture {
+                        name: String::new(),
+                        pages,
+                        ops: 300_000,
+                        pattern: pattern.into(),
+                        write_pct,
+                        seed: 7 + pages + write_pct as u64,
+                        limit_mib,
+                        swap_mib: 512,
+                        discard,
+                        kernel: SwapSummary::default(),
+                    };
+                    let name = format!(
+                        "{pattern}_w{write_pct}_p{pages}_l{limit_mib}{}",
+                        if discard { "_discard" } else { "" }
+                    );
+                    let mut v = kswap::config_json(&c);
+                    kswap::merge_patch(&mut v, &patch);
+                    let cfg = nandstack_host::HostSimConfig::from_json(&v.to_string())
+                        .expect("variant config");
+                    match nandstack_host::run_config(&cfg, true, &mut |_, _, _| true) {
+                        Ok(sim) => {
+                            let m = kswap::model_summary(&sim);
+                            println!(
+                                "{name:<34} {:>6.2} s  in {:>7}  out {:>7}  pages/read {:>5.2}  pages/write {:>6.1}  discarded {:>6}",
+                                sim.now as f64 / 1e9,
+                                m.pswpin,
+                                m.pswpout,
+                                m.reads.mean(),
+                                m.writes.mean(),
+                                m.discard_pages
+                            );
+                        }
+                        Err(e) => {
+                            failures += 1;
+                            println!("{name:<34} error: {e}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    println!("runs that failed: {failures}");
+}
