@@ -94,10 +94,11 @@ impl TimingConfig {
             }
         }
         let c = self.channel_mb_per_s;
-        if !(c.is_finite() && c > 0.0 && c <= 1e6) {
+        // Below 0.001 MB/s one page's transfer would take hours and the per-byte time leaves u64.
+        if !(c.is_finite() && (1e-3..=1e6).contains(&c)) {
             return Err(nandstack_core::Error::config(
                 "device.timing.channel_mb_per_s",
-                format!("is {c}: must be in (0, 1e6]"),
+                format!("is {c}: must be in [0.001, 1e6]"),
             ));
         }
         Ok(())
@@ -405,5 +406,28 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("device.timing.read_us"));
+    }
+
+    #[test]
+    fn channel_rate_outside_its_range_is_named() {
+        // 1e-300 MB/s once passed "> 0" and overflowed the per-byte time (found by config_fuzz).
+        for c in [1e-300, 0.0, -1.0, 2e6, f64::NAN] {
+            let bad = TimingConfig {
+                channel_mb_per_s: c,
+                ..TimingConfig::default()
+            };
+            let e = bad.validate().unwrap_err().to_string();
+            assert!(
+                e.contains("device.timing.channel_mb_per_s") && e.contains("[0.001, 1e6]"),
+                "{e}"
+            );
+        }
+        for c in [1e-3, 1e6] {
+            let ok = TimingConfig {
+                channel_mb_per_s: c,
+                ..TimingConfig::default()
+            };
+            assert!(ok.validate().is_ok(), "{c}");
+        }
     }
 }
