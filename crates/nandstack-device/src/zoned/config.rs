@@ -64,8 +64,9 @@ pub struct ZonedConfig {
     pub blocks_per_zone: Option<u32>,
     /// Order in which a zone's blocks, and so its consecutive pages, visit the parallel units,
     /// fastest-varying first (the block FTL's `device.ftl.striping_order`). Default `["channel", "chip",
-    /// "die", "plane"]`: consecutive pages of a zone go to different dies first, as the block SSD's write
-    /// frontier; `["plane", "die", "chip", "channel"]` puts them on the planes of one die first.
+    /// "die", "plane"]`: consecutive pages of a zone go to other channels, chips and dies before a die's
+    /// other plane, as the block SSD's write frontier; `["plane", "die", "chip", "channel"]` puts them on
+    /// the planes of one die first.
     #[serde(default = "d_order")]
     pub striping_order: Vec<ParallelUnit>,
     /// Writable bytes per zone (zone capacity); a whole number of erase blocks. Default: `blocks_per_zone`
