@@ -294,13 +294,29 @@ fn d_op() -> f64 {
 fn d_alloc() -> Allocation {
     Allocation::Static
 }
-fn d_order() -> Vec<ParallelUnit> {
+/// The default striping order: channel, chip, die, plane (the first varies fastest), so consecutive
+/// pages go to different channels first and to the planes of one die last.
+pub(crate) fn d_order() -> Vec<ParallelUnit> {
     vec![
         ParallelUnit::Channel,
         ParallelUnit::Chip,
         ParallelUnit::Die,
         ParallelUnit::Plane,
     ]
+}
+
+/// A striping order names each of channel, chip, die and plane exactly once; the error names `key`.
+pub(crate) fn check_striping_order(order: &[ParallelUnit], key: &str) -> Result<()> {
+    let mut sorted = order.to_vec();
+    sorted.sort_by_key(|u| *u as u8);
+    sorted.dedup();
+    if sorted.len() != 4 || order.len() != 4 {
+        return Err(Error::config(
+            key,
+            "must name each of channel, chip, die, plane exactly once",
+        ));
+    }
+    Ok(())
 }
 impl Default for FtlConfig {
     fn default() -> Self {
@@ -332,15 +348,7 @@ impl FtlConfig {
                 format!("is {op}: must be in (0, 10]"),
             ));
         }
-        let mut order = self.striping_order.clone();
-        order.sort_by_key(|u| *u as u8);
-        order.dedup();
-        if order.len() != 4 || self.striping_order.len() != 4 {
-            return Err(Error::config(
-                "device.ftl.striping_order",
-                "must name each of channel, chip, die, plane exactly once",
-            ));
-        }
+        check_striping_order(&self.striping_order, "device.ftl.striping_order")?;
         let gc = &self.gc;
         if gc.stop_free_blocks < gc.start_free_blocks {
             return Err(Error::config(

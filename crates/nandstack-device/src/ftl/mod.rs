@@ -611,8 +611,9 @@ impl Ftl {
     }
 }
 
-/// Stripe position → plane index: the first unit in `order` varies fastest.
-fn stripe_table(geo: &Geometry, order: &[ParallelUnit]) -> Vec<u32> {
+/// Stripe position → plane index: the first unit in `order` varies fastest (also the zoned device's
+/// layout, `zoned/layout.rs`).
+pub(crate) fn stripe_table(geo: &Geometry, order: &[ParallelUnit]) -> Vec<u32> {
     (0..geo.planes())
         .map(|k| {
             let mut rem = k;

@@ -16,6 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{DeviceConfig, GeometryOverrides};
+use crate::ftl::config::{check_striping_order, d_order, ParallelUnit};
 use crate::nand::{CellMode, Geometry, TimingConfig};
 
 /// What Zone Finish programs besides the buffered tail page.
@@ -55,12 +56,19 @@ pub struct ZonedConfig {
     /// NAND timing (the keys of `device.timing`); unset times come from the cell mode (`diss`: its tR/tPROG).
     #[serde(default)]
     pub timing: TimingConfig,
-    /// Erase blocks per zone. Zone blocks are dealt to the planes in turn (zone z takes the next
-    /// `blocks_per_zone` blocks of the sequence plane 0, 1, …, P−1, 0, 1, …), and a zone's pages are striped
-    /// over its blocks. Default: one block on every plane (the number of planes), or what
+    /// Erase blocks per zone. Zone blocks are dealt to the planes in turn, in `striping_order` (zone z
+    /// takes the next `blocks_per_zone` blocks of that sequence of planes, repeated), and a zone's pages
+    /// are striped over its blocks. Default: one block on every plane (the number of planes), or what
     /// `zone_capacity_bytes` implies.
     #[serde(default)]
     pub blocks_per_zone: Option<u32>,
+    /// Order in which a zone's blocks, and so its consecutive pages, visit the parallel units,
+    /// fastest-varying first (the block FTL's `device.ftl.striping_order`). Default `["channel", "chip",
+    /// "die", "plane"]`: consecutive pages of a zone go to other channels, chips and dies before a die's
+    /// other plane, as the block SSD's write frontier; `["plane", "die", "chip", "channel"]` puts them on
+    /// the planes of one die first.
+    #[serde(default = "d_order")]
+    pub striping_order: Vec<ParallelUnit>,
     /// Writable bytes per zone (zone capacity); a whole number of erase blocks. Default: `blocks_per_zone`
     /// × block bytes.
     #[serde(default)]
@@ -163,6 +171,7 @@ impl Default for ZonedConfig {
             geometry: GeometryOverrides::default(),
             timing: TimingConfig::default(),
             blocks_per_zone: None,
+            striping_order: d_order(),
             zone_capacity_bytes: None,
             zone_size_bytes: None,
             zones: None,
@@ -196,6 +205,8 @@ pub struct ZonedParams {
     pub geometry: Geometry,
     pub timing: TimingConfig,
     pub blocks_per_zone: u32,
+    /// Stripe order of the zones' blocks over the planes (`striping_order`).
+    pub striping_order: Vec<ParallelUnit>,
     pub zones: u32,
     pub zone_size_bytes: u64,
     pub zone_capacity_bytes: u64,
@@ -245,6 +256,7 @@ impl ZonedConfig {
                 "per-level page latencies are modelled for block devices (device.kind = \"block\") only",
             ));
         }
+        check_striping_order(&self.striping_order, "device.zoned.striping_order")?;
         let block_bytes = geometry.pages_per_block as u64 * geometry.page_size_bytes as u64;
         let blocks_per_zone = self.blocks_per_zone_of(&geometry, block_bytes)?;
         let zone_capacity_bytes = blocks_per_zone as u64 * block_bytes;
@@ -295,6 +307,7 @@ impl ZonedConfig {
             geometry,
             timing,
             blocks_per_zone,
+            striping_order: self.striping_order.clone(),
             zones,
             zone_size_bytes,
             zone_capacity_bytes,

@@ -129,6 +129,7 @@ impl ZonedSsd {
         let geo = &params.geometry;
         let layout = Layout::new(
             geo,
+            &params.striping_order,
             params.blocks_per_zone,
             params.zone_size_bytes / MAPPING_UNIT_BYTES,
         );

@@ -121,13 +121,7 @@ impl ZonedSsd {
             self.check_physical(z)?;
         }
         let zone_blocks = self.params.zones * l.blocks_per_zone;
-        let in_zone = |b: u32| -> bool {
-            // Inverse of layout.block(): slot = block_in_plane × P + plane.
-            let g = &self.params.geometry;
-            let slot = (b % g.blocks_per_plane) as u64 * g.planes() as u64
-                + (b / g.blocks_per_plane) as u64;
-            slot < zone_blocks as u64
-        };
+        let in_zone = |b: u32| -> bool { l.slot_of_block(b) < zone_blocks as u64 };
         let total: u64 = self.erase_counts.iter().map(|&n| n as u64).sum();
         check!(
             total == self.erases_total,

@@ -166,6 +166,13 @@ fn impossible_values_name_their_key() {
         (small_cfg(3, 2), "device.zoned.max_open_zones"),
         (
             ZonedConfig {
+                striping_order: vec![crate::ftl::config::ParallelUnit::Plane; 4],
+                ..small_cfg(0, 0)
+            },
+            "device.zoned.striping_order",
+        ),
+        (
+            ZonedConfig {
                 timing: crate::nand::TimingConfig {
                     read_us: Some(-1.0),
                     ..Default::default()
@@ -202,7 +209,7 @@ fn impossible_values_name_their_key() {
         r#"{"preset": "zn540-small", "geometry": {"blocks_per_plane": 32}, "timing": {"program_us": 500},
             "blocks_per_zone": 8, "zone_capacity_bytes": 8650752, "zone_size_bytes": 16777216, "zones": 10,
             "max_open_zones": 4, "max_active_zones": 6, "finish_padding": "page", "flush": "retain",
-            "cross_zone_reads": true}"#,
+            "cross_zone_reads": true, "striping_order": ["plane", "die", "chip", "channel"]}"#,
     )
     .unwrap();
     let p = ok.resolve().unwrap();

@@ -226,15 +226,52 @@ fn without_timing_everything_completes_at_submission() {
 }
 
 #[test]
+fn consecutive_pages_go_to_other_dies_before_a_dies_other_plane() {
+    use crate::ftl::config::ParallelUnit::{Channel, Chip, Die, Plane};
+    // Two channels of one die with two planes (planes 0, 1 on channel 0). Two pages written together,
+    // then a read of the first one issued just after the first program started.
+    let at = 2 * X + 10;
+    // Default order (channel first): page 1 is on the other channel's die; both dies program at once
+    // from 2X and the read waits for one program.
+    let mut d = with_geometry(2, 1, 2);
+    assert_eq!(d.params().striping_order, [Channel, Chip, Die, Plane]);
+    assert_eq!(w(&mut d, 0, 0, 0, 4), 2 * X + TP);
+    assert_eq!(read(&mut d, at, 0, 0, 1), 2 * X + TP + TR + X);
+    // Plane first: page 1 is on the same die's other plane; its data is in at 4X on the shared channel
+    // but it programs after page 0, and the read waits for both programs.
+    let mut d = dev(&ZonedConfig {
+        geometry: GeometryOverrides {
+            channels: Some(2),
+            ..small_geometry()
+        },
+        striping_order: vec![Plane, Die, Chip, Channel],
+        ..small_cfg(0, 0)
+    });
+    assert_eq!(w(&mut d, 0, 0, 0, 4), 2 * X + 2 * TP);
+    assert_eq!(read(&mut d, at, 0, 0, 1), 2 * X + 2 * TP + TR + X);
+    d.check_invariants().unwrap();
+}
+
+#[test]
 fn a_whole_zn540_small_zone_in_one_write() {
-    // 16 planes on 8 dies (2 planes each) on 4 channels (2 dies each); zone page p is on plane p mod 16.
-    // Channel 3 carries planes 12-15 in page order: die 7's first page (plane 14) is in after 3 pages of
-    // 4 units (12 X). Each die then programs its 1056 / 8 = 132 pages back to back (the channels move
-    // a page in 4 X, far faster than tPROG).
+    // 16 planes on 8 dies (2 planes each) on 4 channels (2 dies each); zone page p is on stripe position
+    // p mod 16, channel first: channel p mod 4, chip (p ÷ 4) mod 2, plane (p ÷ 8) mod 2. Die 7 (channel
+    // 3, chip 1) gets its first page (page 7) second on its channel: in after 2 pages of 4 units (8 X).
+    // Each die then programs its 1056 / 8 = 132 pages back to back (the channels move a page in 4 X, far
+    // faster than tPROG).
     let mut d = dev(&ZonedConfig::zn540_small());
     let cap = d.params().zone_capacity_bytes;
     let done = d.submit(Nanos(0), Command::write(0, cap)).unwrap().done.0;
-    assert_eq!(done, 12 * X + 132 * TP);
+    assert_eq!(done, 8 * X + 132 * TP);
     assert_eq!(state_of(&d, 0), ZoneState::Full);
     assert_eq!(d.stats().flash_program_pages, 1056);
+    // Plane first (page p on plane p mod 16): channel 3 carries planes 12-15 in page order, die 7's
+    // first page (plane 14) is in after 3 pages (12 X).
+    use crate::ftl::config::ParallelUnit::{Channel, Chip, Die, Plane};
+    let mut d = dev(&ZonedConfig {
+        striping_order: vec![Plane, Die, Chip, Channel],
+        ..ZonedConfig::zn540_small()
+    });
+    let done = d.submit(Nanos(0), Command::write(0, cap)).unwrap().done.0;
+    assert_eq!(done, 12 * X + 132 * TP);
 }
