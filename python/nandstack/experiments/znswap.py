@@ -109,6 +109,26 @@ def _rows(tasks: Sequence[Task], results: Sequence[Result | None], group: str) -
     return rows
 
 
+def _seed_mean(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    """One row per (scheme, `key`) from rows of several seeds: numeric figures averaged, throughput and
+    p99 also as min/max, `seeds` the count; the first seed's result kept for the plots over time."""
+    groups: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["scheme"], r[key]), []).append(r)
+    out = []
+    for group in groups.values():
+        row = dict(group[0])
+        for k, v in group[0].items():
+            vals = [g[k] for g in group if isinstance(g.get(k), (int, float)) and not isinstance(g[k], bool)]
+            if k != key and not k.startswith("_") and isinstance(v, (int, float)) and len(vals) == len(group):
+                row[k] = sum(vals) / len(vals)
+                if k in ("throughput_requests_per_s", "p99_us"):
+                    row[f"{k}_min"], row[f"{k}_max"] = min(vals), max(vals)
+        row["seeds"] = len(group)
+        out.append(row)
+    return out
+
+
 def _frame(rows: list[dict[str, Any]]):
     import polars as pl
 
@@ -170,7 +190,7 @@ def analyze(tasks: list[Task], results: list[Result | None]) -> Analysis:
     cut = _rows(tasks, results, "cutoff")
     sk = _rows(tasks, results, "skew")
     cg = _rows(tasks, results, "cgroups")
-    mc = _rows(tasks, results, "memcached")
+    mc = _seed_mean(_rows(tasks, results, "memcached"), "util")
     rs = _rows(tasks, results, "redis")
     block3 = ("block_off", "block_cluster", "block_fine", "znswap")
     utils = sorted({r["util"] for r in w})
@@ -617,7 +637,8 @@ def setup(quick: bool) -> dict[str, str]:
         "(4 instances); redis-YCSB-like 50/50 hotspot 20/80 (4 shards)",
         "points": f"write utilisations {p['write_utils']}, read {p['read_utils']}, cutoffs {p['cutoffs']}, "
         f"swapped fractions {p['skew']}, memcached {p['mc_utils']}, redis memory {p['redis_ram']}",
-        "seeds": ", ".join(str(s) for s in p["seeds"]),
+        "seeds": ", ".join(str(s) for s in p["seeds"])
+        + f"; memcached points: the mean of seeds {', '.join(str(s) for s in p['mc_seeds'])}",
         "mode": "quick: a 512 MiB device, fewer points" if quick else "full: a 1 GiB device",
     }
 
