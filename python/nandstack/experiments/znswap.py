@@ -638,7 +638,8 @@ def setup(quick: bool) -> dict[str, str]:
         "points": f"write utilisations {p['write_utils']}, read {p['read_utils']}, cutoffs {p['cutoffs']}, "
         f"swapped fractions {p['skew']}, memcached {p['mc_utils']}, redis memory {p['redis_ram']}",
         "seeds": ", ".join(str(s) for s in p["seeds"])
-        + f"; memcached points: the mean of seeds {', '.join(str(s) for s in p['mc_seeds'])}",
+        + f"; memcached at {min(p['mc_utils']):.0%}: the mean of seeds "
+        + f"{p['mc_seeds'][0]}–{p['mc_seeds'][-1]}",
         "mode": "quick: a 512 MiB device, fewer points" if quick else "full: a 1 GiB device",
     }
 
