@@ -109,3 +109,29 @@ def test_stale_memcg_statistics_run_out_of_memory_and_say_why():
     msg = str(e.value)
     assert "out of memory" in msg and "swap has room" in msg, msg
     assert "host.reclaim.stats_flush_ms = 2000" in msg, msg
+
+
+def test_memcached_rows_average_the_seeds_of_a_point(analysis):
+    frame = next(t.frame for t in analysis.tables if t.name == "memcached")
+    mc = {r["scheme"]: r for r in frame.to_dicts()}
+    assert set(mc) == {"block_off", "block_fine", "znswap"}
+    for r in mc.values():
+        assert r["seeds"] == len(runs.PLAN[True]["mc_seeds"])
+        for k in ("throughput_requests_per_s", "p99_us"):
+            assert r[f"{k}_min"] <= r[k] <= r[f"{k}_max"]
+
+
+def test_seed_mean_by_hand():
+    rows = [
+        {"scheme": "a", "util": 0.1, "throughput_requests_per_s": 1.0, "p99_us": 10.0, "_result": "r1"},
+        {"scheme": "a", "util": 0.1, "throughput_requests_per_s": 3.0, "p99_us": 30.0, "_result": "r2"},
+        {"scheme": "a", "util": 0.5, "throughput_requests_per_s": 7.0, "p99_us": 70.0, "_result": "r3"},
+        {"scheme": "b", "util": 0.1, "throughput_requests_per_s": 5.0, "p99_us": None, "_result": "r4"},
+    ]
+    out = {(r["scheme"], r["util"]): r for r in znswap._seed_mean(rows, "util")}
+    a = out[("a", 0.1)]
+    assert (a["throughput_requests_per_s"], a["p99_us"], a["seeds"], a["_result"]) == (2.0, 20.0, 2, "r1")
+    assert (a["throughput_requests_per_s_min"], a["throughput_requests_per_s_max"]) == (1.0, 3.0)
+    assert (a["p99_us_min"], a["p99_us_max"]) == (10.0, 30.0)
+    assert out[("a", 0.5)]["seeds"] == 1 and out[("a", 0.5)]["throughput_requests_per_s"] == 7.0
+    assert out[("b", 0.1)]["p99_us"] is None and out[("b", 0.1)]["throughput_requests_per_s"] == 5.0
