@@ -344,7 +344,7 @@ def tasks(quick: bool) -> list[Task]:
     # Many seeds at the lowest memcached utilisation: there its four instances either share the
     # cgroup until the end or two finish early and leave their memory to the others, and which happens
     # moves one run's throughput and p99 by up to 1.6x either way on the same stack; the higher points
-    # vary by under 3% between seeds (docs/znswap.md). The tables show the mean over the seeds.
+    # vary by at most ±4% between seeds (docs/znswap.md). The tables show the mean over the seeds.
     low = min(plan["mc_utils"])
     for u in plan["mc_utils"]:
         for seed in plan["mc_seeds"] if u == low else plan["seeds"]:
