@@ -38,8 +38,12 @@ run: build ## build, then run the default simulation (results in results/latest;
 
 test: test-rust test-py ## cargo tests, then build the extension and run pytest
 
+# The Rust property tests draw their cases from this seed, so `make test` (and CI) runs the same cases
+# every time; `make test PROPTEST_SEED=n` explores others, the `--ignored` fuzzers many more (docs/testing.md).
+PROPTEST_SEED ?= 20261126
+
 test-rust: ## cargo tests of the engine crates (default members: no PyO3)
-	$(CARGO) test
+	PROPTEST_RNG_SEED=$(PROPTEST_SEED) $(CARGO) test
 
 test-py: build ## build the extension and run pytest
 	$(PYTHON) -m pytest
