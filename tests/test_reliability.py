@@ -160,6 +160,44 @@ def test_a_phase_that_does_not_tick_is_ended_by_the_deadline(tmp_path):
     assert time.monotonic() - start < 3
 
 
+def test_building_a_1_tib_host_reports_progress_and_stops_when_asked():
+    """Host RAM up to 1 TiB is allowed; its frame table (10 GiB) takes tens of seconds to build, so the
+    build reports phase "build" and an interrupt from the callback ends it at the next chunk (found by
+    the fuzz suite at seed 4242: `host.ram_mib = 1000000` ran 25 s without a check)."""
+    import nandstack
+
+    config = {
+        "workload": {
+            "kind": "host",
+            "processes": [
+                {
+                    "name": "m",
+                    "workload": {
+                        "type": "memtouch",
+                        "pages": 2048,
+                        "ops": 3000,
+                        "pattern": "uniform",
+                        "write_pct": 50,
+                        "seed": 1,
+                    },
+                }
+            ],
+        },
+        "host": {"ram_mib": 1_000_000, "swap": {"size_mib": 64}},
+    }
+    seen = []
+
+    def progress(phase, done, total):
+        seen.append((phase, done, total))
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(nandstack.Interrupted):
+        nandstack.run(config, record=False, progress=progress)
+    assert [p for p, _, _ in seen] == ["build"] * 3
+    assert seen[0][1] == 0 and seen[0][2] == 1_000_000 * 256 and seen[1][1] > 0
+
+
 # --- atomic outputs -------------------------------------------------------------------------------------
 
 

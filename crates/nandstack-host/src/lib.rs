@@ -45,7 +45,7 @@ pub fn run_config(
     verify: bool,
     progress: &mut dyn FnMut(&str, u64, u64) -> bool,
 ) -> Result<Sim> {
-    let mut sim = Sim::build(cfg, verify)?;
+    let mut sim = Sim::build_with_progress(cfg, verify, progress)?;
     sim.run(progress)?;
     Ok(sim)
 }

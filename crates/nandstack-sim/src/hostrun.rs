@@ -138,7 +138,13 @@ pub fn run(
     let hcfg = host_config(cfg);
     hcfg.validate()?;
     let cpu0 = crate::bench::cpu_seconds();
-    let mut sim = Sim::build(&hcfg, verify)?;
+    let mut sim = Sim::build_with_progress(&hcfg, verify, &mut |_, done, total| {
+        cb(&Progress {
+            phase: "build",
+            done,
+            total,
+        })
+    })?;
     age(cfg, &mut sim, verify, cb)?;
     let t1 = Instant::now();
     let interrupted = match sim.run(&mut |_, done, total| {

@@ -29,6 +29,17 @@ use crate::workloads::{MapKind, Workload};
 impl Host {
     /// Build the host for `cfg` running `workloads` (one per process, in order).
     pub fn build(cfg: &HostSimConfig, workloads: &[Workload], verify: bool) -> Result<Host> {
+        Self::build_polled(cfg, workloads, verify, &mut |_, _| Ok(()))
+    }
+
+    /// [`Host::build`], calling `poll(done, total)` while the RAM's frame table is built (the one
+    /// part whose time grows with the config: up to 1 TiB of RAM); an error from it ends the build.
+    pub fn build_polled(
+        cfg: &HostSimConfig,
+        workloads: &[Workload],
+        verify: bool,
+        poll: &mut dyn FnMut(u64, u64) -> Result<()>,
+    ) -> Result<Host> {
         let h = &cfg.host;
         // Read-after-write version checks and FTL invariants in the device too, under verify.
         let dev = nandstack_device::build(&cfg.device, cfg.seed, verify, None)?;
@@ -105,7 +116,7 @@ impl Host {
             m.throttle.write_bps = c.swap_write_mib_per_s.map(|v| v * 1048576.0);
             memcgs.push(m);
         }
-        let mut vm = Vm::new(frames as u32, h.watermarks(), memcgs);
+        let mut vm = Vm::new_polled(frames as u32, h.watermarks(), memcgs, poll)?;
         let period_ns = h.reclaim.stats_flush_ms * 1_000_000;
         let first_ns = h
             .reclaim

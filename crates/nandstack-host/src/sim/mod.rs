@@ -71,6 +71,17 @@ pub struct Sim {
 
 impl Sim {
     pub fn build(cfg: &HostSimConfig, verify: bool) -> Result<Sim> {
+        Self::build_with_progress(cfg, verify, &mut |_, _, _| true)
+    }
+
+    /// [`Sim::build`] reporting phase "build" (frames of the RAM table made, of all) to `progress`
+    /// every 2^16 frames while the frame table of a host with more than 16 GiB of RAM is built;
+    /// `false` from it ends the build with `Error::Interrupted`.
+    pub fn build_with_progress(
+        cfg: &HostSimConfig,
+        verify: bool,
+        progress: &mut dyn FnMut(&str, u64, u64) -> bool,
+    ) -> Result<Sim> {
         cfg.validate()?;
         let (wls, contents): (Vec<workloads::Workload>, Vec<_>) = cfg
             .processes
@@ -80,7 +91,13 @@ impl Sim {
             .collect::<Result<Vec<_>>>()?
             .into_iter()
             .unzip();
-        let mut host = Host::build(cfg, &wls, verify)?;
+        let mut host = Host::build_polled(cfg, &wls, verify, &mut |done, total| {
+            if progress("build", done, total) {
+                Ok(())
+            } else {
+                Err(Error::Interrupted)
+            }
+        })?;
         host.set_contents(contents)?;
         let mut tasks = Vec::new();
         let mut procs = Vec::new();

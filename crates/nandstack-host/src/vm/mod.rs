@@ -100,18 +100,43 @@ pub struct Vm {
 
 impl Vm {
     pub fn new(frames: u32, wmark: (u64, u64, u64), memcgs: Vec<Memcg>) -> Vm {
-        Vm {
+        Self::new_polled(frames, wmark, memcgs, &mut |_, _| Ok(())).expect("no poll fails")
+    }
+
+    /// [`Vm::new`], calling `poll(frames done, frames)` between chunks of 2^16 frames when the table
+    /// has more than 2^22 (16 GiB of RAM; a smaller one is built in well under a second), so that a
+    /// host with a large RAM can be interrupted while it is built (the poll's error is returned).
+    pub fn new_polled(
+        frames: u32,
+        wmark: (u64, u64, u64),
+        memcgs: Vec<Memcg>,
+        poll: &mut dyn FnMut(u64, u64) -> nandstack_core::Result<()>,
+    ) -> nandstack_core::Result<Vm> {
+        const CHUNK: u32 = 1 << 16;
+        let mut table = Vec::with_capacity(frames as usize);
+        let mut free = Vec::with_capacity(frames as usize);
+        let mut done = 0u32;
+        while done < frames {
+            if frames > 1 << 22 {
+                poll(done as u64, frames as u64)?;
+            }
+            let n = CHUNK.min(frames - done);
+            table.resize(table.len() + n as usize, Frame::FREE);
+            // Lowest frame index on top of the stack: the stack holds frames − 1 down to 0.
+            free.extend((frames - done - n..frames - done).rev());
+            done += n;
+        }
+        Ok(Vm {
             ptes: Vec::new(),
-            frames: vec![Frame::FREE; frames as usize],
-            // Lowest frame index on top of the stack.
-            free: (0..frames).rev().collect(),
+            frames: table,
+            free,
             memcgs,
             procs: Vec::new(),
             wmark,
             kernel_pages: 0,
             proc_bases: Vec::new(),
             stats_flush: vmstats::StatsFlush::default(),
-        }
+        })
     }
 
     /// Add a process whose mappings are given relative to its own page 0; returns its index.
@@ -277,5 +302,53 @@ impl Vm {
         self.free.push(f);
         let m = &mut self.memcgs[memcg as usize];
         m.usage -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunked_frame_table_is_the_plain_one() {
+        // 600,000 frames: ten chunks of 2^16, the last partial.
+        let n = 600_000u32;
+        let vm = Vm::new(n, (0, 0, 0), vec![Memcg::new("root", u64::MAX, 60)]);
+        assert_eq!(vm.frames.len(), n as usize);
+        assert!(vm.frames.iter().all(|f| {
+            (f.prev, f.next, f.vpn, f.key, f.flags, f.list)
+                == (NONE, NONE, NONE, NONE, 0, LIST_NONE)
+        }));
+        // The free stack pops frame 0 first, then 1, …
+        let want: Vec<u32> = (0..n).rev().collect();
+        assert_eq!(vm.free, want);
+    }
+
+    #[test]
+    fn a_large_frame_table_polls_and_stops_when_asked() {
+        let n = (1u32 << 22) + 5;
+        let mut calls = Vec::new();
+        let r = Vm::new_polled(n, (0, 0, 0), Vec::new(), &mut |done, total| {
+            calls.push((done, total));
+            if calls.len() == 3 {
+                Err(nandstack_core::Error::Interrupted)
+            } else {
+                Ok(())
+            }
+        });
+        assert!(matches!(r, Err(nandstack_core::Error::Interrupted)));
+        let step = 1u64 << 16;
+        assert_eq!(
+            calls,
+            vec![(0, n as u64), (step, n as u64), (2 * step, n as u64)]
+        );
+        // Small tables are not polled.
+        let mut polled = false;
+        Vm::new_polled(1 << 20, (0, 0, 0), Vec::new(), &mut |_, _| {
+            polled = true;
+            Ok(())
+        })
+        .unwrap();
+        assert!(!polled);
     }
 }

@@ -12,15 +12,32 @@ pub(crate) const SECTOR_BYTES: u64 = 512;
 /// Longest field value quoted back in an error message.
 const QUOTE_MAX_CHARS: usize = 40;
 
-/// `field` as text for an error message (lossy UTF-8, truncated).
-pub(crate) fn quote(field: &[u8]) -> String {
-    let text = String::from_utf8_lossy(field);
-    if text.chars().count() <= QUOTE_MAX_CHARS {
-        return text.into_owned();
+/// `bytes` as text for an error message: lossy UTF-8, control characters but tab escaped (`\u{b}`,
+/// `\r`) so garbage cannot move a terminal's cursor or end the message's line, cut (`…`) before it
+/// would pass `max` characters (an escape is never split).
+pub(crate) fn shown(bytes: &[u8], max: usize) -> String {
+    let mut out = String::new();
+    let mut count = 0;
+    for c in String::from_utf8_lossy(bytes).chars() {
+        let piece: String = if c.is_control() && c != '\t' {
+            c.escape_default().collect()
+        } else {
+            c.to_string()
+        };
+        let n = piece.chars().count();
+        if count + n > max {
+            out.push('…');
+            break;
+        }
+        out.push_str(&piece);
+        count += n;
     }
-    let mut out: String = text.chars().take(QUOTE_MAX_CHARS).collect();
-    out.push('…');
     out
+}
+
+/// `field` as text for an error message ([`shown`], at most 40 characters).
+pub(crate) fn quote(field: &[u8]) -> String {
+    shown(field, QUOTE_MAX_CHARS)
 }
 
 /// Split `line` on `sep` into exactly `N` fields, each trimmed of ASCII whitespace.
@@ -297,6 +314,20 @@ fn scale(mantissa: u128, exp10: i32) -> Option<u128> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quoted_fields_escape_control_characters() {
+        // A garbage time field once put a raw `\r` into the message (fuzz seed 4242, wiscsee): a
+        // terminal, or Python's universal newlines, then split the error line.
+        let e = parse_decimal_ns(b"0.000\xd9\x92}\r\x04\x1b[2J", "time", 9).unwrap_err();
+        assert!(!e.chars().any(|c| c.is_control()), "{e:?}");
+        assert!(e.contains("\\r\\u{4}\\u{1b}[2J"), "{e}");
+        assert_eq!(quote(b"a\tb"), "a\tb");
+        // Cut before the limit, never inside an escape.
+        assert_eq!(shown(b"abc\x1b", 5), "abc…");
+        assert_eq!(shown(b"abc\x1b", 9), "abc\\u{1b}");
+        assert_eq!(quote(&[b'x'; 50]).chars().count(), 41);
+    }
 
     #[test]
     fn unsigned_integers() {

@@ -286,24 +286,7 @@ const ERROR_TEXT_MAX_CHARS: usize = 200;
 
 /// An [`Error::Trace`] for line (or record) `line` of `file`, quoting `text` (truncated).
 pub(crate) fn trace_error(file: &str, line: u64, text: &[u8], msg: String) -> Error {
-    // Control characters are shown escaped (`\u{b}`), so garbage cannot move a terminal's cursor.
-    let lossy: String = String::from_utf8_lossy(text)
-        .chars()
-        .flat_map(|c| {
-            let escaped = (c.is_control() && c != '\t').then(|| c.escape_default());
-            escaped
-                .into_iter()
-                .flatten()
-                .chain((!c.is_control() || c == '\t').then_some(c))
-        })
-        .collect();
-    let text = if lossy.chars().count() > ERROR_TEXT_MAX_CHARS {
-        let mut t: String = lossy.chars().take(ERROR_TEXT_MAX_CHARS).collect();
-        t.push('…');
-        t
-    } else {
-        lossy
-    };
+    let text = fields::shown(text, ERROR_TEXT_MAX_CHARS);
     Error::Trace {
         file: file.to_string(),
         line,
