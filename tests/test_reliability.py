@@ -3,6 +3,7 @@ errors for bad input (never a traceback), sweep workers that die with their pare
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import random
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import fuzzing
 import nandstack
 from conftest import TINY, TINY_ARGS
 from nandstack._output import verify_manifest
@@ -164,27 +166,7 @@ def test_building_a_1_tib_host_reports_progress_and_stops_when_asked():
     """Host RAM up to 1 TiB is allowed; its frame table (10 GiB) takes tens of seconds to build, so the
     build reports phase "build" and an interrupt from the callback ends it at the next chunk (found by
     the fuzz suite at seed 4242: `host.ram_mib = 1000000` ran 25 s without a check)."""
-    import nandstack
-
-    config = {
-        "workload": {
-            "kind": "host",
-            "processes": [
-                {
-                    "name": "m",
-                    "workload": {
-                        "type": "memtouch",
-                        "pages": 2048,
-                        "ops": 3000,
-                        "pattern": "uniform",
-                        "write_pct": 50,
-                        "seed": 1,
-                    },
-                }
-            ],
-        },
-        "host": {"ram_mib": 1_000_000, "swap": {"size_mib": 64}},
-    }
+    config = {**copy.deepcopy(fuzzing.HOST), "host": {"ram_mib": 1_000_000, "swap": {"size_mib": 64}}}
     seen = []
 
     def progress(phase, done, total):
