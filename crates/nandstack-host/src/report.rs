@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 use crate::block::{IoCounters, HIST_PAGES};
 use crate::host::FAULT_KINDS;
 use crate::sim::Sim;
+use crate::vm::page::LRU_NAMES;
 
 fn pct(h: &Histogram) -> Value {
     serde_json::to_value(h.percentiles(1e-3)).expect("percentiles serialise")
@@ -164,12 +165,11 @@ pub fn report(sim: &Sim) -> Value {
                 "workingset_restore_file": st.workingset_restore_file,
                 // memory.stat's list sizes at the end (the live values, as reading memory.stat
                 // flushes), pages: inactive anon, active anon, inactive file, active file.
-                "lru_pages_end": {
-                    "inactive_anon": m.lru_len(crate::vm::page::LRU_INACTIVE_ANON),
-                    "active_anon": m.lru_len(crate::vm::page::LRU_ACTIVE_ANON),
-                    "inactive_file": m.lru_len(crate::vm::page::LRU_INACTIVE_FILE),
-                    "active_file": m.lru_len(crate::vm::page::LRU_ACTIVE_FILE),
-                },
+                "lru_pages_end": LRU_NAMES
+                    .iter()
+                    .enumerate()
+                    .map(|(l, n)| (n.to_string(), json!(m.lru_len(l as u8))))
+                    .collect::<Map<String, Value>>(),
             })
         })
         .collect();
@@ -196,18 +196,15 @@ pub fn report(sim: &Sim) -> Value {
             .iter()
             .zip(&sr.cgroups)
             .map(|(m, c)| {
-                (
-                    m.name.clone(),
-                    json!({
-                        "usage_pages": c.usage_pages,
-                        "swap_read_mib_per_s": c.swap_read_mib_per_s,
-                        "swap_write_mib_per_s": c.swap_write_mib_per_s,
-                        "inactive_anon_pages": c.lru_pages[0],
-                        "active_anon_pages": c.lru_pages[1],
-                        "inactive_file_pages": c.lru_pages[2],
-                        "active_file_pages": c.lru_pages[3],
-                    }),
-                )
+                let mut o = json!({
+                    "usage_pages": c.usage_pages,
+                    "swap_read_mib_per_s": c.swap_read_mib_per_s,
+                    "swap_write_mib_per_s": c.swap_write_mib_per_s,
+                });
+                for (n, v) in LRU_NAMES.iter().zip(&c.lru_pages) {
+                    o[format!("{n}_pages")] = json!(v);
+                }
+                (m.name.clone(), o)
             })
             .collect();
     let dev = h.io.dev.stats();

@@ -7,6 +7,7 @@ use std::time::Instant;
 use nandstack_core::Result;
 use nandstack_host::config::{HostSimConfig, RunSection};
 use nandstack_host::sim::Sim;
+use nandstack_host::vm::page::LRU_NAMES;
 use serde_json::Value;
 
 use crate::config::SimConfig;
@@ -61,16 +62,11 @@ fn series(sim: &Sim) -> TimeSeries {
     .collect();
     let names: Vec<&str> = sim.host.vm.memcgs.iter().map(|m| m.name.as_str()).collect();
     for n in &names {
-        for k in [
-            "usage_pages",
-            "swap_read_mib_per_s",
-            "swap_write_mib_per_s",
-            "inactive_anon_pages",
-            "active_anon_pages",
-            "inactive_file_pages",
-            "active_file_pages",
-        ] {
+        for k in ["usage_pages", "swap_read_mib_per_s", "swap_write_mib_per_s"] {
             columns.push(format!("cgroup_{n}_{k}"));
+        }
+        for l in LRU_NAMES {
+            columns.push(format!("cgroup_{n}_{l}_pages"));
         }
     }
     let rows = (0..s.t_ms.len())

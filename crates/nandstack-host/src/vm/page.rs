@@ -96,6 +96,13 @@ pub const LRU_ACTIVE_ANON: u8 = 1;
 pub const LRU_INACTIVE_FILE: u8 = 2;
 pub const LRU_ACTIVE_FILE: u8 = 3;
 pub const NR_LRU: usize = 4;
+/// The lists' names in reports, by index (memory.stat's, without the `_pages` unit).
+pub const LRU_NAMES: [&str; NR_LRU] = [
+    "inactive_anon",
+    "active_anon",
+    "inactive_file",
+    "active_file",
+];
 /// On no list (free, kernel).
 pub const LIST_NONE: u8 = 0xff;
 /// Isolated by reclaim (on a private batch).
