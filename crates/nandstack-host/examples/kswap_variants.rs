@@ -2,14 +2,16 @@
 //! pattern × write share × footprint/limit × discard), with read-after-write verification: one line
 //! per program with the model's run time and figures, or its error. There is no kernel to compare
 //! with here; it shows the model runs every shape to the end and how its figures move.
-//! `cargo run --release -p nandstack-host --example kswap_variants [JSON-PATCH]`
+//! `cargo run --release -p nandstack-host --example kswap_variants [JSON-PATCH [NAME-PART]]`
 
 use nandstack_host::kswap::{self, Capture, SwapSummary};
 
 fn main() {
-    let patch: serde_json::Value = std::env::args().nth(1).map_or(serde_json::json!({}), |p| {
+    let mut args = std::env::args().skip(1);
+    let patch: serde_json::Value = args.next().map_or(serde_json::json!({}), |p| {
         serde_json::from_str(&p).expect("patch is JSON")
     });
+    let only = args.next().unwrap_or_default();
     let mut failures = 0;
     for (pages, limit_mib) in [(16384u64, 48u64), (32768, 64), (49152, 64), (81920, 128)] {
         for pattern in ["uniform", "normal", "seq", "hot"] {
@@ -31,6 +33,9 @@ fn main() {
                         "{pattern}_w{write_pct}_p{pages}_l{limit_mib}{}",
                         if discard { "_discard" } else { "" }
                     );
+                    if !name.contains(only.as_str()) {
+                        continue;
+                    }
                     let mut v = kswap::config_json(&c);
                     kswap::merge_patch(&mut v, &patch);
                     let cfg = nandstack_host::HostSimConfig::from_json(&v.to_string())
@@ -38,14 +43,17 @@ fn main() {
                     match nandstack_host::run_config(&cfg, true, &mut |_, _, _| true) {
                         Ok(sim) => {
                             let m = kswap::model_summary(&sim);
+                            let sw = &nandstack_host::report::report(&sim)["swap"];
                             println!(
-                                "{name:<34} {:>6.2} s  in {:>7}  out {:>7}  pages/read {:>5.2}  pages/write {:>6.1}  discarded {:>6}",
+                                "{name:<34} {:>6.2} s  in {:>7}  out {:>7}  pages/read {:>5.2}  pages/write {:>6.1}  discarded {:>6}  read ahead {:>6} (hits {:>6})",
                                 sim.now as f64 / 1e9,
                                 m.pswpin,
                                 m.pswpout,
                                 m.reads.mean(),
                                 m.writes.mean(),
-                                m.discard_pages
+                                m.discard_pages,
+                                sw["readahead_pages"],
+                                sw["readahead_hits"]
                             );
                         }
                         Err(e) => {
