@@ -103,6 +103,40 @@ fn thresholds(dev: &Dev, device_scope: bool) -> (u32, u32) {
 /// Build both sides. `hot` is the oracle's temperature map (by logical unit); `ref_seed` seeds the
 /// reference's victim RNG (equal to the engine's for lockstep).
 fn build(dev: &Dev, case: &Case, hot: &[bool], seed: u64, ref_seed: u64) -> (Ftl, RefFtl) {
+    let (geo, cfg) = engine_config(dev, case);
+    let (start, stop) = thresholds(dev, case.device_scope);
+    let ftl = if case.place == Place::Oracle {
+        Ftl::with_placement(geo, cfg, seed, Box::new(Oracle(hot.to_vec())))
+    } else {
+        Ftl::new(geo, cfg, seed)
+    }
+    .unwrap_or_else(|e| panic!("{case:?}: {e}"));
+    let reference = RefFtl::new(
+        RefConfig {
+            planes: dev.planes,
+            blocks_per_plane: dev.blocks_per_plane,
+            pages_per_block: dev.pages_per_block,
+            units_per_page: dev.page_size / U as u32,
+            logical_units: ftl.logical_units(),
+            start,
+            stop,
+            to_stop: case.to_stop,
+            trigger: case.trigger,
+            device_scope: case.device_scope,
+            victim: case.victim,
+            placement: match case.place {
+                Place::Single => Placement::Single,
+                Place::HostGc => Placement::HostGc,
+                Place::Oracle => Placement::Oracle(hot.to_vec()),
+            },
+        },
+        Rng::derive(ref_seed, FTL_RNG_LABEL),
+    );
+    (ftl, reference)
+}
+
+/// The engine's geometry and FTL config for `dev` and `case`.
+fn engine_config(dev: &Dev, case: &Case) -> (Geometry, FtlConfig) {
     let geo = Geometry {
         channels: dev.planes,
         chips_per_channel: 1,
@@ -142,34 +176,7 @@ fn build(dev: &Dev, case: &Case, hot: &[bool], seed: u64, ref_seed: u64) -> (Ftl
         },
         ..FtlConfig::default()
     };
-    let ftl = if case.place == Place::Oracle {
-        Ftl::with_placement(geo, cfg, seed, Box::new(Oracle(hot.to_vec())))
-    } else {
-        Ftl::new(geo, cfg, seed)
-    }
-    .unwrap_or_else(|e| panic!("{case:?}: {e}"));
-    let reference = RefFtl::new(
-        RefConfig {
-            planes: dev.planes,
-            blocks_per_plane: dev.blocks_per_plane,
-            pages_per_block: dev.pages_per_block,
-            units_per_page: dev.page_size / U as u32,
-            logical_units: ftl.logical_units(),
-            start,
-            stop,
-            to_stop: case.to_stop,
-            trigger: case.trigger,
-            device_scope: case.device_scope,
-            victim: case.victim,
-            placement: match case.place {
-                Place::Single => Placement::Single,
-                Place::HostGc => Placement::HostGc,
-                Place::Oracle => Placement::Oracle(hot.to_vec()),
-            },
-        },
-        Rng::derive(ref_seed, FTL_RNG_LABEL),
-    );
-    (ftl, reference)
+    (geo, cfg)
 }
 
 /// An operation of a test stream.
@@ -548,5 +555,67 @@ fn steady_state_waf_agrees_with_the_reference_within_two_percent() {
         failures.is_empty(),
         "WAF differs by more than 2%:\n{}",
         failures.join("\n")
+    );
+}
+
+/// Lockstep on geometries drawn at random (planes, blocks, pages per block, page size, spare share),
+/// each with a victim policy, placement, scope, schedule and pattern drawn too, so that no size the
+/// fixed cases use is special. `NANDSTACK_DIFF_GEOMETRIES` sets how many (default 16).
+#[test]
+fn lockstep_on_random_geometries() {
+    let count = std::env::var("NANDSTACK_DIFF_GEOMETRIES")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(16);
+    let mut rng = Rng::new(0x6e0);
+    let mut refused = 0;
+    for g in 0..count {
+        let dev = Dev {
+            planes: 1 + rng.below(6) as u32,
+            blocks_per_plane: 24 + rng.below(80) as u32,
+            pages_per_block: 1 << (2 + rng.below(5)),
+            page_size: 4096 << rng.below(3),
+            op: 0.12 + 0.3 * rng.unit_f64(),
+        };
+        let case = Case {
+            victim: VICTIMS[rng.below(VICTIMS.len() as u64) as usize],
+            place: PLACES[rng.below(PLACES.len() as u64) as usize],
+            device_scope: rng.chance(0.5),
+            trigger: if rng.chance(0.5) {
+                Trigger::EveryWrite
+            } else {
+                Trigger::BlockOpen
+            },
+            to_stop: rng.chance(0.5),
+        };
+        let pattern = match rng.below(3) {
+            0 => Pattern::Uniform,
+            1 => Pattern::HotCold {
+                ops: 0.7 + 0.25 * rng.unit_f64(),
+                space: 0.05 + 0.25 * rng.unit_f64(),
+            },
+            _ => Pattern::Zipf(0.6 + 0.6 * rng.unit_f64()),
+        };
+        let (geo, cfg) = engine_config(&dev, &case);
+        if let Err(e) = Ftl::new(geo, cfg, 1) {
+            // Too little spare space for the thresholds: refused by name, as a config error.
+            let msg = e.to_string();
+            assert!(
+                msg.contains("over_provisioning") && msg.contains("leaves no room for GC"),
+                "geometry {g}: {dev:?} {case:?} refused with an unexpected error: {msg}"
+            );
+            refused += 1;
+            continue;
+        }
+        let units = dev.planes as u64
+            * dev.blocks_per_plane as u64
+            * dev.pages_per_block as u64
+            * (dev.page_size as u64 / U);
+        eprintln!("geometry {g}: {dev:?} {case:?} {pattern:?}");
+        lockstep(&dev, &case, pattern, 4 * units + 3_000, 5_000 + g);
+    }
+    assert!(
+        refused * 2 < count,
+        "{refused} of {count} geometries refused: the draw should mostly give usable devices"
     );
 }
