@@ -131,25 +131,53 @@ impl VictimPolicy for Lockstep {
     }
 }
 
+/// A hybrid device's size: blocks, pages per SLC block (a QLC block holds four times as many), spare share.
+#[derive(Clone, Copy, Debug)]
+struct Size {
+    blocks: u32,
+    slc_pages: u32,
+    op: f64,
+}
+
 /// 64 blocks of 16 KiB pages; 4 pages per SLC block, 16 per QLC block; 25% OP.
-fn params(slc_victim: VictimConfig) -> HybridParams {
+const SMALL: Size = Size {
+    blocks: 64,
+    slc_pages: 4,
+    op: 0.25,
+};
+
+fn params(slc_victim: VictimConfig, size: Size) -> HybridParams {
+    config(slc_victim, size)
+        .params()
+        .unwrap_or_else(|e| panic!("{size:?}: {e}"))
+}
+
+fn config(slc_victim: VictimConfig, size: Size) -> HybridDeviceConfig {
     HybridDeviceConfig {
-        total_blocks: Some(64),
-        slc_pages_per_block: Some(4),
-        qlc_pages_per_block: Some(16),
-        over_provisioning: Some(0.25),
+        total_blocks: Some(size.blocks),
+        slc_pages_per_block: Some(size.slc_pages),
+        qlc_pages_per_block: Some(4 * size.slc_pages),
+        over_provisioning: Some(size.op),
         write_buffer_bytes: Some(8 * 4096),
         slc_victim: Some(slc_victim),
         ..Default::default()
     }
-    .params()
-    .unwrap()
 }
 
 /// Run a seeded mix of SLC/QLC writes, reads, TRIMs and resizes with both policies in lockstep;
 /// returns the selections made by (SLC, QLC).
 fn run(layout: SlcLayout, slc_victim: VictimConfig, seed: u64) -> (u64, u64) {
-    let p = params(slc_victim.clone());
+    run_sized(layout, slc_victim, SMALL, 4000, seed)
+}
+
+fn run_sized(
+    layout: SlcLayout,
+    slc_victim: VictimConfig,
+    size: Size,
+    ops: u64,
+    seed: u64,
+) -> (u64, u64) {
+    let p = params(slc_victim.clone(), size);
     let n = p.total_blocks;
     let table = BlockTable::with_modes(n, n, &[p.slc_units_per_block, p.qlc_units_per_block]);
     let counts = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
@@ -168,7 +196,8 @@ fn run(layout: SlcLayout, slc_victim: VictimConfig, seed: u64) -> (u64, u64) {
         HybridFtl::with_victims(p.clone(), layout, true, seed, Box::new(slc), Box::new(qlc));
     let mut rng = Rng::new(seed);
     let logical = p.logical_units as u64;
-    for i in 0..4000 {
+    let max_slc = size.blocks as u64 * 5 / 8;
+    for i in 0..ops {
         let lpn = rng.below(logical * 3 / 4);
         let n = (1 + rng.below(48)).min(logical - lpn);
         match rng.below(20) {
@@ -177,7 +206,7 @@ fn run(layout: SlcLayout, slc_victim: VictimConfig, seed: u64) -> (u64, u64) {
             15 | 16 => f.read(lpn, n).unwrap(),
             17 => f.trim(lpn, n.min(4)).unwrap(),
             _ => {
-                f.set_slc_target(rng.below(40) as u32).unwrap();
+                f.set_slc_target(rng.below(max_slc) as u32).unwrap();
             }
         }
         if f.slc_target() > f.max_slc_blocks() {
@@ -185,7 +214,7 @@ fn run(layout: SlcLayout, slc_victim: VictimConfig, seed: u64) -> (u64, u64) {
         }
         if i % 500 == 0 {
             f.check_invariants()
-                .unwrap_or_else(|e| panic!("seed {seed} op {i}: {e}"));
+                .unwrap_or_else(|e| panic!("{size:?} seed {seed} op {i}: {e}"));
         }
     }
     f.set_slc_target(0).unwrap();
@@ -219,4 +248,64 @@ fn hybrid_victims_agree_with_the_full_scan_in_lockstep() {
         assert_eq!(slc, 0, "UST reclaims its SLC blocks per logical block");
         assert!(qlc > 100, "seed {seed} UST: {qlc} QLC selections");
     }
+}
+
+/// The same lockstep on device sizes drawn at random (32–223 blocks, 2–16 pages per SLC block,
+/// 15–40% spare), each with a drawn layout and SLC victim policy. `NANDSTACK_DIFF_GEOMETRIES` sets how
+/// many (default 8).
+#[test]
+fn hybrid_victims_agree_on_random_device_sizes() {
+    let count = std::env::var("NANDSTACK_DIFF_GEOMETRIES")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(8);
+    let mut rng = Rng::new(0x4b1d);
+    let mut refused = 0;
+    for g in 0..count {
+        let size = Size {
+            blocks: 32 + rng.below(192) as u32,
+            slc_pages: 2 << rng.below(4),
+            op: 0.15 + 0.25 * rng.unit_f64(),
+        };
+        let victim = if rng.chance(0.5) {
+            VictimConfig::greedy()
+        } else {
+            VictimConfig::Fifo
+        };
+        let ust = rng.chance(0.25);
+        let layout = if ust {
+            SlcLayout::PerLogicalBlock {
+                max_blocks: 1 + rng.below(4) as u32,
+            }
+        } else {
+            SlcLayout::Shared
+        };
+        if let Err(e) = config(victim.clone(), size).params() {
+            // Too small for the QLC reserve at this spare share: refused by name.
+            let msg = e.to_string();
+            assert!(
+                msg.contains("over_provisioning") && msg.contains("a full logical space needs"),
+                "{size:?} refused with an unexpected error: {msg}"
+            );
+            refused += 1;
+            continue;
+        }
+        eprintln!("size {g}: {size:?} {victim:?} {layout:?}");
+        // Enough operations to wrap the device several times.
+        let ops = 6_000 + 60 * size.blocks as u64 * size.slc_pages as u64;
+        let (slc, qlc) = run_sized(layout, victim, size, ops, 900 + g);
+        if ust {
+            assert_eq!(
+                slc, 0,
+                "{size:?}: UST reclaims its SLC blocks per logical block"
+            );
+        } else {
+            assert!(slc > 20, "{size:?}: {slc} SLC selections");
+        }
+        assert!(qlc > 20, "{size:?}: {qlc} QLC selections");
+    }
+    assert!(
+        refused * 2 < count,
+        "{refused} of {count} sizes refused: the draw should mostly give usable devices"
+    );
 }
