@@ -145,7 +145,11 @@ fn the_flush_phase_gives_hot_r100_p49152s_two_kernel_outcomes() {
     let kernel: Vec<f64> = p.captures.iter().map(|c| c.kernel.pswpin as f64).collect();
     let high = kernel.iter().cloned().fold(f64::MIN, f64::max);
     let low: Vec<f64> = kernel.iter().cloned().filter(|&k| k < 0.9 * high).collect();
-    assert_eq!(low.len(), 2, "two of the three runs swap in clearly less: {kernel:?}");
+    assert_eq!(
+        low.len(),
+        2,
+        "two of the three runs swap in clearly less: {kernel:?}"
+    );
     let (lo_min, lo_max) = (low[0].min(low[1]), low[0].max(low[1]));
     for first_ms in [0, 300, 600] {
         let m = run(first_ms);
