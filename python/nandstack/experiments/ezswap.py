@@ -56,6 +56,8 @@ PAPER: dict[str, dict[str, float | None]] = {
     "ezswap": {"launch_norm": 0.837, "read_norm": 0.59, "written_norm": 0.383, "zpages_per_mb": 534},
 }
 PAPER_SA = {"compressions_drop_pct": 76.0, "cycles_drop_pct": 62.0, "pearson_lzo": 0.88}
+#: The drop in compressions that counts as SA cutting them (seed-to-seed noise is about 1.5%).
+SA_MATERIAL_PCT = 10.0
 
 
 def shared_compress() -> Path:
@@ -386,7 +388,9 @@ def _verdict(h: dict[str, Any], sa: dict[str, Any], lzo: dict[str, Any] | None) 
         "zswap writes less than swap": g("zswap", "pages_written_norm") < 1,
         "zswap reads more than swap": g("zswap", "pages_read_norm") > 1,
         "APA reads less than zswap": g("apa", "pages_read_norm") < g("zswap", "pages_read_norm"),
-        "APA+SA compresses fewer pages than APA": bool(sa) and sa["compressions_drop_pct"] > 0,
+        # A material cut (the paper: 76%); across seeds SA moves compressions by -1.3..+0.2%, noise.
+        f"APA+SA compresses at least {SA_MATERIAL_PCT:g}% fewer pages than APA": bool(sa)
+        and sa["compressions_drop_pct"] >= SA_MATERIAL_PCT,
         "ezswap launches faster than zswap": g("ezswap", "launch_time_norm") < g("zswap", "launch_time_norm"),
         "APA packs fewer zpages per MiB than zswap": g("apa", "zpages_per_mb") < g("zswap", "zpages_per_mb"),
         "SA and CA raise APA's density": g("ezswap", "zpages_per_mb") > g("apa", "zpages_per_mb"),
