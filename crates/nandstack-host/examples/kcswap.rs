@@ -1,5 +1,7 @@
 //! Run the model on the real-kernel zswap and zram captures and print model vs the kernel's range.
-//! `cargo run --release -p nandstack-host --example kcswap [FILTER] [--traces DIR]`
+//! `cargo run --release -p nandstack-host --example kcswap [FILTER] [--traces DIR] [--patch JSON]`
+//! (the patch is merged into each capture's config, objects key by key; a run that fails, e.g. out of
+//! memory, prints its error).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -11,6 +13,11 @@ fn main() {
     let mut traces = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
     if let Some(i) = args.iter().position(|a| a == "--traces") {
         traces = PathBuf::from(args.remove(i + 1));
+        args.remove(i);
+    }
+    let mut patch = serde_json::Value::Null;
+    if let Some(i) = args.iter().position(|a| a == "--patch") {
+        patch = serde_json::from_str(&args.remove(i + 1)).expect("patch is JSON");
         args.remove(i);
     }
     let filter = args.first().cloned().unwrap_or_default();
@@ -25,9 +32,15 @@ fn main() {
             if !name.contains(&filter) {
                 continue;
             }
-            let cfg = kcswap::config(reps[0], &corpus).expect("config");
+            let cfg = kcswap::config_patched(reps[0], &corpus, &patch).expect("config");
             let t = std::time::Instant::now();
-            let sim = nandstack_host::run_config(&cfg, false, &mut |_, _, _| true).expect("run");
+            let sim = match nandstack_host::run_config(&cfg, false, &mut |_, _, _| true) {
+                Ok(sim) => sim,
+                Err(e) => {
+                    println!("{name}: error: {e}");
+                    continue;
+                }
+            };
             let model = kcswap::model_figures(&sim, kind);
             let range = kcswap::kernel_range(&reps);
             println!(

@@ -258,6 +258,12 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Capture>> {
 /// the loop device over tmpfs that the zswap captures swapped to: µs-scale reads and writes
 /// ([`LOOP_DEVICE_US`]). Everything else is a Linux default; nothing is fitted.
 pub fn config(c: &Capture, corpus_dir: &Path) -> Result<HostSimConfig> {
+    config_patched(c, corpus_dir, &Value::Null)
+}
+
+/// [`config`] with `patch` merged in (objects key by key, anything else replaced; `null` changes
+/// nothing), e.g. another statistics-flush setting.
+pub fn config_patched(c: &Capture, corpus_dir: &Path, patch: &Value) -> Result<HostSimConfig> {
     let a = &c.args;
     let num = |i: usize| -> Result<u64> {
         a.get(i).and_then(|s| s.parse().ok()).ok_or_else(|| {
@@ -306,6 +312,10 @@ pub fn config(c: &Capture, corpus_dir: &Path) -> Result<HostSimConfig> {
         },
         "run": {"series_interval_ms": 1000.0},
     });
+    let mut v = v;
+    if !patch.is_null() {
+        crate::kswap::merge_patch(&mut v, patch);
+    }
     HostSimConfig::from_json(&v.to_string())
 }
 
