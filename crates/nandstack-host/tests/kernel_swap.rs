@@ -48,14 +48,22 @@ fn model(p: &Program) -> SwapSummary {
     kswap::model_summary(&sim)
 }
 
-#[test]
-fn every_capture_within_its_kernel_range() {
+/// The captures' programs, or `None` (with the skip message) when the shared folder is absent.
+fn programs_or_skip() -> Option<Vec<Program>> {
     let Some(dir) = dir() else {
         eprintln!("SKIPPED: ../shared/traces/kernel-swap not found next to the repository");
-        return;
+        return None;
     };
     let programs = kswap::programs(&dir).expect("captures load");
     assert!(!programs.is_empty(), "no capture in {}", dir.display());
+    Some(programs)
+}
+
+#[test]
+fn every_capture_within_its_kernel_range() {
+    let Some(programs) = programs_or_skip() else {
+        return;
+    };
     // Two runs at a time (the programs are independent).
     let half = programs.len().div_ceil(2);
     let models: Vec<SwapSummary> = std::thread::scope(|s| {
@@ -126,11 +134,9 @@ fn every_capture_within_its_kernel_range() {
 /// statistics give one number whatever the phase.
 #[test]
 fn the_flush_phase_gives_hot_r100_p49152s_two_kernel_outcomes() {
-    let Some(dir) = dir() else {
-        eprintln!("SKIPPED: ../shared/traces/kernel-swap not found next to the repository");
+    let Some(programs) = programs_or_skip() else {
         return;
     };
-    let programs = kswap::programs(&dir).expect("captures load");
     let Some(p) = programs.iter().find(|p| p.name == "kswap_hot_r100_p49152") else {
         eprintln!("SKIPPED: kswap_hot_r100_p49152 is not among the captures");
         return;

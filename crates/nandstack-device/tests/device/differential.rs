@@ -563,10 +563,7 @@ fn steady_state_waf_agrees_with_the_reference_within_two_percent() {
 /// fixed cases use is special. `NANDSTACK_DIFF_GEOMETRIES` sets how many (default 16).
 #[test]
 fn lockstep_on_random_geometries() {
-    let count = std::env::var("NANDSTACK_DIFF_GEOMETRIES")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(16);
+    let count = super::diff_geometries(16);
     let mut rng = Rng::new(0x6e0);
     let mut refused = 0;
     for g in 0..count {

@@ -255,10 +255,7 @@ fn hybrid_victims_agree_with_the_full_scan_in_lockstep() {
 /// many (default 8).
 #[test]
 fn hybrid_victims_agree_on_random_device_sizes() {
-    let count = std::env::var("NANDSTACK_DIFF_GEOMETRIES")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(8);
+    let count = super::diff_geometries(8);
     let mut rng = Rng::new(0x4b1d);
     let mut refused = 0;
     for g in 0..count {

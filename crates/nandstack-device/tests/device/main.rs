@@ -8,3 +8,12 @@ mod differential;
 mod hybrid_victims;
 mod properties;
 mod reference;
+
+/// How many random devices the random-geometry differential tests draw: `NANDSTACK_DIFF_GEOMETRIES`,
+/// else `default`.
+fn diff_geometries(default: u64) -> u64 {
+    std::env::var("NANDSTACK_DIFF_GEOMETRIES")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(default)
+}
