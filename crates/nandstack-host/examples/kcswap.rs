@@ -15,7 +15,7 @@ fn main() {
         traces = PathBuf::from(args.remove(i + 1));
         args.remove(i);
     }
-    let mut patch = serde_json::Value::Null;
+    let mut patch = serde_json::json!({});
     if let Some(i) = args.iter().position(|a| a == "--patch") {
         patch = serde_json::from_str(&args.remove(i + 1)).expect("patch is JSON");
         args.remove(i);

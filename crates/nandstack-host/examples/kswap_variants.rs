@@ -36,14 +36,11 @@ fn main() {
                     if !name.contains(only.as_str()) {
                         continue;
                     }
-                    let mut v = kswap::config_json(&c);
-                    kswap::merge_patch(&mut v, &patch);
-                    let cfg = nandstack_host::HostSimConfig::from_json(&v.to_string())
-                        .expect("variant config");
+                    let cfg = kswap::config_patched(&c, &patch).expect("variant config");
                     match nandstack_host::run_config(&cfg, true, &mut |_, _, _| true) {
                         Ok(sim) => {
                             let m = kswap::model_summary(&sim);
-                            let sw = &nandstack_host::report::report(&sim)["swap"];
+                            let st = &sim.host.stats;
                             println!(
                                 "{name:<34} {:>6.2} s  in {:>7}  out {:>7}  pages/read {:>5.2}  pages/write {:>6.1}  discarded {:>6}  read ahead {:>6} (hits {:>6})",
                                 sim.now as f64 / 1e9,
@@ -52,8 +49,8 @@ fn main() {
                                 m.reads.mean(),
                                 m.writes.mean(),
                                 m.discard_pages,
-                                sw["readahead_pages"],
-                                sw["readahead_hits"]
+                                st.readahead_pages,
+                                st.readahead_hits
                             );
                         }
                         Err(e) => {

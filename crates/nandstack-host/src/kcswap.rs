@@ -258,11 +258,11 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Capture>> {
 /// the loop device over tmpfs that the zswap captures swapped to: µs-scale reads and writes
 /// ([`LOOP_DEVICE_US`]). Everything else is a Linux default; nothing is fitted.
 pub fn config(c: &Capture, corpus_dir: &Path) -> Result<HostSimConfig> {
-    config_patched(c, corpus_dir, &Value::Null)
+    config_patched(c, corpus_dir, &json!({}))
 }
 
-/// [`config`] with `patch` merged in (objects key by key, anything else replaced; `null` changes
-/// nothing), e.g. another statistics-flush setting.
+/// [`config`] with `patch` merged in ([`crate::kswap::merge_patch`]: objects key by key, anything else
+/// replaced), e.g. another statistics-flush setting.
 pub fn config_patched(c: &Capture, corpus_dir: &Path, patch: &Value) -> Result<HostSimConfig> {
     let a = &c.args;
     let num = |i: usize| -> Result<u64> {
@@ -301,7 +301,7 @@ pub fn config_patched(c: &Capture, corpus_dir: &Path, patch: &Value) -> Result<H
         }
     }
     host["swap"] = swap;
-    let v = json!({
+    let mut v = json!({
         "seed": 1,
         "host": host,
         "processes": [{"name": "memtouch", "cgroup": "capture", "workload": workload}],
@@ -312,10 +312,7 @@ pub fn config_patched(c: &Capture, corpus_dir: &Path, patch: &Value) -> Result<H
         },
         "run": {"series_interval_ms": 1000.0},
     });
-    let mut v = v;
-    if !patch.is_null() {
-        crate::kswap::merge_patch(&mut v, patch);
-    }
+    crate::kswap::merge_patch(&mut v, patch);
     HostSimConfig::from_json(&v.to_string())
 }
 

@@ -195,9 +195,7 @@ fn the_flush_phase_gives_hot_r100_p49152s_two_kernel_outcomes() {
     let run = |first_ms: u64| {
         let patch = serde_json::json!({"host": {"reclaim": {
             "stats_flush_ms": 2000, "stats_flush_first_ms": first_ms}}});
-        let cfg = kswap::config_patched(&p.captures[0], &patch).expect("config");
-        let sim = nandstack_host::run_config(&cfg, false, &mut |_, _, _| true).expect("model runs");
-        kswap::model_summary(&sim).pswpin as f64
+        model(p, &patch).expect("model runs").pswpin as f64
     };
     let kernel: Vec<f64> = p.captures.iter().map(|c| c.kernel.pswpin as f64).collect();
     let high = kernel.iter().cloned().fold(f64::MIN, f64::max);
