@@ -23,19 +23,32 @@ fn main() {
     if let Err(e) = sim.run(&mut |_, _, _| true) {
         println!("error: {e}");
     }
-    let r = report::report(&sim);
-    let s = &r["series"];
-    let cg = &s["cgroups"]["capswap"];
-    println!("t_ms inactive_anon active_anon pswpin pswpout");
-    for (i, t) in s["t_ms"].as_array().unwrap().iter().enumerate() {
+    let s = &sim.series;
+    let m = sim
+        .host
+        .vm
+        .memcgs
+        .iter()
+        .position(|m| m.name == "capswap")
+        .expect("the capture's cgroup");
+    let cg = &s.cgroups[m];
+    println!("t_ms inactive_anon active_anon pswpin pswpout refault_anon activate_anon pgactivate pgdeactivate");
+    for (i, t) in s.t_ms.iter().enumerate() {
+        let d = |v: &Vec<u64>| v[i] - if i > 0 { v[i - 1] } else { 0 };
         println!(
-            "{:.0} {} {} {} {}",
-            t.as_f64().unwrap(),
-            cg["inactive_anon_pages"][i],
-            cg["active_anon_pages"][i],
-            s["pswpin"][i],
-            s["pswpout"][i]
+            "{t:.0} {} {} {} {} {} {} {} {}",
+            cg.lru_pages[0][i],
+            cg.lru_pages[1][i],
+            s.pswpin[i],
+            s.pswpout[i],
+            d(&cg.events[0]),
+            d(&cg.events[1]),
+            d(&cg.events[2]),
+            d(&cg.events[3]),
         );
     }
-    println!("{}", serde_json::to_string(&r["cgroups"]).unwrap());
+    println!(
+        "{}",
+        serde_json::to_string(&report::report(&sim)["cgroups"]).unwrap()
+    );
 }

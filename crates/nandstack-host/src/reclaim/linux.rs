@@ -268,6 +268,31 @@ impl LinuxReclaim {
     }
 }
 
+/// `shrink_slab` after `shrink_lruvec` of cgroup `m` (0: the root, global reclaim), as far as it
+/// changes reclaim: the zswap shrinker's `zswap_shrinker_count` flushes the cgroup's statistics
+/// (`mem_cgroup_flush_stats`, not rate-limited) whenever the shrinker is enabled and the cgroup has
+/// entries on zswap's LRU (which set its shrinker bit; for the root, any entry). So with zswap's
+/// shrinker on, reclaim reads nearly live LRU sizes and workingset activations instead of the last
+/// periodic flush. (`memcg_vmstats_needs_flush`'s threshold, 64 updates per CPU, is passed by the LRU
+/// moves of any reclaim round; under cgroup v1 the count then returns 0 — the zswap charge counters
+/// it scales by are v2-only — so the shrinker writes nothing back: the captures' `zswpwb` is 0.)
+fn shrink_slab(h: &mut Host, m: u16) {
+    if h.vm.stats_flush_period_ns() == 0 {
+        return;
+    }
+    let Some(z) = h.swap.zswap.as_ref() else {
+        return;
+    };
+    let has_entries = if m == 0 {
+        z.stored_pages() > 0
+    } else {
+        z.count(m) > 0
+    };
+    if z.shrinker_enabled && has_entries {
+        h.vm.flush_stats_of(m);
+    }
+}
+
 impl ReclaimPolicy for LinuxReclaim {
     fn name(&self) -> &'static str {
         "linux"
@@ -304,6 +329,7 @@ impl ReclaimPolicy for LinuxReclaim {
                 self.prepare(h, &mut sc);
                 for &m in &scope {
                     self.shrink_lruvec(h, ctx, &mut sc, m)?;
+                    shrink_slab(h, m);
                     if !sc.kswapd && sc.reclaimed >= sc.nr_to_reclaim {
                         break;
                     }

@@ -14,6 +14,9 @@ pub struct CgSeries {
     pub swap_write_mib_per_s: Vec<f64>,
     /// The cgroup's LRU list sizes (inactive anon, active anon, inactive file, active file), exact.
     pub lru_pages: [Vec<u64>; 4],
+    /// Cumulative reclaim events (diagnostics; not in the report): `workingset_refault_anon`,
+    /// `workingset_activate_anon`, `pgactivate`, `pgdeactivate`.
+    pub events: [Vec<u64>; 4],
     last_read: u64,
     last_write: u64,
 }
@@ -81,6 +84,15 @@ impl Series {
             c.usage_pages.push(m.usage);
             for (l, v) in c.lru_pages.iter_mut().enumerate() {
                 v.push(m.lru_len(l as u8));
+            }
+            let ev = [
+                m.stats.workingset_refault_anon,
+                m.stats.workingset_activate_anon,
+                m.stats.pgactivate,
+                m.stats.pgdeactivate,
+            ];
+            for (v, e) in c.events.iter_mut().zip(ev) {
+                v.push(e);
             }
             let (r, w) = (m.stats.swap_read_bytes, m.stats.swap_write_bytes);
             c.swap_read_mib_per_s

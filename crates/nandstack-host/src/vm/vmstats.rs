@@ -109,6 +109,19 @@ impl Vm {
         self.stats_flush.flushes += 1;
     }
 
+    /// `mem_cgroup_flush_stats(m)`: fold the live values of cgroup `m` and its descendants into the
+    /// totals reclaim reads (the root: every cgroup). The model's cgroups are the root's children, so
+    /// a child's flush leaves the root's hierarchical totals as they were.
+    pub fn flush_stats_of(&mut self, m: u16) {
+        if m == 0 {
+            self.flush_stats();
+            return;
+        }
+        if self.stats_flush.flushed.len() > m as usize {
+            self.stats_flush.flushed[m as usize] = self.live_stats(m);
+        }
+    }
+
     /// The live values of cgroup `m` (the root: hierarchical).
     fn live_stats(&self, m: u16) -> LruvecStats {
         if m != 0 {
