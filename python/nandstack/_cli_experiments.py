@@ -164,4 +164,4 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     print(textwrap.fill(analysis.measured, 100))
     print(report.outcome.summary_line(), file=sys.stderr)
     print(f"report: {report.index}", file=sys.stderr)
-    return 1 if report.outcome.errors else 0
+    return 1 if report.outcome.failures() else 0

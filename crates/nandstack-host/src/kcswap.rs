@@ -284,6 +284,7 @@ pub fn config_patched(c: &Capture, corpus_dir: &Path, patch: &Value) -> Result<H
         "cpus": 2,
         "readahead": {"page_cluster": c.page_cluster},
         "cgroups": [{"name": "capture", "limit_mib": c.limit_mib}],
+        "reclaim": {"stats_flush_ms": crate::kswap::STATS_FLUSH_MS},
     });
     match c.kind {
         Kind::Zswap => {

@@ -348,6 +348,53 @@ pub fn config(c: &Capture) -> HostSimConfig {
     HostSimConfig::from_json(&config_json(c).to_string()).expect("capture config is valid")
 }
 
+/// The capture kernel's memory-cgroup statistics flush period, ms (Linux 6.18's `FLUSH_TIME`): the
+/// captures' setups read reclaim's statistics as of the last periodic flush (`host.reclaim.stats_flush_ms`).
+pub const STATS_FLUSH_MS: u64 = 2000;
+
+/// The phases at which a capture's program is run, as `host.reclaim.stats_flush_first_ms`: the default
+/// (the first flush one period after the start) first, then three more. The kernel's flusher runs from
+/// boot, so each capture started somewhere in its period; and a capture holds only a run that finished
+/// (the memory controller's OOM killer ends some runs under heavy thrashing: the zram captures' README
+/// says those were repeated). So a comparison takes the first of these phases at which the model's run
+/// finishes, as the capturer took the first run that did.
+pub const FLUSH_PHASES_MS: [u64; 4] = [STATS_FLUSH_MS, 500, 1000, 1500];
+
+/// Run `config_at(phase)` for each first-flush phase of [`FLUSH_PHASES_MS`] in turn until a run
+/// finishes: that run, its phase (ms, as `host.reclaim.stats_flush_first_ms`), and the phases whose runs
+/// ran out of memory. Any other error is returned at once, and the last out-of-memory error when no
+/// phase finishes.
+pub fn run_first_finishing(
+    config_at: impl Fn(u64) -> Result<HostSimConfig>,
+) -> Result<(Sim, u64, Vec<u64>)> {
+    let mut oom = Vec::new();
+    let mut last = None;
+    for phase in FLUSH_PHASES_MS {
+        match crate::run_config(&config_at(phase)?, false, &mut |_, _, _| true) {
+            Ok(sim) => return Ok((sim, phase, oom)),
+            Err(e) if is_out_of_memory(&e) => {
+                oom.push(phase);
+                last = Some(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.expect("at least one phase"))
+}
+
+/// The patch that sets the first statistics flush at `phase` ms, with `patch` merged over it.
+pub fn phase_patch(phase: u64, patch: &Value) -> Value {
+    let mut p = json!({"host": {"reclaim": {"stats_flush_first_ms": phase}}});
+    merge_patch(&mut p, patch);
+    p
+}
+
+/// Whether a run's error is the memory controller running out of memory (the kernel would OOM-kill the
+/// program) rather than anything else.
+pub fn is_out_of_memory(e: &nandstack_core::Error) -> bool {
+    e.to_string().contains("out of memory at")
+}
+
 /// [`config`] as JSON (to derive variants).
 pub fn config_json(c: &Capture) -> Value {
     json!({
@@ -360,6 +407,7 @@ pub fn config_json(c: &Capture) -> Value {
                      "backend": {"kind": "loop", "wake_us": 10.0}},
             "readahead": {"policy": "cluster"},
             "costs": {"reclaim_scan_ns": 1000, "reclaim_write_ns": 3300},
+            "reclaim": {"stats_flush_ms": STATS_FLUSH_MS},
             "cgroups": [{"name": "capswap", "limit_mib": c.limit_mib}],
         },
         "processes": [{"name": "memtouch", "cgroup": "capswap", "workload": {

@@ -109,7 +109,9 @@ def _write_report(
             "run_id": result.run_id if result is not None else None,
             "config_hash": task.config_hash,
             "label": task.label,
-            "status": "ok" if result is not None else outcome.errors.get(i, "failed"),
+            "status": "ok"
+            if result is not None
+            else ("ended: " if outcome.expected(i) else "") + outcome.errors.get(i, "failed"),
         }
         for i, (task, result) in enumerate(zip(tasks, outcome.results))
     ]
@@ -126,7 +128,7 @@ def _write_report(
         "wall_seconds": round(outcome.wall_seconds, 2),
         "setup": experiment.setup(quick),
     }
-    errors = [f"{tasks[i].label}: {msg}" for i, msg in sorted(outcome.errors.items())]
+    errors = [f"{tasks[i].label}: {msg}" for i, msg in sorted(outcome.failures().items())]
     page = render_page(
         experiment,
         analysis,
