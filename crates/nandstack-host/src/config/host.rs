@@ -112,19 +112,19 @@ pub struct ReclaimConfig {
     #[serde(default = "d_retries")]
     pub max_reclaim_retries: u32,
     /// Workingset detection (`mm/workingset.c`): evicted pages leave shadow entries and a refault
-    /// within the workingset size is activated. Default true. (false together with
-    /// `stats_flush_ms = 2000` is the closest match to the Linux 6.18 swap captures found so far, at every
-    /// flush phase, though 6.18 as read does activate refaults: docs/kernel-swap-comparison.md.)
+    /// within the workingset size is activated. Default true.
     #[serde(default = "d_true")]
     pub workingset: bool,
     /// Period of the memory-cgroup statistics flush, ms (Linux 6.18's `FLUSH_TIME` is 2000). With a
     /// period, reclaim's heuristics read the cgroups' LRU sizes and workingset activations as of the
     /// last flush (6.18 flushes them for reclaim only when the periodic flusher is late): whether the
     /// active lists are aged (`inactive_is_low`, new activations), the workingset size a refault is
-    /// compared with, the LRU size that decays reclaim costs. 0 reads the live values (kernels before
-    /// 5.13 read per-CPU batched counters). Default 0: with a period the model runs out of memory on
-    /// kernel captures the kernel completed (at other flush phases; docs/model-host.md), so the
-    /// mechanism that keeps the kernel out of that state is still missing.
+    /// compared with, the LRU size that decays reclaim costs; zswap's shrinker, when enabled, flushes a
+    /// cgroup's statistics on each of its reclaims. 0 reads the live values (kernels before 5.13 read
+    /// per-CPU batched counters). Default 0, so that runs do not depend on the flush's phase; the
+    /// kernel-capture setups use 2000, which matches the 6.18 captures (a stale view can leave a cgroup
+    /// with everything active and nothing aged, which runs it out of memory at some phases, as the
+    /// kernel's memory controller OOM-kills such runs: docs/kernel-swap-comparison.md).
     #[serde(default = "d_stats_flush")]
     pub stats_flush_ms: u64,
     /// When the first statistics flush comes, ms after the start (the kernel's flusher runs from boot,
