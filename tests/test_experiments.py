@@ -169,7 +169,11 @@ def test_kernel_capture_experiments_on_given_captures(monkeypatch, tmp_path, kin
     monkeypatch.setenv(_captures.CAPTURES_ENV, str(tmp_path))
     experiment = experiments.get(f"kernel-{kind}")
     tasks = experiment.tasks(False)
-    assert [t.params["program"] for t in tasks] == [f"k{kind}_small"]
+    # One run per phase of the 2 s statistics flush, the default (first flush at 2 s) first.
+    assert [t.params["program"] for t in tasks] == [f"k{kind}_small"] * 4
+    assert [t.params["flush_phase_ms"] for t in tasks] == [0, 500, 1000, 1500]
+    assert [t.config["host"]["reclaim"]["stats_flush_first_ms"] for t in tasks] == [2000, 500, 1000, 1500]
+    assert {t.config["host"]["reclaim"]["stats_flush_ms"] for t in tasks} == {2000}
     cfg = tasks[0].config
     assert cfg["workload"]["processes"][0]["workload"]["pages"] == 600
     assert (cfg["host"].get("zswap") or cfg["host"]["swap"]["backend"])[
@@ -179,13 +183,40 @@ def test_kernel_capture_experiments_on_given_captures(monkeypatch, tmp_path, kin
     assert outcome.ok, outcome.errors
     analysis = experiment.analyze(tasks, outcome.results)
     program = analysis.data["programs"][f"k{kind}_small"]
-    assert set(program) == {"model", "kernel_min", "kernel_max"}
+    assert set(program) == {"model", "kernel_min", "kernel_max", "flush_phase_ms", "out_of_memory_phases_ms"}
+    assert program["flush_phase_ms"] == 0 and program["out_of_memory_phases_ms"] == []
     assert program["kernel_min"]["pswpin"] == 10 and program["kernel_max"]["pswpin"] == 14
     assert set(program["model"]) == set(_captures.FIGURES[kind])
     table = analysis.tables[0].frame
     assert table.height == len(_captures.FIGURES[kind])
     assert {f.name for f in analysis.figures} == {"model_vs_kernel", "pool_bytes_per_stored_page"}
     assert analysis.verdict in ("agrees", "partly agrees", "differs")
+
+
+def test_the_first_finishing_phase_is_compared_and_out_of_memory_is_an_outcome():
+    from nandstack.experiments._phases import OUT_OF_MEMORY, first_finished, phase_params
+    from nandstack.sweep.runner import TaskOutcome
+    from nandstack.sweep.spec import Task
+
+    phases = (2000, 500, 1000, 1500)
+    tasks = [Task(config={}, params=phase_params("p", ph), config_hash=str(ph)) for ph in phases]
+    tasks.append(Task(config={}, params={"program": "q", "seed": 1}, config_hash="q"))
+    # The default phase ran out of memory, 500 ms finished, 1000 ms failed otherwise; `q` may not fail.
+    results = [None, "r500", None, "r1500", None]
+    errors = {
+        0: f"config error at `host`: {OUT_OF_MEMORY} 1.2 s: cgroup limit reclaim made no progress",
+        2: "config error at `host.swap`: bad",
+        4: f"{OUT_OF_MEMORY} 3 s",
+    }
+    outcome = TaskOutcome(tasks=tasks, results=results, errors=errors)  # type: ignore[arg-type]
+    assert outcome.expected(0) and not outcome.expected(2) and not outcome.expected(4)
+    assert set(outcome.failures()) == {2, 4} and not outcome.ok
+    line = outcome.summary_line()
+    assert "2 failed" in line and "1 ended as their experiment allows" in line
+    chosen = first_finished(tasks[:4], results[:4])  # type: ignore[arg-type]
+    assert chosen["p"][0] == "r500" and chosen["p"][1] == 500
+    assert chosen["p"][2] == ["r500", "r1500"] and chosen["p"][3] == [0, 1000]
+    assert first_finished(tasks[:1], [None]) == {}
 
 
 def test_kernel_capture_distance_by_hand(monkeypatch, tmp_path):
