@@ -3,7 +3,6 @@
 //! (the patch is merged into each capture's config, objects key by key; a run that fails, e.g. out of
 //! memory, prints its error).
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use nandstack_host::kcswap::{self, Kind};
@@ -23,16 +22,12 @@ fn main() {
     let filter = args.first().cloned().unwrap_or_default();
     let corpus = traces.join("compress");
     for kind in [Kind::Zswap, Kind::Zram] {
-        let caps = kcswap::load_dir(&traces.join(kind.folder())).expect("captures");
-        let mut programs: BTreeMap<String, Vec<&kcswap::Capture>> = BTreeMap::new();
-        for c in &caps {
-            programs.entry(c.program.clone()).or_default().push(c);
-        }
+        let programs = kcswap::programs(&traces.join(kind.folder())).expect("captures");
         for (name, reps) in programs {
             if !name.contains(&filter) {
                 continue;
             }
-            let cfg = kcswap::config_patched(reps[0], &corpus, &patch).expect("config");
+            let cfg = kcswap::config_patched(&reps[0], &corpus, &patch).expect("config");
             let t = std::time::Instant::now();
             let sim = match nandstack_host::run_config(&cfg, false, &mut |_, _, _| true) {
                 Ok(sim) => sim,

@@ -251,6 +251,16 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Capture>> {
     paths.iter().map(|p| load(p)).collect()
 }
 
+/// Every capture in `dir` grouped by program (the repetitions `_r1`, `_r2`, … of one program together),
+/// programs and repetitions sorted by name.
+pub fn programs(dir: &Path) -> Result<BTreeMap<String, Vec<Capture>>> {
+    let mut out: BTreeMap<String, Vec<Capture>> = BTreeMap::new();
+    for c in load_dir(dir)? {
+        out.entry(c.program.clone()).or_default().push(c);
+    }
+    Ok(out)
+}
+
 /// The host config running capture `c`'s program under its setup: a cgroup-v1 memory limit, the
 /// machine's RAM (zswap's pool limit is a percentage of it), 2 CPUs, `vm.page-cluster` as recorded, and
 /// either swap on a block device with zswap in front (zsmalloc, the recorded compressor and limits) or
@@ -377,7 +387,7 @@ pub fn model_figures(sim: &Sim, kind: Kind) -> BTreeMap<String, f64> {
 }
 
 /// The kernel's range over repetitions of one program, per figure: (min, max, mean).
-pub fn kernel_range(reps: &[&Capture]) -> BTreeMap<String, (f64, f64, f64)> {
+pub fn kernel_range(reps: &[Capture]) -> BTreeMap<String, (f64, f64, f64)> {
     let mut out = BTreeMap::new();
     if let Some(first) = reps.first() {
         for &f in first.kind.figures() {

@@ -9,7 +9,6 @@
 //! cgroup's LRU list sizes at the end of the run with the kernel's `memory.stat`.
 //! Skipped, with a message, when the shared folder is absent.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use nandstack_host::kcswap::{self, Kind};
@@ -36,14 +35,10 @@ fn every_capture_is_within_the_kernels_range() {
     let mut failures = Vec::new();
     let mut programs_run = 0;
     for kind in [Kind::Zswap, Kind::Zram] {
-        let caps = kcswap::load_dir(&traces.join(kind.folder())).expect("captures load");
-        let mut programs: BTreeMap<String, Vec<&kcswap::Capture>> = BTreeMap::new();
-        for c in &caps {
-            programs.entry(c.program.clone()).or_default().push(c);
-        }
+        let programs = kcswap::programs(&traces.join(kind.folder())).expect("captures load");
         for (name, reps) in programs {
             let (sim, _, _) = kswap::run_first_finishing(|phase| {
-                kcswap::config_patched(reps[0], &corpus, &kswap::phase_patch(phase, &json!({})))
+                kcswap::config_patched(&reps[0], &corpus, &kswap::phase_patch(phase, &json!({})))
             })
             .unwrap_or_else(|e| panic!("{name}: {e}"));
             programs_run += 1;
@@ -104,11 +99,7 @@ fn end_of_run_lru_sizes_follow_the_kernels() {
     let mut failures = Vec::new();
     let mut compared = 0;
     for kind in [Kind::Zswap, Kind::Zram] {
-        let caps = kcswap::load_dir(&traces.join(kind.folder())).expect("captures load");
-        let mut programs: BTreeMap<String, Vec<&kcswap::Capture>> = BTreeMap::new();
-        for c in &caps {
-            programs.entry(c.program.clone()).or_default().push(c);
-        }
+        let programs = kcswap::programs(&traces.join(kind.folder())).expect("captures load");
         for (name, reps) in programs {
             let kernel: Vec<u64> = reps
                 .iter()
@@ -120,7 +111,7 @@ fn end_of_run_lru_sizes_follow_the_kernels() {
             let (mut finished, mut matched, mut seen) = (0u32, 0u32, Vec::new());
             for phase in kswap::FLUSH_PHASES_MS {
                 let patch = kswap::phase_patch(phase, &json!({}));
-                let cfg = kcswap::config_patched(reps[0], &corpus, &patch).expect("config");
+                let cfg = kcswap::config_patched(&reps[0], &corpus, &patch).expect("config");
                 let Ok(sim) = nandstack_host::run_config(&cfg, false, &mut |_, _, _| true) else {
                     seen.push(format!("{phase} ms: out of memory"));
                     continue;
