@@ -365,6 +365,9 @@ def _figure(frame: Any, figure: str, title: str) -> Figure:
     lo, hi, model = sub["kernel_min"].to_list(), sub["kernel_max"].to_list(), sub["model"].to_list()
     mid = [(a + b) / 2 for a, b in zip(lo, hi)]
     half = [max((b - a) / 2, 1e-9) for a, b in zip(lo, hi)]
+    plo, phi = sub["model_phase_min"].to_list(), sub["model_phase_max"].to_list()
+    pmid = [(a + b) / 2 for a, b in zip(plo, phi)]
+    phalf = [max((b - a) / 2, 1e-9) for a, b in zip(plo, phi)]
     return Figure(
         f"{figure}_vs_kernel",
         title,
@@ -373,6 +376,13 @@ def _figure(frame: Any, figure: str, title: str) -> Figure:
         [
             Series("kernel (min..max over repetitions)", names, mid, yerr=half, style="points"),
             Series("model", names, model, style="points"),
+            Series(
+                "model over the flush phases that finished (min..max)",
+                names,
+                pmid,
+                yerr=phalf,
+                style="points",
+            ),
         ],
         logy=figure.startswith("write_pages") or figure.startswith("psw"),
         kind="line",
