@@ -171,3 +171,33 @@ def test_missing_matplotlib_is_explained(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(NandstackError, match=r"pip install 'nandstack\[plots\]'"):
         plots.import_pyplot()
+
+
+def test_kernel_swap_reads_the_captures_folder_it_is_given(cli, tmp_path):
+    """`reproduce kernel-swap --captures DIR` compares DIR's captures (not the shared ones), and `--quick`
+    on a folder without the quick programs runs its first ones, each at the four flush phases."""
+    import gzip
+
+    folder = tmp_path / "captures"
+    folder.mkdir()
+    meta = {
+        "command": ["memtouch", "2000", "20000", "uniform", "50", "1"],
+        "memory_limit_mb": 4,
+        "swap_mb": 64,
+        "discard": "none",
+        "vmstat_delta_system_wide": {"pswpin": 9000, "pswpout": 10000},
+    }
+    (folder / "kswap_tiny.json").write_text(json.dumps(meta))
+    with gzip.open(folder / "kswap_tiny.csv.gz", "wt") as f:
+        f.write("time_s,op,sector,sectors,comm\n0.1,W,8,64,memtouch\n0.2,R,8,8,memtouch\n")
+    out = tmp_path / "report"
+    proc = cli(
+        "reproduce", "kernel-swap", "--captures", str(folder), "--quick", "--out", str(out), "--no-record"
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert list(report["headline"]["programs"]) == ["kswap_tiny"]
+    assert report["runs"] == 4
+    entry = report["headline"]["programs"]["kswap_tiny"]
+    assert entry["pswpin"]["kernel_min"] == 9000 and entry["write_pages_mean"]["kernel_max"] == 8.0
+    assert entry["phases_finished"] + len(entry["out_of_memory_phases_ms"]) == 4

@@ -77,8 +77,8 @@ def add_parsers(commands: Any) -> None:
         "--captures",
         type=Path,
         metavar="DIR",
-        help="folder of real-kernel captures for kernel-zswap / kernel-zram (default: "
-        "../shared/traces/kernel-zswap or kernel-zram beside the checkout)",
+        help="folder of real-kernel captures for kernel-swap / kernel-zswap / kernel-zram (default: "
+        "../shared/traces/kernel-swap, kernel-zswap or kernel-zram beside the checkout)",
     )
     _backend_options(reproduce)
     reproduce.set_defaults(func=cmd_reproduce)
@@ -143,9 +143,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from .results import ResultsDB
 
     if args.captures is not None:
-        from .experiments._captures import CAPTURES_ENV
+        from .experiments import _captures, kernel_swap
 
-        os.environ[CAPTURES_ENV] = str(args.captures.resolve())
+        env = kernel_swap.CAPTURES_ENV if args.name == "kernel-swap" else _captures.CAPTURES_ENV
+        os.environ[env] = str(args.captures.resolve())
 
     backend = _backend(args)
     with progress_bar(args.quiet) as bar:

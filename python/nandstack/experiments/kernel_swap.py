@@ -134,17 +134,14 @@ def phase_task(c: Capture, program: str, phase_ms: int) -> Task:
 
 
 def tasks(quick: bool) -> list[Task]:
-    out = []
-    for program, caps in programs().items():
-        if quick and program not in QUICK:
-            continue
-        out += [phase_task(caps[0], program, phase) for phase in FLUSH_PHASES_MS]
-    return out
+    found = programs()
+    names = [p for p in found if not quick or p in QUICK] or list(found)[:2]
+    return [phase_task(found[p][0], p, phase) for p in names for phase in FLUSH_PHASES_MS]
 
 
 def setup(quick: bool) -> dict[str, str]:
     found = programs()
-    shown = [p for p in found if not quick or p in QUICK]
+    shown = [p for p in found if not quick or p in QUICK] or list(found)[:2]
     caps = sum(len(found[p]) for p in shown)
     return {
         "captures": f"{caps} capture(s) of {len(shown)} program(s) in {capture_dir()}"
@@ -302,7 +299,8 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
         headline["programs"][program] = entry
     if not rows:
         return Analysis(
-            f"No capture compared (none found in {capture_dir()}; set {CAPTURES_ENV} to the folder).",
+            f"No capture compared (none found in {capture_dir()}; give the folder with --captures DIR or "
+            f"{CAPTURES_ENV}).",
             "not comparable",
         )
     frame = pl.DataFrame(rows, infer_schema_length=None)
