@@ -2,6 +2,8 @@
 //! pattern × write share × footprint/limit × discard), with read-after-write verification: one line
 //! per program with the model's run time and figures, or its error. There is no kernel to compare
 //! with here; it shows the model runs every shape to the end and how its figures move.
+//! Each program runs at the first statistics-flush phase at which it finishes (`kswap::FLUSH_PHASES_MS`;
+//! the phases that ran out of memory are printed), unless the patch sets the phase.
 //! `cargo run --release -p nandstack-host --example kswap_variants [JSON-PATCH [NAME-PART]]`
 
 use nandstack_host::kswap::{self, Capture, SwapSummary};
@@ -13,6 +15,7 @@ fn main() {
     });
     let only = args.next().unwrap_or_default();
     let mut failures = 0;
+    let mut out_of_memory = 0;
     for (pages, limit_mib) in [(16384u64, 48u64), (32768, 64), (49152, 64), (81920, 128)] {
         for pattern in ["uniform", "normal", "seq", "hot"] {
             for write_pct in [0u32, 30, 70, 100] {
@@ -36,9 +39,27 @@ fn main() {
                     if !name.contains(only.as_str()) {
                         continue;
                     }
-                    let cfg = kswap::config_patched(&c, &patch).expect("variant config");
-                    match nandstack_host::run_config(&cfg, true, &mut |_, _, _| true) {
-                        Ok(sim) => {
+                    // As the capture comparisons: the first statistics-flush phase at which the run
+                    // finishes (unless the patch sets the phase), with read-after-write verification.
+                    let run = if patch["host"]["reclaim"]["stats_flush_first_ms"].is_null() {
+                        kswap::run_first_finishing(
+                            |ph| kswap::config_patched(&c, &kswap::phase_patch(ph, &patch)),
+                            true,
+                        )
+                    } else {
+                        kswap::config_patched(&c, &patch).and_then(|cfg| {
+                            nandstack_host::run_config(&cfg, true, &mut |_, _, _| true)
+                                .map(|sim| (sim, 0, Vec::new()))
+                        })
+                    };
+                    match run {
+                        Ok((sim, _, oom)) => {
+                            if !oom.is_empty() {
+                                out_of_memory += 1;
+                                println!(
+                                    "{name:<34} out of memory at first-flush phases {oom:?} ms"
+                                );
+                            }
                             let m = kswap::model_summary(&sim);
                             let st = &sim.host.stats;
                             println!(
@@ -62,5 +83,6 @@ fn main() {
             }
         }
     }
+    println!("programs that ran out of memory at some phase: {out_of_memory}");
     println!("runs that failed: {failures}");
 }

@@ -361,16 +361,17 @@ pub const STATS_FLUSH_MS: u64 = 2000;
 pub const FLUSH_PHASES_MS: [u64; 4] = [STATS_FLUSH_MS, 500, 1000, 1500];
 
 /// Run `config_at(phase)` for each first-flush phase of [`FLUSH_PHASES_MS`] in turn until a run
-/// finishes: that run, its phase (ms, as `host.reclaim.stats_flush_first_ms`), and the phases whose runs
-/// ran out of memory. Any other error is returned at once, and the last out-of-memory error when no
-/// phase finishes.
+/// finishes (`verify`: with read-after-write verification): that run, its phase (ms, as
+/// `host.reclaim.stats_flush_first_ms`), and the phases whose runs ran out of memory. Any other error is
+/// returned at once, and the last out-of-memory error when no phase finishes.
 pub fn run_first_finishing(
     config_at: impl Fn(u64) -> Result<HostSimConfig>,
+    verify: bool,
 ) -> Result<(Sim, u64, Vec<u64>)> {
     let mut oom = Vec::new();
     let mut last = None;
     for phase in FLUSH_PHASES_MS {
-        match crate::run_config(&config_at(phase)?, false, &mut |_, _, _| true) {
+        match crate::run_config(&config_at(phase)?, verify, &mut |_, _, _| true) {
             Ok(sim) => return Ok((sim, phase, oom)),
             Err(e) if is_out_of_memory(&e) => {
                 oom.push(phase);

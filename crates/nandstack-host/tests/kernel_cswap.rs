@@ -37,9 +37,16 @@ fn every_capture_is_within_the_kernels_range() {
     for kind in [Kind::Zswap, Kind::Zram] {
         let programs = kcswap::programs(&traces.join(kind.folder())).expect("captures load");
         for (name, reps) in programs {
-            let (sim, _, _) = kswap::run_first_finishing(|phase| {
-                kcswap::config_patched(&reps[0], &corpus, &kswap::phase_patch(phase, &json!({})))
-            })
+            let (sim, _, _) = kswap::run_first_finishing(
+                |phase| {
+                    kcswap::config_patched(
+                        &reps[0],
+                        &corpus,
+                        &kswap::phase_patch(phase, &json!({})),
+                    )
+                },
+                false,
+            )
             .unwrap_or_else(|e| panic!("{name}: {e}"));
             programs_run += 1;
             let model = kcswap::model_figures(&sim, kind);

@@ -53,9 +53,10 @@ fn programs_or_skip() -> Option<Vec<Program>> {
 fn model(p: &Program, patch: &serde_json::Value) -> Result<SwapSummary, String> {
     let c = &p.captures[0];
     let sim = if patch["host"]["reclaim"]["stats_flush_first_ms"].is_null() {
-        let (sim, phase, oom) = kswap::run_first_finishing(|ph| {
-            kswap::config_patched(c, &kswap::phase_patch(ph, patch))
-        })
+        let (sim, phase, oom) = kswap::run_first_finishing(
+            |ph| kswap::config_patched(c, &kswap::phase_patch(ph, patch)),
+            false,
+        )
         .map_err(|e| format!("{}: {e}", p.name))?;
         if !oom.is_empty() {
             eprintln!(
