@@ -208,7 +208,9 @@ impl Host {
                 "swap has room, but the inactive lists are empty and the {} active anon pages were not \
                  aged: reclaim reads the cgroup's list sizes as of the last statistics flush \
                  (host.reclaim.stats_flush_ms = {}, Linux 6.18's periodic flush; 0 reads live values, as \
-                 kernels before 5.13 did — docs/model-host.md)",
+                 kernels before 5.13 did). Linux's memory controller OOM-kills a program in this state; \
+                 whether it gets there depends on the flush's phase (host.reclaim.stats_flush_first_ms) — \
+                 docs/model-host.md",
                 lists[LRU_ACTIVE_ANON as usize],
                 period_ns / 1_000_000
             )
