@@ -270,8 +270,8 @@ impl LinuxReclaim {
 
 /// `shrink_slab` after `shrink_lruvec` of cgroup `m` (0: the root, global reclaim), as far as it
 /// changes reclaim: the zswap shrinker's `zswap_shrinker_count` flushes the cgroup's statistics
-/// (`mem_cgroup_flush_stats`, not rate-limited) whenever the shrinker is enabled and the cgroup has
-/// entries on zswap's LRU (which set its shrinker bit; for the root, any entry). So with zswap's
+/// (`mem_cgroup_flush_stats`, not rate-limited) whenever the shrinker is enabled and the cgroup's
+/// shrinker bit is set (it has had an entry on zswap's LRU; for the root, any cgroup). So with zswap's
 /// shrinker on, reclaim reads nearly live LRU sizes and workingset activations instead of the last
 /// periodic flush. (`memcg_vmstats_needs_flush`'s threshold, 64 updates per CPU, is passed by the LRU
 /// moves of any reclaim round; under cgroup v1 the count then returns 0 — the zswap charge counters
@@ -280,15 +280,7 @@ fn shrink_slab(h: &mut Host, m: u16) {
     if h.vm.stats_flush_period_ns() == 0 {
         return;
     }
-    let Some(z) = h.swap.zswap.as_ref() else {
-        return;
-    };
-    let has_entries = if m == 0 {
-        z.stored_pages() > 0
-    } else {
-        z.count(m) > 0
-    };
-    if z.shrinker_enabled && has_entries {
+    if h.swap.zswap.as_ref().is_some_and(|z| z.shrinker_counts(m)) {
         h.vm.flush_stats_of(m);
     }
 }

@@ -184,6 +184,10 @@ pub struct Zswap {
     pub(crate) entry_ns: u64,
     pub(crate) writeback_ns: u64,
     pub(crate) shrinker_enabled: bool,
+    /// Per cgroup: whether it ever had an entry on zswap's LRU (`list_lru_add` sets the cgroup's bit for
+    /// the zswap shrinker; `shrink_slab_memcg` clears it only when the count says `SHRINK_EMPTY`, which
+    /// `zswap_shrinker_count` never returns), so whether reclaim calls the shrinker's count for it.
+    shrinker_bit: Vec<bool>,
     pub worker: WorkerState,
     pub stats: ZswapStats,
     verify: bool,
@@ -274,6 +278,7 @@ impl Zswap {
             entry_ns: cfg.worker_entry_ns,
             writeback_ns: cfg.writeback_ns,
             shrinker_enabled: cfg.shrinker_enabled,
+            shrinker_bit: Vec::new(),
             worker: WorkerState::default(),
             stats: ZswapStats::default(),
             verify,
@@ -305,6 +310,17 @@ impl Zswap {
     /// `zswap_accept_thr_pages`.
     pub fn accept_pages(&self) -> u64 {
         self.accept_pages
+    }
+
+    /// Whether reclaim of cgroup `m` (0: the root, any cgroup) calls zswap's shrinker count, which
+    /// flushes the cgroup's statistics: the shrinker is enabled and the cgroup has had an entry.
+    pub fn shrinker_counts(&self, m: u16) -> bool {
+        self.shrinker_enabled
+            && if m == 0 {
+                self.shrinker_bit.iter().any(|&b| b)
+            } else {
+                self.shrinker_bit.get(m as usize).copied().unwrap_or(false)
+            }
     }
 
     /// Pages stored (`stored_pages`).
@@ -490,6 +506,10 @@ impl Zswap {
         self.used_chunk_bytes += chunk_bytes(len);
         self.incompressible += (len == PAGE_BYTES) as u64;
         self.replacement.stored(id, memcg);
+        if self.shrinker_bit.len() <= memcg as usize {
+            self.shrinker_bit.resize(memcg as usize + 1, false);
+        }
+        self.shrinker_bit[memcg as usize] = true;
         self.place(id);
         self.report_moves();
         match kind {

@@ -288,3 +288,49 @@ fn compressed_swap_runs_are_deterministic() {
     };
     assert_eq!(strip(stats(&run(&c, false))), strip(stats(&run(&c, false))));
 }
+
+/// zswap's shrinker flushes the cgroup's statistics on each of its reclaims (`zswap_shrinker_count` →
+/// `mem_cgroup_flush_stats`). Under the 2 s periodic flush a run shorter than the period reads zeros
+/// until it ends: without the shrinker no refault is activated (workingset size 0) and the active list
+/// is never aged (0 < 0); with it, reclaim reads the cgroup's live lists and does both. Without zswap's
+/// shrinker the run matches plain stale statistics; with live statistics the shrinker changes nothing.
+#[test]
+fn the_zswap_shrinker_flushes_the_statistics_reclaim_reads() {
+    let w = memtouch(2000, 20_000, "uniform", 0, 3);
+    let run_with = |shrinker: bool, flush_ms: u64| {
+        let mut c = one(600, w.clone());
+        zswap(&mut c, json!({"shrinker_enabled": shrinker}));
+        set(
+            &mut c,
+            &["host", "reclaim"],
+            json!({"stats_flush_ms": flush_ms}),
+        );
+        let sim = run(&c, false);
+        assert!(
+            sim.now < 2_000_000_000,
+            "the run ends before the first flush ({} ns)",
+            sim.now
+        );
+        let cg = &stats(&sim)["cgroups"][1];
+        let u = |k: &str| cg[k].as_u64().unwrap();
+        (
+            u("pgdeactivate"),
+            u("workingset_activate_anon"),
+            u("workingset_refault_anon"),
+        )
+    };
+    let (deact_off, act_off, refaults) = run_with(false, 2000);
+    assert!(refaults > 1000, "the program refaults ({refaults})");
+    assert_eq!(
+        (deact_off, act_off),
+        (0, 0),
+        "stale zeros: nothing aged, nothing activated"
+    );
+    let (deact_on, act_on, _) = run_with(true, 2000);
+    assert!(
+        deact_on > 100 && act_on > 100,
+        "shrinker flush: {deact_on} deactivated, {act_on} activated"
+    );
+    // With live statistics the shrinker's flush has nothing to add.
+    assert_eq!(run_with(true, 0), run_with(false, 0));
+}
