@@ -93,8 +93,8 @@ fn kernel_lru_end(traces: &std::path::Path, kind: Kind, c: &kcswap::Capture) -> 
 /// uniform programs and 80–94% in the hot ones. zswap's shrinker flushes the cgroup's statistics on every
 /// reclaim (`zswap_shrinker_count`), so reclaim there reads them nearly live whatever the phase of the
 /// 2 s periodic flush; zram has no such flush, so reclaim reads the periodic flush's, and where the run
-/// ends relative to the last flush matters (the kernel's own `mix50osdb` runs end with 1,261 to 12,339
-/// pages active). At each of `kswap::FLUSH_PHASES_MS` the model's active anon list at the end is compared
+/// ends relative to the last flush matters (a run that ends before the first flush never ages its
+/// active list). At each of `kswap::FLUSH_PHASES_MS` the model's active anon list at the end is compared
 /// with the kernel's range (5% of the limit slack): for zswap every phase that finishes must match, for
 /// zram at least half of them. Live statistics would miss zram outright (a uniform program ending with
 /// 3,000 pages active where the kernel has none, a hot one with 4,500 where it has 13,500), and zswap
