@@ -297,6 +297,12 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
                 }
             )
         headline["programs"][program] = entry
+    if not rows and never:
+        return Analysis(
+            "Every program ran out of memory at every statistics-flush phase: " + ", ".join(never) + ".",
+            "differs",
+            headline={**headline, "out_of_memory_at_every_phase": never},
+        )
     if not rows:
         return Analysis(
             f"No capture compared (none found in {capture_dir()}; give the folder with --captures DIR or "
