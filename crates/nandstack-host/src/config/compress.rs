@@ -109,8 +109,10 @@ pub struct ZswapConfig {
     pub full_pool: FullPoolPolicy,
     /// `shrinker_enabled`: memory reclaim may also write zswap entries back (`zswap_shrinker_scan`).
     /// It scales by the entries charged to a cgroup, which cgroup v1 never charges: under v1 (the
-    /// model's) it never writes anything back; zswap under cgroup v2 is not modelled. Default false
-    /// (`CONFIG_ZSWAP_SHRINKER_DEFAULT_ON` is off).
+    /// model's) it never writes anything back; zswap under cgroup v2 is not modelled. Its count still
+    /// runs on each reclaim of a cgroup that has had a zswap entry and flushes that cgroup's memory
+    /// statistics, so with `host.reclaim.stats_flush_ms` set reclaim reads them nearly live. Default
+    /// false (`CONFIG_ZSWAP_SHRINKER_DEFAULT_ON` is off).
     #[serde(default)]
     pub shrinker_enabled: bool,
     /// Delay between a store that queues the idle writeback worker and the worker running (`queue_work`
