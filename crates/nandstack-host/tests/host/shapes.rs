@@ -62,3 +62,55 @@ fn every_memtouch_shape_runs_to_the_end_verified() {
         }
     }
 }
+
+/// `kswap::run_first_finishing`, as the capture comparisons use it: a program that runs out of memory at
+/// the default statistics-flush phase (uniform reads over 320 MiB in a 128 MiB cgroup: the first flush,
+/// 2 s in, comes after the inactive list has emptied) is run again at the next phase, and that run is
+/// the one returned, with the phase that ran out of memory named; any other error is not retried.
+#[test]
+fn a_program_out_of_memory_at_one_flush_phase_is_compared_at_the_next() {
+    let c = Capture {
+        name: "uniform_w0_p81920_l128".into(),
+        pages: 81920,
+        ops: 300_000,
+        pattern: "uniform".into(),
+        write_pct: 0,
+        seed: 7 + 81920,
+        limit_mib: 128,
+        swap_mib: 512,
+        discard: false,
+        kernel: SwapSummary::default(),
+    };
+    let at =
+        |phase: u64| kswap::config_patched(&c, &kswap::phase_patch(phase, &serde_json::json!({})));
+    let first = nandstack_host::run_config(
+        &at(kswap::FLUSH_PHASES_MS[0]).unwrap(),
+        false,
+        &mut |_, _, _| true,
+    )
+    .err()
+    .expect("the default phase runs out of memory");
+    assert!(kswap::is_out_of_memory(&first), "{first}");
+    let (sim, phase, oom) = kswap::run_first_finishing(at, false).expect("a later phase finishes");
+    assert_eq!(oom, vec![kswap::FLUSH_PHASES_MS[0]]);
+    assert_eq!(phase, kswap::FLUSH_PHASES_MS[1]);
+    assert!(sim.host.stats.pswpin > 100_000, "the run went to the end");
+    // Not out of memory: returned at once, not retried at other phases.
+    let calls = std::cell::Cell::new(0);
+    let bad = kswap::run_first_finishing(
+        |phase| {
+            calls.set(calls.get() + 1);
+            kswap::config_patched(
+                &c,
+                &kswap::phase_patch(phase, &serde_json::json!({"host": {"ram_mib": 0}})),
+            )
+        },
+        false,
+    );
+    assert!(
+        bad.is_err() && calls.get() == 1,
+        "{:?} after {} configs",
+        bad.err(),
+        calls.get()
+    );
+}
