@@ -59,18 +59,11 @@ fn main() {
                 );
             }
             // End-of-run LRU sizes (pages) of the program's cgroup, model vs each repetition's
-            // memory.stat (zswap captures record it).
+            // memory.stat.
             if let Some(m) = sim.host.vm.memcgs.get(1) {
                 let kernel: Vec<String> = reps
                     .iter()
-                    .filter_map(|c| {
-                        let path = traces.join(kind.folder()).join(format!("{}.json", c.name));
-                        let v: serde_json::Value =
-                            serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-                        let s = v.get("cgroup_memory_stat_at_end")?;
-                        let p = |k: &str| s.get(k).and_then(|v| v.as_u64()).map(|b| b / 4096);
-                        Some(format!("{}/{}", p("inactive_anon")?, p("active_anon")?))
-                    })
+                    .filter_map(|c| c.lru_end_pages.map(|(i, a)| format!("{i}/{a}")))
                     .collect();
                 println!(
                     "  lru end inactive/active anon: model {}/{}  kernel {}",

@@ -41,17 +41,7 @@ fn main() {
                     }
                     // As the capture comparisons: the first statistics-flush phase at which the run
                     // finishes (unless the patch sets the phase), with read-after-write verification.
-                    let run = if patch["host"]["reclaim"]["stats_flush_first_ms"].is_null() {
-                        kswap::run_first_finishing(
-                            |ph| kswap::config_patched(&c, &kswap::phase_patch(ph, &patch)),
-                            true,
-                        )
-                    } else {
-                        kswap::config_patched(&c, &patch).and_then(|cfg| {
-                            nandstack_host::run_config(&cfg, true, &mut |_, _, _| true)
-                                .map(|sim| (sim, 0, Vec::new()))
-                        })
-                    };
+                    let run = kswap::run_patched(&c, &patch, true);
                     match run {
                         Ok((sim, _, oom)) => {
                             if !oom.is_empty() {

@@ -104,6 +104,9 @@ pub struct Capture {
     pub shrinker_enabled: bool,
     pub page_cluster: u64,
     pub total_ram_bytes: u64,
+    /// The cgroup's inactive and active anon pages at the end (`cgroup_memory_stat_at_end`), when
+    /// recorded.
+    pub lru_end_pages: Option<(u64, u64)>,
     /// The kernel's figures.
     pub kernel: BTreeMap<String, f64>,
 }
@@ -173,8 +176,12 @@ pub fn load(path: &Path) -> Result<Capture> {
         shrinker_enabled: false,
         page_cluster: u(&v["page_cluster"], "page_cluster")?,
         total_ram_bytes: u(&section["total_ram_bytes"], "total_ram_bytes")?,
+        lru_end_pages: None,
         kernel: BTreeMap::new(),
     };
+    let stat = &v["cgroup_memory_stat_at_end"];
+    let pages = |k: &str| stat[k].as_u64().map(|b| b / 4096);
+    c.lru_end_pages = pages("inactive_anon").zip(pages("active_anon"));
     let text = |x: &Value, k: &str| -> Result<String> {
         x.as_str().map(str::to_string).ok_or_else(|| bad(path, k))
     };

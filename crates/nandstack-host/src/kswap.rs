@@ -383,6 +383,18 @@ pub fn run_first_finishing(
     Err(last.expect("at least one phase"))
 }
 
+/// Run capture `c`'s program with `patch` merged into the captures' setup: at the first of
+/// [`FLUSH_PHASES_MS`] that finishes ([`run_first_finishing`]), unless the patch sets the first flush
+/// itself (then that one run, reported at phase 0 with no phase out of memory).
+pub fn run_patched(c: &Capture, patch: &Value, verify: bool) -> Result<(Sim, u64, Vec<u64>)> {
+    if patch["host"]["reclaim"]["stats_flush_first_ms"].is_null() {
+        run_first_finishing(|ph| config_patched(c, &phase_patch(ph, patch)), verify)
+    } else {
+        let sim = crate::run_config(&config_patched(c, patch)?, verify, &mut |_, _, _| true)?;
+        Ok((sim, 0, Vec::new()))
+    }
+}
+
 /// The patch that sets the first statistics flush at `phase` ms, with `patch` merged over it.
 pub fn phase_patch(phase: u64, patch: &Value) -> Value {
     let mut p = json!({"host": {"reclaim": {"stats_flush_first_ms": phase}}});
@@ -393,7 +405,7 @@ pub fn phase_patch(phase: u64, patch: &Value) -> Value {
 /// Whether a run's error is the memory controller running out of memory (the kernel would OOM-kill the
 /// program) rather than anything else.
 pub fn is_out_of_memory(e: &nandstack_core::Error) -> bool {
-    e.to_string().contains("out of memory at")
+    e.to_string().contains(crate::host::OUT_OF_MEMORY)
 }
 
 /// [`config`] as JSON (to derive variants).

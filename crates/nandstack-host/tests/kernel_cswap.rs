@@ -79,15 +79,6 @@ fn every_capture_is_within_the_kernels_range() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The kernel's `inactive_anon` / `active_anon` pages at the end of capture `c`, from its JSON.
-fn kernel_lru_end(traces: &std::path::Path, kind: Kind, c: &kcswap::Capture) -> Option<(u64, u64)> {
-    let path = traces.join(kind.folder()).join(format!("{}.json", c.name));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-    let s = v.get("cgroup_memory_stat_at_end")?;
-    let pages = |k: &str| s.get(k).and_then(|x| x.as_u64()).map(|b| b / 4096);
-    Some((pages("inactive_anon")?, pages("active_anon")?))
-}
-
 /// What reclaim reads decides how much of the cgroup ends up active, and the captures record it: under
 /// zswap (its shrinker on) the kernel ends with 0–28% of the limit active; under zram with about 0 in the
 /// uniform programs and 80–94% in the hot ones. zswap's shrinker flushes the cgroup's statistics on every
@@ -110,7 +101,7 @@ fn end_of_run_lru_sizes_follow_the_kernels() {
         for (name, reps) in programs {
             let kernel: Vec<u64> = reps
                 .iter()
-                .filter_map(|c| kernel_lru_end(&traces, kind, c).map(|k| k.1))
+                .filter_map(|c| c.lru_end_pages.map(|k| k.1))
                 .collect();
             let (Some(&lo), Some(&hi)) = (kernel.iter().min(), kernel.iter().max()) else {
                 continue;

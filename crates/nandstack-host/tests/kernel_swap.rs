@@ -51,25 +51,14 @@ fn programs_or_skip() -> Option<Vec<Program>> {
 /// the run's error (e.g. out of memory). Unless the patch sets the first statistics flush itself, the
 /// run is the first of `kswap::FLUSH_PHASES_MS` that finishes, as a capture holds only a finished run.
 fn model(p: &Program, patch: &serde_json::Value) -> Result<SwapSummary, String> {
-    let c = &p.captures[0];
-    let sim = if patch["host"]["reclaim"]["stats_flush_first_ms"].is_null() {
-        let (sim, phase, oom) = kswap::run_first_finishing(
-            |ph| kswap::config_patched(c, &kswap::phase_patch(ph, patch)),
-            false,
-        )
-        .map_err(|e| format!("{}: {e}", p.name))?;
-        if !oom.is_empty() {
-            eprintln!(
-                "{}: out of memory at first-flush phases {oom:?} ms, compared at {phase} ms",
-                p.name
-            );
-        }
-        sim
-    } else {
-        let cfg = kswap::config_patched(c, patch).expect("config");
-        nandstack_host::run_config(&cfg, false, &mut |_, _, _| true)
-            .map_err(|e| format!("{}: {e}", p.name))?
-    };
+    let (sim, phase, oom) =
+        kswap::run_patched(&p.captures[0], patch, false).map_err(|e| format!("{}: {e}", p.name))?;
+    if !oom.is_empty() {
+        eprintln!(
+            "{}: out of memory at first-flush phases {oom:?} ms, compared at {phase} ms",
+            p.name
+        );
+    }
     Ok(kswap::model_summary(&sim))
 }
 

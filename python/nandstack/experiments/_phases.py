@@ -45,6 +45,11 @@ def first_finished(
     return out
 
 
+def phases_text() -> str:
+    """The phases, ms into the period, in the order they are tried: "0, 500, 1000, 1500"."""
+    return ", ".join(str(p % STATS_FLUSH_MS) for p in FLUSH_PHASES_MS)
+
+
 def phase_params(program: str, phase_ms: int) -> dict[str, object]:
     """The parameters of `program`'s run with the first flush at `phase_ms`: it may end out of memory."""
     return {
@@ -59,8 +64,7 @@ def phase_note(oom: dict[str, list[int]], never: Sequence[str]) -> str:
     """A sentence for a report: the phases run, which programs ran out of memory where."""
     text = (
         f" Each program ran at {len(FLUSH_PHASES_MS)} phases of the {STATS_FLUSH_MS / 1000:g} s statistics "
-        f"flush; the figures are those of the first, in the order "
-        f"{', '.join(str(p % STATS_FLUSH_MS) for p in FLUSH_PHASES_MS)} ms, whose run finished."
+        f"flush; the figures are those of the first, in the order {phases_text()} ms, whose run finished."
     )
     if oom:
         text += (

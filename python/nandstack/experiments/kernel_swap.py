@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..sweep.spec import Task
-from ._phases import FLUSH_PHASES_MS, STATS_FLUSH_MS, first_finished, phase_note, phase_params
+from ._phases import FLUSH_PHASES_MS, STATS_FLUSH_MS, first_finished, phase_note, phase_params, phases_text
 from .base import Analysis, Experiment, Figure, Series, Table, make_task
 
 if TYPE_CHECKING:
@@ -156,7 +156,7 @@ def setup(quick: bool) -> dict[str, str]:
         "request within 25%",
         "statistics flush": f"every {STATS_FLUSH_MS} ms (Linux 6.18's FLUSH_TIME); each program at "
         "first-flush "
-        f"phases {', '.join(str(p % STATS_FLUSH_MS) for p in FLUSH_PHASES_MS)} ms, the first that finishes "
+        f"phases {phases_text()} ms, the first that finishes "
         "compared (a capture holds only a run that finished)",
     }
 

@@ -3,6 +3,10 @@
 //! completion, discard submission. Faults are in [`fault`], eviction mechanics in [`evict`], the
 //! flusher in [`flush`], invariants in [`verify`].
 
+/// How an out-of-memory error's message begins (the run ended where Linux would OOM-kill): callers that
+/// tell it from other errors match on it (`kswap::is_out_of_memory`).
+pub const OUT_OF_MEMORY: &str = "out of memory at";
+
 pub mod build;
 mod diss;
 pub mod evict;
@@ -222,7 +226,7 @@ impl Host {
         Error::config(
             "host",
             format!(
-                "out of memory at {:.3} s: {what} (cgroup `{}`: {} pages charged, limit {}; RAM free {} \
+                "{OUT_OF_MEMORY} {:.3} s: {what} (cgroup `{}`: {} pages charged, limit {}; RAM free {} \
                  pages; swap {} of {} slots used; LRU inactive/active anon {}/{}, file {}/{}) — {why}",
                 ctx.now as f64 / 1e9,
                 mc.name,
