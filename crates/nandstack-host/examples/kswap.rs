@@ -10,9 +10,7 @@ fn main() {
     let dir = std::env::args()
         .nth(1)
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kernel-swap")
-        });
+        .unwrap_or_else(kswap::captures_dir);
     for p in kswap::programs(&dir).expect("captures") {
         let t = std::time::Instant::now();
         let cfg = kswap::config(&p.captures[0]);

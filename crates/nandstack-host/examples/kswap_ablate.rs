@@ -2,8 +2,6 @@
 //! and print, per program, swap-in / swap-out / pages per write request outside the kernel's range.
 //! `cargo run --release -p nandstack-host --example kswap_ablate`
 
-use std::path::PathBuf;
-
 use nandstack_host::config::{HostSimConfig, ReadaheadPolicyKind, SwapBackendConfig};
 use nandstack_host::kswap::{self, outside};
 
@@ -11,7 +9,7 @@ use nandstack_host::kswap::{self, outside};
 type Variant = (&'static str, Box<dyn Fn(&mut HostSimConfig)>);
 
 fn main() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kernel-swap");
+    let dir = kswap::captures_dir();
     let variants: Vec<Variant> = vec![
         ("as modelled", Box::new(|_| {})),
         (

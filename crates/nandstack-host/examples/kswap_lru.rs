@@ -1,8 +1,6 @@
 //! One capture's model run with an optional JSON patch: the cgroup's LRU list sizes over time.
 //! `cargo run --release -p nandstack-host --example kswap_lru NAME [JSON-PATCH]`
 
-use std::path::PathBuf;
-
 use nandstack_host::{kswap, report};
 
 fn main() {
@@ -11,7 +9,7 @@ fn main() {
     let patch: serde_json::Value = args.next().map_or(serde_json::json!({}), |p| {
         serde_json::from_str(&p).expect("patch is JSON")
     });
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kernel-swap");
+    let dir = kswap::captures_dir();
     let cfg = match kswap::load(&dir, &name).and_then(|c| kswap::config_patched(&c, &patch)) {
         Ok(cfg) => cfg,
         Err(e) => {

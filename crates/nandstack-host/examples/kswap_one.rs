@@ -1,13 +1,11 @@
 //! Run the model on one capture (optionally with OPS overridden) and print the report's main sections.
 //! `cargo run --release -p nandstack-host --example kswap_one NAME [OPS]`
 
-use std::path::PathBuf;
-
 use nandstack_host::{kswap, report};
 
 fn main() {
     let name = std::env::args().nth(1).expect("capture name");
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kernel-swap");
+    let dir = kswap::captures_dir();
     let mut c = kswap::load(&dir, &name).expect("capture");
     if let Some(ops) = std::env::args().nth(2) {
         c.ops = ops.parse().expect("ops");

@@ -6,8 +6,6 @@
 //! `'{"host":{"swap":{"backend":{"kind":"loop","wake_us":0}}}}'`, or the 6.18 statistics flush with its
 //! first flush at 0.5 s: `'{"host":{"reclaim":{"stats_flush_ms":2000,"stats_flush_first_ms":500}}}'`.
 
-use std::path::PathBuf;
-
 use nandstack_host::kswap::{self, outside};
 
 fn main() {
@@ -16,7 +14,7 @@ fn main() {
         serde_json::from_str(&p).expect("patch is JSON")
     });
     let only = args.next().unwrap_or_default();
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kernel-swap");
+    let dir = kswap::captures_dir();
     let mut bad = 0;
     for p in kswap::programs(&dir).expect("captures") {
         if !p.name.contains(only.as_str()) {

@@ -3,15 +3,13 @@
 //! `cargo run --release -p nandstack-host --example kswap_trace NAME OUT.csv [JSON-PATCH]` (the patch is
 //! merged into the capture's config, objects key by key).
 
-use std::path::PathBuf;
-
 use nandstack_host::kswap;
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let name = args.next().expect("capture name");
     let out = args.next().expect("output CSV");
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kernel-swap");
+    let dir = kswap::captures_dir();
     let c = kswap::load(&dir, &name).expect("capture");
     let patch = args.next().map_or(serde_json::json!({}), |p| {
         serde_json::from_str(&p).expect("patch is JSON")

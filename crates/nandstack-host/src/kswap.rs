@@ -10,7 +10,7 @@
 
 use std::fs::File;
 use std::io::BufRead;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use nandstack_core::{Error, Result};
 use serde_json::{json, Value};
@@ -18,6 +18,19 @@ use serde_json::{json, Value};
 use crate::block::HIST_PAGES;
 use crate::config::HostSimConfig;
 use crate::sim::Sim;
+
+/// The environment variable naming a folder of captures to use instead of the shared one (what
+/// `nandstack reproduce kernel-swap --captures DIR` sets; also read by this crate's kswap examples).
+pub const CAPTURES_ENV: &str = "NANDSTACK_KERNEL_SWAP";
+
+/// The captures' folder: `$NANDSTACK_KERNEL_SWAP` when set and not empty, else
+/// `../shared/traces/kernel-swap` beside the repository.
+pub fn captures_dir() -> PathBuf {
+    match std::env::var_os(CAPTURES_ENV) {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kernel-swap"),
+    }
+}
 
 /// A distribution of request sizes in pages (index = pages; the last bucket holds larger requests).
 #[derive(Clone, Debug, PartialEq)]

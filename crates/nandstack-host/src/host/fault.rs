@@ -328,7 +328,11 @@ impl Host {
     }
 
     /// The end of `do_swap_page`: map the swap-cache page, drop the PTE's swap count, and free the
-    /// slot when the fault writes or swap is full (`should_try_to_free_swap`).
+    /// slot when swap is full, or when the fault writes and the fault holds the only reference besides
+    /// the swap cache's (`should_try_to_free_swap`: `folio_ref_count == 1 + nr_pages`). A page whose
+    /// write ended on another CPU and still waits in that CPU's `lru_rotate` batch is referenced by
+    /// the batch, which the fault's `lru_add_drain` (this CPU's batches only) does not empty: it keeps
+    /// its slot, and its next eviction writes that slot again.
     fn map_swapcache(&mut self, ctx: &mut Ctx, f: u32, vpn: u32, write: bool) {
         let slot = self.vm.frames[f as usize].key;
         self.swap.put_count(slot, ctx.cpu as usize);
@@ -338,7 +342,11 @@ impl Host {
         fr.vpn = vpn;
         self.vm.ptes[vpn as usize] = pte_present(f, true, write);
         let full = self.swap.is_full();
-        if (write || full) && self.free_swap_cache(f, ctx.cpu) {
+        let batched = write && !full && self.in_rotate_batch(f);
+        if batched {
+            self.stats.swap_slot_kept_batched += 1;
+        }
+        if (full || (write && !batched)) && self.free_swap_cache(f, ctx.cpu) {
             self.stats.swap_slot_freed_on_fault += 1;
             if !write {
                 self.stats.swapcache_dropped_full += 1;

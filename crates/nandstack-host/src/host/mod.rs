@@ -112,6 +112,8 @@ pub struct HostStats {
     pub writeback_waits: u64,
     pub writeback_wait_ns: u64,
     pub swap_slot_freed_on_fault: u64,
+    /// Write faults that kept the slot: the page waited in another CPU's `lru_rotate` batch.
+    pub swap_slot_kept_batched: u64,
     pub swapcache_dropped_full: u64,
     pub swapcache_reclaimed_full: u64,
     pub alloc_stall_ns: u64,
@@ -142,6 +144,7 @@ impl Default for HostStats {
             writeback_waits: 0,
             writeback_wait_ns: 0,
             swap_slot_freed_on_fault: 0,
+            swap_slot_kept_batched: 0,
             swapcache_dropped_full: 0,
             swapcache_reclaimed_full: 0,
             alloc_stall_ns: 0,
@@ -425,6 +428,12 @@ impl Host {
                 self.stats.pgrotated += 1;
             }
         }
+    }
+
+    /// Whether `f` waits in the completing CPU's `lru_rotate` batch (the batch holds a reference).
+    pub(crate) fn in_rotate_batch(&self, f: u32) -> bool {
+        let done = self.vm.frames[f as usize].io_done;
+        self.rotate_batch.iter().any(|&(g, t)| g == f && t == done)
     }
 
     /// `folio_rotate_reclaimable` on the completing CPU when that is not the reclaimer's: the page

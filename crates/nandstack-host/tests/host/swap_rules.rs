@@ -149,3 +149,27 @@ fn blk_throttle_limits_a_cgroups_swap_writes() {
     );
     assert!(r["processes"][1]["end_s"].as_f64().unwrap() < end);
 }
+
+/// A write fault frees the page's swap slot only when the fault holds the sole reference besides the
+/// swap cache's (`should_try_to_free_swap`). A page whose write ended on the loop worker's CPU waits
+/// in that CPU's `lru_rotate` batch, which holds one more, and the fault's `lru_add_drain` empties
+/// only the faulting CPU's batches: that fault keeps the slot, and the page's next eviction writes it
+/// there again. With the device completing on the faulting CPU (the block backend) no page waits in
+/// another CPU's batch, so every write fault on a swap-cache page frees its slot.
+#[test]
+fn a_write_fault_keeps_the_slot_of_a_page_waiting_in_a_remote_rotate_batch() {
+    let run = |backend: serde_json::Value| {
+        // Hot pages (80% of accesses on 20% of 4096) come back soon after their eviction.
+        let mut c = one(2048, memtouch(4096, 40_000, "hot", 100, 3));
+        set(&mut c, &["host", "cpus"], json!(2));
+        set(&mut c, &["host", "swap", "backend"], backend);
+        run_report(&c, true)
+    };
+    let remote = run(json!({"kind": "loop"}));
+    let kept = remote["swap"]["slots_kept_batched"].as_u64().unwrap();
+    let freed = remote["swap"]["slots_freed_on_fault"].as_u64().unwrap();
+    assert!(kept > 0 && freed > 10 * kept, "{}", remote["swap"]);
+    let local = run(json!({"kind": "block"}));
+    assert_eq!(local["swap"]["slots_kept_batched"], 0, "{}", local["swap"]);
+    assert!(local["swap"]["slots_freed_on_fault"].as_u64().unwrap() > 0);
+}
