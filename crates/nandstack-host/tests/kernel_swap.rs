@@ -33,8 +33,10 @@ const CHECKS: [(&str, f64); 4] = [
 /// the slots of pages waiting in the remote `lru_rotate` batch; −27.0% before): not the capture's
 /// guest stalls, as once thought — the same program pinned to one CPU on another VM of this kernel
 /// family writes 27.7 pages per request with 3% of its time in gaps over 1 ms. The kernel's reclaim
-/// runs down to priority 0 far more often than the model's (traced with the vmscan tracepoints); why
-/// is open. Unpinned on that VM the kernel writes 9.8–10.8 (CPU migration: write faults keep slots).
+/// runs down to priority 0 far more often than the model's (traced with the vmscan tracepoints), while
+/// the loop worker, often on the reclaimer's CPU in a `PREEMPT(none)` kernel, completes nothing until
+/// the reclaimer yields; the model's worker always has its own CPU. Unpinned on that VM the kernel
+/// writes 9.8–10.8 (CPU migration: write faults keep slots).
 const KNOWN_DEVIATIONS: [(&str, &str, f64); 1] =
     [("kswap_uniform_w100_discard", "write_pages_mean", 0.30)];
 
