@@ -217,6 +217,12 @@ def test_the_first_finishing_phase_is_compared_and_out_of_memory_is_an_outcome()
     assert chosen["p"][0] == "r500" and chosen["p"][1] == 500
     assert chosen["p"][2] == ["r500", "r1500"] and chosen["p"][3] == [0, 1000]
     assert first_finished(tasks[:1], [None]) == {}
+    # The note says which run is compared: the first that finished, or the median over those that did.
+    from nandstack.experiments._phases import phase_note
+
+    assert "those of the first" in phase_note({"p": [0]}, [])
+    median = phase_note({"p": [0]}, [], compared="median")
+    assert "median over the phases" in median and "p 0 ms" in median
 
 
 def test_kernel_capture_distance_by_hand(monkeypatch, tmp_path):

@@ -408,6 +408,73 @@ pub fn run_patched(c: &Capture, patch: &Value, verify: bool) -> Result<(Sim, u64
     }
 }
 
+/// The summaries of the runs that finished, with their first-flush phases (ms), and the phases whose
+/// runs ran out of memory.
+pub type PhaseRuns = (Vec<(u64, SwapSummary)>, Vec<u64>);
+
+/// Run `config_at(phase)` at every first-flush phase of [`FLUSH_PHASES_MS`] (`verify`: with
+/// read-after-write verification): the summaries of the runs that finish, with their phases, in the
+/// order of [`FLUSH_PHASES_MS`], and the phases whose runs ran out of memory. Any other error is returned
+/// at once, and the last out-of-memory error when no phase finishes.
+pub fn summaries_at_every_phase(
+    config_at: impl Fn(u64) -> Result<HostSimConfig>,
+    verify: bool,
+) -> Result<PhaseRuns> {
+    let mut runs = Vec::new();
+    let mut oom = Vec::new();
+    let mut last = None;
+    for phase in FLUSH_PHASES_MS {
+        match crate::run_config(&config_at(phase)?, verify, &mut |_, _, _| true) {
+            Ok(sim) => runs.push((phase, model_summary(&sim))),
+            Err(e) if is_out_of_memory(&e) => {
+                oom.push(phase);
+                last = Some(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if runs.is_empty() {
+        return Err(last.expect("at least one phase"));
+    }
+    Ok((runs, oom))
+}
+
+/// Capture `c`'s program with `patch` merged into the captures' setup, at every phase
+/// ([`summaries_at_every_phase`]), unless the patch sets the first flush itself (then that one run,
+/// reported at phase 0 with no phase out of memory).
+pub fn summaries_patched(c: &Capture, patch: &Value, verify: bool) -> Result<PhaseRuns> {
+    if patch["host"]["reclaim"]["stats_flush_first_ms"].is_null() {
+        summaries_at_every_phase(|ph| config_patched(c, &phase_patch(ph, patch)), verify)
+    } else {
+        let sim = crate::run_config(&config_patched(c, patch)?, verify, &mut |_, _, _| true)?;
+        Ok((vec![(0, model_summary(&sim))], Vec::new()))
+    }
+}
+
+/// The model's side of a comparison: per figure, the median over the runs that finished (the mean of
+/// the two middle values for an even count, as Python's `statistics.median`). Each kernel capture
+/// started at its own point of the flusher's 2 s period, so the model is summarised over the phases
+/// rather than taken at one of them.
+pub fn median_figures(runs: &[SwapSummary]) -> Vec<(&'static str, f64)> {
+    assert!(!runs.is_empty(), "median of no runs");
+    let per_run: Vec<Vec<(&'static str, f64)>> = runs.iter().map(SwapSummary::figures).collect();
+    per_run[0]
+        .iter()
+        .enumerate()
+        .map(|(i, &(name, _))| {
+            let mut v: Vec<f64> = per_run.iter().map(|f| f[i].1).collect();
+            v.sort_by(f64::total_cmp);
+            let n = v.len();
+            let m = if n % 2 == 1 {
+                v[n / 2]
+            } else {
+                (v[n / 2 - 1] + v[n / 2]) / 2.0
+            };
+            (name, m)
+        })
+        .collect()
+}
+
 /// The patch that sets the first statistics flush at `phase` ms, with `patch` merged over it.
 pub fn phase_patch(phase: u64, patch: &Value) -> Value {
     let mut p = json!({"host": {"reclaim": {"stats_flush_first_ms": phase}}});
@@ -506,5 +573,36 @@ mod tests {
         assert_eq!(outside(11.0, (8.0, 10.0)), 0.1);
         assert_eq!(outside(9.0, (8.0, 10.0)), 0.0);
         assert_eq!(outside(6.0, (8.0, 10.0)), -0.25);
+    }
+
+    #[test]
+    fn the_model_side_is_the_median_of_each_figure_over_the_runs() {
+        let run = |pswpin: u64, pswpout: u64, write_sizes: &[u64]| {
+            let mut s = SwapSummary {
+                pswpin,
+                pswpout,
+                ..SwapSummary::default()
+            };
+            for &n in write_sizes {
+                s.writes.add(n);
+            }
+            s
+        };
+        let get = |f: &[(&str, f64)], k: &str| f.iter().find(|x| x.0 == k).unwrap().1;
+        // Odd count: the middle value, figure by figure (here from different runs).
+        let three = [
+            run(30, 5, &[4]),
+            run(10, 9, &[1, 1]),
+            run(20, 7, &[8, 8, 8]),
+        ];
+        let m = median_figures(&three);
+        assert_eq!(get(&m, "pswpin"), 20.0);
+        assert_eq!(get(&m, "pswpout"), 7.0);
+        assert_eq!(get(&m, "write_pages_mean"), 4.0);
+        // Even count: the mean of the two middle values; one run: itself.
+        let m = median_figures(&three[..2]);
+        assert_eq!(get(&m, "pswpin"), 20.0);
+        assert_eq!(get(&m, "write_pages_mean"), 2.5);
+        assert_eq!(median_figures(&three[1..2]), three[1].figures());
     }
 }

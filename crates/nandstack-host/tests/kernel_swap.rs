@@ -4,18 +4,20 @@
 //! volume (swap-in, swap-out) lies more than 10% outside the range, a mean request size (pages per read,
 //! per write) more than 25% outside, a discarding capture's discards are not whole clusters or off by
 //! more than 25%, or a non-discarding one discards. The setup reads reclaim's statistics as of Linux
-//! 6.18's 2 s periodic flush; a program runs at the first phase of that flush at which it finishes (as a
-//! capture holds only a finished run). Two more tests check the flush model: against the one program
-//! whose repetitions split in two (by the flush's phase), and against live statistics, which miss
-//! `normal_r100_p49152`.
-//! Skipped, with a message, when the shared directory is absent.
+//! 6.18's 2 s periodic flush; a program runs at four phases of that flush, and per figure the median
+//! over the phases whose runs finish is compared (a capture holds a finished run, started at some point
+//! of the flusher's period). Two more tests check the flush model: against the one program whose
+//! repetitions split in two (by the flush's phase), and against live statistics, which miss
+//! `normal_r100_p49152`. `NANDSTACK_KERNEL_SWAP=DIR` runs the same checks on another folder of captures
+//! (e.g. from `tools/capture/capture-programs.sh`; the two named-program tests skip what it lacks).
+//! Skipped, with a message, when the folder is absent.
 
 use std::path::PathBuf;
 
 use nandstack_host::kswap::{self, outside, Program, SwapSummary};
 
 fn dir() -> Option<PathBuf> {
-    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kernel-swap");
+    let d = kswap::captures_dir();
     d.is_dir().then_some(d)
 }
 
@@ -29,9 +31,9 @@ const CHECKS: [(&str, f64); 4] = [
 
 /// Figures held to a wider tolerance, each with the reason (docs/kernel-swap-comparison.md).
 ///
-/// `uniform_w100_discard` pages per write (−29.1% at the setup's first phase since write faults keep
-/// the slots of pages waiting in the remote `lru_rotate` batch; −27.0% before): not the capture's
-/// guest stalls, as once thought — the same program pinned to one CPU on another VM of this kernel
+/// `uniform_w100_discard` pages per write (−28.8%, the median over the flush phases, since write
+/// faults keep the slots of pages waiting in the remote `lru_rotate` batch; −27.0% before): not the
+/// capture's guest stalls, as once thought — the same program pinned to one CPU on another VM of this kernel
 /// family writes 27.7 pages per request with 3% of its time in gaps over 1 ms. The kernel's reclaim
 /// runs down to priority 0 far more often than the model's (traced with the vmscan tracepoints), while
 /// the loop worker, often on the reclaimer's CPU in a `PREEMPT(none)` kernel, completes nothing until
@@ -43,7 +45,11 @@ const KNOWN_DEVIATIONS: [(&str, &str, f64); 1] =
 /// The captures' programs, or `None` (with the skip message) when the shared folder is absent.
 fn programs_or_skip() -> Option<Vec<Program>> {
     let Some(dir) = dir() else {
-        eprintln!("SKIPPED: ../shared/traces/kernel-swap not found next to the repository");
+        eprintln!(
+            "SKIPPED: {} not found (../shared/traces/kernel-swap beside the repository, or ${})",
+            kswap::captures_dir().display(),
+            kswap::CAPTURES_ENV
+        );
         return None;
     };
     let programs = kswap::programs(&dir).expect("captures load");
@@ -51,23 +57,35 @@ fn programs_or_skip() -> Option<Vec<Program>> {
     Some(programs)
 }
 
-/// The model's run of `p` on the captures' setup with `patch` merged in (`{}`: the setup as is), or
-/// the run's error (e.g. out of memory). Unless the patch sets the first statistics flush itself, the
-/// run is the first of `kswap::FLUSH_PHASES_MS` that finishes, as a capture holds only a finished run.
-fn model(p: &Program, patch: &serde_json::Value) -> Result<SwapSummary, String> {
-    let (sim, phase, oom) =
-        kswap::run_patched(&p.captures[0], patch, false).map_err(|e| format!("{}: {e}", p.name))?;
+/// The model's runs of `p` on the captures' setup with `patch` merged in (`{}`: the setup as is) that
+/// finish, or the error (e.g. out of memory at every phase). Unless the patch sets the first statistics
+/// flush itself, the program runs at each of `kswap::FLUSH_PHASES_MS`: a capture holds a finished run
+/// started at some point of the flusher's period, and the comparison takes, per figure, the median over
+/// the phases that finish (`kswap::median_figures`).
+fn model(p: &Program, patch: &serde_json::Value) -> Result<Vec<SwapSummary>, String> {
+    let (runs, oom) = kswap::summaries_patched(&p.captures[0], patch, false)
+        .map_err(|e| format!("{}: {e}", p.name))?;
     if !oom.is_empty() {
         eprintln!(
-            "{}: out of memory at first-flush phases {oom:?} ms, compared at {phase} ms",
-            p.name
+            "{}: out of memory at first-flush phases {oom:?} ms, compared over the other {}",
+            p.name,
+            runs.len()
         );
     }
-    Ok(kswap::model_summary(&sim))
+    Ok(runs.into_iter().map(|(_, m)| m).collect())
+}
+
+/// The one run of a patch that sets the first flush itself.
+fn single(runs: Vec<SwapSummary>) -> SwapSummary {
+    assert_eq!(runs.len(), 1, "a patch that sets the phase runs once");
+    runs.into_iter().next().unwrap()
 }
 
 /// Every program through the model, two at a time (the programs are independent).
-fn models(programs: &[Program], patch: &serde_json::Value) -> Vec<Result<SwapSummary, String>> {
+fn models(
+    programs: &[Program],
+    patch: &serde_json::Value,
+) -> Vec<Result<Vec<SwapSummary>, String>> {
     let half = programs.len().div_ceil(2);
     std::thread::scope(|s| {
         let hs: Vec<_> = programs
@@ -80,12 +98,12 @@ fn models(programs: &[Program], patch: &serde_json::Value) -> Vec<Result<SwapSum
     })
 }
 
-/// What of `m` lies outside program `p`'s kernel range beyond the tolerances (with `known` deviations
-/// held to theirs); prints the program's line.
-fn failures(p: &Program, m: &SwapSummary, known: &[(&str, &str, f64)]) -> Vec<String> {
+/// What of the model's runs `runs` (their median, figure by figure) lies outside program `p`'s kernel
+/// range beyond the tolerances (with `known` deviations held to theirs); prints the program's line.
+fn failures(p: &Program, runs: &[SwapSummary], known: &[(&str, &str, f64)]) -> Vec<String> {
     let mut out = Vec::new();
     let mut line = format!("{:<28}", p.name);
-    let figures = m.figures();
+    let figures = kswap::median_figures(runs);
     for (name, tol) in CHECKS {
         let tol = known
             .iter()
@@ -112,18 +130,27 @@ fn failures(p: &Program, m: &SwapSummary, known: &[(&str, &str, f64)]) -> Vec<St
         }
     }
     eprintln!("{line}");
+    let discard = figures
+        .iter()
+        .find(|f| f.0 == "discard_pages")
+        .expect("figure")
+        .1;
     if p.captures[0].discard {
-        // Whole-cluster discards (512 slots each), as many pages as the kernel discarded while the
-        // program ran.
+        // Whole-cluster discards (512 slots each) in every run, and as many pages as the kernel
+        // discarded while the program ran.
         let range = p.range("discard_pages");
-        let d = outside(m.discard_pages as f64, range);
-        if m.discard_pages != m.discard_requests * 512 || d.abs() > 0.25 {
+        let d = outside(discard, range);
+        if runs
+            .iter()
+            .any(|m| m.discard_pages != m.discard_requests * 512)
+            || d.abs() > 0.25
+        {
             out.push(format!(
-                "{}: {} discards of {} pages vs the kernel's [{}, {}] pages in whole clusters",
-                p.name, m.discard_requests, m.discard_pages, range.0, range.1
+                "{}: {discard} pages discarded (median) vs the kernel's [{}, {}] pages in whole clusters",
+                p.name, range.0, range.1
             ));
         }
-    } else if m.discard_requests != 0 {
+    } else if runs.iter().any(|m| m.discard_requests != 0) {
         out.push(format!("{}: discards issued without discard", p.name));
     }
     out
@@ -138,15 +165,15 @@ fn all_failures(
     let mut out = Vec::new();
     for (p, m) in programs.iter().zip(models(programs, patch)) {
         match m {
-            Ok(m) => out.extend(failures(p, &m, known)),
+            Ok(runs) => out.extend(failures(p, &runs, known)),
             Err(e) => out.push(e),
         }
     }
     out
 }
 
-/// The captures' setup as it is (the 6.18 statistics flush, the first phase that finishes): every
-/// program within tolerance, `KNOWN_DEVIATIONS` held to theirs.
+/// The captures' setup as it is (the 6.18 statistics flush; per figure the median over the flush
+/// phases that finish): every program within tolerance, `KNOWN_DEVIATIONS` held to theirs.
 #[test]
 fn every_capture_within_its_kernel_range() {
     let Some(programs) = programs_or_skip() else {
@@ -175,16 +202,19 @@ fn live_statistics_miss_normal_r100_p49152() {
         eprintln!("SKIPPED: kswap_normal_r100_p49152 is not among the captures");
         return;
     };
-    let live = model(
-        p,
-        &serde_json::json!({"host": {"reclaim": {"stats_flush_ms": 0, "stats_flush_first_ms": 0}}}),
-    )
-    .expect("live statistics run to the end");
-    let flushed = model(p, &serde_json::json!({})).expect("the setup runs to the end");
+    let live = single(
+        model(
+            p,
+            &serde_json::json!({"host": {"reclaim": {"stats_flush_ms": 0, "stats_flush_first_ms": 0}}}),
+        )
+        .expect("live statistics run to the end"),
+    );
+    let flushed = kswap::median_figures(&model(p, &serde_json::json!({})).expect("the setup runs"));
+    let flushed_pswpin = flushed.iter().find(|f| f.0 == "pswpin").expect("figure").1;
     let range = p.range("pswpin");
     let (d_live, d_flushed) = (
         outside(live.pswpin as f64, range),
-        outside(flushed.pswpin as f64, range),
+        outside(flushed_pswpin, range),
     );
     assert!(
         d_live > 0.10,
@@ -215,7 +245,7 @@ fn the_flush_phase_gives_hot_r100_p49152s_two_kernel_outcomes() {
     let run = |first_ms: u64| {
         let patch = serde_json::json!({"host": {"reclaim": {
             "stats_flush_ms": 2000, "stats_flush_first_ms": first_ms}}});
-        model(p, &patch).expect("model runs").pswpin as f64
+        single(model(p, &patch).expect("model runs")).pswpin as f64
     };
     let kernel: Vec<f64> = p.captures.iter().map(|c| c.kernel.pswpin as f64).collect();
     let high = kernel.iter().cloned().fold(f64::MIN, f64::max);

@@ -60,11 +60,19 @@ def phase_params(program: str, phase_ms: int) -> dict[str, object]:
     }
 
 
-def phase_note(oom: dict[str, list[int]], never: Sequence[str]) -> str:
-    """A sentence for a report: the phases run, which programs ran out of memory where."""
+def phase_note(oom: dict[str, list[int]], never: Sequence[str], compared: str = "first") -> str:
+    """A sentence for a report: the phases run, which were compared (`compared`: "first", the first
+    phase in order whose run finished; "median", per figure the median over the runs that finished),
+    which programs ran out of memory where."""
     text = (
         f" Each program ran at {len(FLUSH_PHASES_MS)} phases of the {STATS_FLUSH_MS / 1000:g} s statistics "
-        f"flush; the figures are those of the first, in the order {phases_text()} ms, whose run finished."
+        + (
+            f"flush ({phases_text()} ms); the model's figures are, per figure, the median over the phases "
+            "whose runs finished."
+            if compared == "median"
+            else f"flush; the figures are those of the first, in the order {phases_text()} ms, whose run "
+            "finished."
+        )
     )
     if oom:
         text += (
