@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Summarise a trace from trace-reclaim.sh: memcg reclaim invocations (how many write nothing, pages
+written per invocation, the lowest priority reached, priority levels skipped), request latency from
+issue to completion by the CPU that completed it, and memtouch's migrations between CPUs.
+
+    python3 tools/capture/analyze-trace.py OUT.trace.gz
+"""
+
+from __future__ import annotations
+
+import collections
+import gzip
+import re
+import sys
+
+LINE = re.compile(r"^\s*(\S+)-\d+\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+): (\w+): (.*)$")
+RQ = re.compile(r"\S+ (\w+) (?:\d+ )?\(\) (\d+) \+ (\d+)")
+
+
+def quantile(v: list[float], q: float) -> float:
+    return sorted(v)[min(len(v) - 1, int(q * len(v)))] if v else float("nan")
+
+
+def main(path: str) -> None:
+    invocations: list[dict] = []
+    current: dict | None = None
+    issued: dict[tuple[str, str, str], float] = {}
+    latency: dict[tuple[str, str], list[float]] = collections.defaultdict(list)
+    issue_cpu: collections.Counter = collections.Counter()
+    migrations = 0
+    skips: collections.Counter = collections.Counter()
+    with gzip.open(path, "rt", errors="replace") as f:
+        for line in f:
+            m = LINE.match(line)
+            if not m:
+                continue
+            comm, cpu, t, event, rest = m.group(1), m.group(2), float(m.group(3)), m.group(4), m.group(5)
+            if event == "mm_vmscan_memcg_reclaim_begin":
+                current = {"written": 0, "priorities": []}
+            elif event == "mm_vmscan_memcg_reclaim_end" and current is not None:
+                invocations.append(current)
+                current = None
+            elif event == "mm_vmscan_lru_shrink_inactive" and current is not None:
+                p = int(re.search(r"priority=(\d+)", rest).group(1))
+                if current["priorities"] and current["priorities"][-1] - p > 1:
+                    skips[(current["priorities"][-1], p)] += 1
+                current["priorities"].append(p)
+            elif event in ("block_rq_issue", "block_rq_complete"):
+                r = RQ.search(rest)
+                if not r:
+                    continue
+                rwbs, sector, n = r.groups()
+                op = "D" if "D" in rwbs else ("W" if "W" in rwbs else "R")
+                key = (op, sector, n)
+                if event == "block_rq_issue":
+                    issued[key] = t
+                    if comm == "memtouch":
+                        issue_cpu[cpu] += 1
+                    if op == "W" and current is not None:
+                        current["written"] += int(n) // 8
+                elif key in issued:
+                    latency[(op, cpu)].append(1e6 * (t - issued.pop(key)))
+            elif event == "sched_migrate_task":
+                migrations += 1
+    n = len(invocations)
+    if not n:
+        print("no memcg reclaim invocation in the trace")
+        return
+    written = [i["written"] for i in invocations]
+    lowest = collections.Counter(min(i["priorities"]) if i["priorities"] else -1 for i in invocations)
+    print(
+        f"reclaim invocations: {n}; writing nothing: {sum(w == 0 for w in written) / n:.0%}; "
+        f"pages written per invocation: mean {sum(written) / n:.1f}, p90 {quantile(written, 0.9):.0f}, "
+        f"max {max(written)}"
+    )
+    print("lowest priority reached:", dict(sorted(lowest.items(), reverse=True)))
+    print("priority levels skipped (from, to): count:", dict(sorted(skips.items())))
+    print(f"memtouch's requests issued on CPU: {dict(sorted(issue_cpu.items()))}; migrations: {migrations}")
+    for (op, cpu), v in sorted(latency.items()):
+        print(
+            f"{op} completed on CPU {cpu}: {len(v)} requests, issue to completion "
+            f"p50 {quantile(v, 0.5):.0f} µs, p90 {quantile(v, 0.9):.0f} µs, "
+            f"over 1 ms {sum(x > 1000 for x in v)}"
+        )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])
