@@ -413,19 +413,20 @@ pub fn run_patched(c: &Capture, patch: &Value, verify: bool) -> Result<(Sim, u64
 pub type PhaseRuns = (Vec<(u64, SwapSummary)>, Vec<u64>);
 
 /// Run `config_at(phase)` at every first-flush phase of [`FLUSH_PHASES_MS`] (`verify`: with
-/// read-after-write verification): the summaries of the runs that finish, with their phases, in the
-/// order of [`FLUSH_PHASES_MS`], and the phases whose runs ran out of memory. Any other error is returned
-/// at once, and the last out-of-memory error when no phase finishes.
-pub fn summaries_at_every_phase(
+/// read-after-write verification) and keep `summary(&sim)` of each run that finishes, with its phase, in
+/// the order of [`FLUSH_PHASES_MS`], and the phases whose runs ran out of memory. Any other error is
+/// returned at once, and the last out-of-memory error when no phase finishes.
+pub fn runs_at_every_phase<T>(
     config_at: impl Fn(u64) -> Result<HostSimConfig>,
     verify: bool,
-) -> Result<PhaseRuns> {
+    summary: impl Fn(&Sim) -> T,
+) -> Result<(Vec<(u64, T)>, Vec<u64>)> {
     let mut runs = Vec::new();
     let mut oom = Vec::new();
     let mut last = None;
     for phase in FLUSH_PHASES_MS {
         match crate::run_config(&config_at(phase)?, verify, &mut |_, _, _| true) {
-            Ok(sim) => runs.push((phase, model_summary(&sim))),
+            Ok(sim) => runs.push((phase, summary(&sim))),
             Err(e) if is_out_of_memory(&e) => {
                 oom.push(phase);
                 last = Some(e);
@@ -437,6 +438,27 @@ pub fn summaries_at_every_phase(
         return Err(last.expect("at least one phase"));
     }
     Ok((runs, oom))
+}
+
+/// [`runs_at_every_phase`] keeping each run's [`model_summary`].
+pub fn summaries_at_every_phase(
+    config_at: impl Fn(u64) -> Result<HostSimConfig>,
+    verify: bool,
+) -> Result<PhaseRuns> {
+    runs_at_every_phase(config_at, verify, model_summary)
+}
+
+/// The median of `v` (the mean of the two middle values for an even count, as Python's
+/// `statistics.median`); `v` must not be empty.
+pub fn median(mut v: Vec<f64>) -> f64 {
+    assert!(!v.is_empty(), "median of nothing");
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 /// Capture `c`'s program with `patch` merged into the captures' setup, at every phase
@@ -461,17 +483,7 @@ pub fn median_figures(runs: &[SwapSummary]) -> Vec<(&'static str, f64)> {
     per_run[0]
         .iter()
         .enumerate()
-        .map(|(i, &(name, _))| {
-            let mut v: Vec<f64> = per_run.iter().map(|f| f[i].1).collect();
-            v.sort_by(f64::total_cmp);
-            let n = v.len();
-            let m = if n % 2 == 1 {
-                v[n / 2]
-            } else {
-                (v[n / 2 - 1] + v[n / 2]) / 2.0
-            };
-            (name, m)
-        })
+        .map(|(i, &(name, _))| (name, median(per_run.iter().map(|f| f[i].1).collect())))
         .collect()
 }
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -268,7 +269,7 @@ def setup(kind: str, quick: bool) -> dict[str, str]:
         "(Silesia chunks from " + str(corpus_dir(folder)) + ")",
         "host": "the capture's cgroup-v1 memory limit, the machine's RAM, 2 CPUs, vm.page-cluster as "
         "recorded, Linux defaults otherwise (the 2 s memory-cgroup statistics flush of 6.18); one model run "
-        "per program (seed 1) at the first of four flush phases at which it finishes",
+        "per program (seed 1) at four flush phases; per figure the median over those whose runs finish",
     }
     if kind == "zswap":
         common["zswap"] = (
@@ -292,11 +293,13 @@ def analyze(kind: str, task_list: list[Task], results: Sequence[Result | None]) 
     chosen = first_finished(task_list, results)
     failed = sorted({t.params["program"] for t in task_list} - set(chosen))
     oom: dict[str, list[int]] = {}
-    for name, (result, phase, _, oom_phases) in sorted(chosen.items()):
+    for name, (result, phase, done, oom_phases) in sorted(chosen.items()):
         if oom_phases:
             oom[_short(name)] = oom_phases
         reps = progs[name]
-        model = model_figures(result.summary, kind)
+        # Per figure, the median over the phases whose runs finished (as kernel-swap does).
+        per_phase = [model_figures(r.summary, kind) for r in done]
+        model = {k: statistics.median(o[k] for o in per_phase) for k in model_figures(result.summary, kind)}
         entry: dict[str, Any] = {"model": {}, "kernel_min": {}, "kernel_max": {}}
         entry["flush_phase_ms"] = phase
         entry["out_of_memory_phases_ms"] = oom_phases
@@ -339,7 +342,7 @@ def analyze(kind: str, task_list: list[Task], results: Sequence[Result | None]) 
         measured += " Outside: " + "; ".join(
             f"{r['program']} {r['figure']} {r['distance_pct']:.1f}%" for r in outside.iter_rows(named=True)
         )
-    measured += phase_note(oom, [])
+    measured += phase_note(oom, [], compared="median")
     if failed:
         measured += f" Out of memory at every phase (counted as failed): {', '.join(failed)}."
     verdict = (

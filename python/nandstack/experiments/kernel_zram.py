@@ -15,7 +15,8 @@ EXPERIMENT = _captures.experiment(
     "never reach it (a bit of the swap layer), and as a synchronous device a swap-in reads into memory "
     "bypassing the swap cache and frees the slot (notify_free); the model reproduces every capture's "
     "figures within 10% of the kernel's range.",
-    method="Each program run once through the host model swapping to a zram backend (same page bytes, "
+    method="Each program run through the host model (at four phases of the 2 s statistics flush; per "
+    "figure the median over the phases whose runs finish) swapping to a zram backend (same page bytes, "
     "algorithm and disksize); the model's pswpout, pswpin, swpout_zero, swpin_zero, orig_data_size, "
     "compr_data_size, mem_used_total, huge_pages, notify_free and pool bytes per stored page at the last "
     "access compared with the kernel's min..max over repetitions.",

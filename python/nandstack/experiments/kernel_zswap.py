@@ -16,7 +16,8 @@ EXPERIMENT = _captures.experiment(
     "stores at max_pool_percent of RAM until the pool is back under 90% of it while a worker writes the "
     "oldest entries back; the model reproduces every capture's figures within 10% of the kernel's range "
     "(20% for pswpout, pswpin and zswpwb).",
-    method="Each program run once through the host model with zswap in the swap path (same page bytes, "
+    method="Each program run through the host model (at four phases of the 2 s statistics flush; per "
+    "figure the median over the phases whose runs finish) with zswap in the swap path (same page bytes, "
     "compressor, pool and limits); the model's zswpout, zswpin, zswpwb, pswpout, pswpin, swpout_zero, "
     "swpin_zero, stored_pages, pool_total_size, stored_incompressible_pages, pool_limit_hit and pool bytes "
     "per stored page at the last access compared with the kernel's min..max over repetitions.",
