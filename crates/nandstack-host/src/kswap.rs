@@ -410,7 +410,7 @@ pub fn run_patched(c: &Capture, patch: &Value, verify: bool) -> Result<(Sim, u64
 
 /// The summaries of the runs that finished, with their first-flush phases (ms), and the phases whose
 /// runs ran out of memory.
-pub type PhaseRuns = (Vec<(u64, SwapSummary)>, Vec<u64>);
+pub type PhaseRuns<T = SwapSummary> = (Vec<(u64, T)>, Vec<u64>);
 
 /// Run `config_at(phase)` at every first-flush phase of [`FLUSH_PHASES_MS`] (`verify`: with
 /// read-after-write verification) and keep `summary(&sim)` of each run that finishes, with its phase, in
@@ -420,7 +420,7 @@ pub fn runs_at_every_phase<T>(
     config_at: impl Fn(u64) -> Result<HostSimConfig>,
     verify: bool,
     summary: impl Fn(&Sim) -> T,
-) -> Result<(Vec<(u64, T)>, Vec<u64>)> {
+) -> Result<PhaseRuns<T>> {
     let mut runs = Vec::new();
     let mut oom = Vec::new();
     let mut last = None;
