@@ -31,7 +31,7 @@ const CHECKS: [(&str, f64); 4] = [
 
 /// Figures held to a wider tolerance, each with the reason (docs/kernel-swap-comparison.md).
 ///
-/// `uniform_w100_discard` pages per write (−28.8%, the median over the flush phases, since write
+/// `uniform_w100_discard` pages per write (−28.7%, the median over the flush phases, since write
 /// faults keep the slots of pages waiting in the remote `lru_rotate` batch; −27.0% before): not the
 /// capture's guest stalls, as once thought — the same program pinned to one CPU on another VM of this kernel
 /// family writes 27.7 pages per request with 3% of its time in gaps over 1 ms. The kernel's reclaim

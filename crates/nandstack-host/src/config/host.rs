@@ -297,7 +297,8 @@ pub enum SwapBackendConfig {
         /// Worker time per request (queueing the work, dispatch, completion), µs. Default 5.
         #[serde(default = "d_loop_req")]
         request_us: f64,
-        /// Worker time per 4 KiB page copied to or from the backing file, µs. Default 1.
+        /// Worker time per 4 KiB page copied to or from the backing file, or freed from it by a
+        /// discard (a hole punched), µs. Default 1.
         #[serde(default = "d_loop_page")]
         page_us: f64,
         /// Latency before an idle worker starts on a request (the loop work item queued and its
