@@ -160,7 +160,9 @@ def _capture_json(kind: str, **kernel: float) -> dict:
 
 @pytest.mark.parametrize("kind", ["zswap", "zram"])
 def test_kernel_capture_experiments_on_given_captures(monkeypatch, tmp_path, kind):
+    import copy
     import json
+    import statistics
 
     from nandstack.experiments import _captures
 
@@ -187,6 +189,16 @@ def test_kernel_capture_experiments_on_given_captures(monkeypatch, tmp_path, kin
     assert program["flush_phase_ms"] == 0 and program["out_of_memory_phases_ms"] == []
     assert program["kernel_min"]["pswpin"] == 10 and program["kernel_max"]["pswpin"] == 14
     assert set(program["model"]) == set(_captures.FIGURES[kind])
+    # The model's side is, per figure, the median over the phases whose runs finished — not the first
+    # phase's value: with swap-ins of 100, 300, 200, 900 at the four phases it compares 250.
+    varied = []
+    for r, pswpin in zip(outcome.results, (100, 300, 200, 900), strict=True):
+        r = copy.deepcopy(r)
+        r.summary["host"]["swap"]["pswpin"] = pswpin
+        varied.append(r)
+    medians = experiment.analyze(tasks, varied).data["programs"][f"k{kind}_small"]["model"]
+    assert medians["pswpin"] == 250 == statistics.median((100, 300, 200, 900))
+    assert medians["pswpout"] == program["model"]["pswpout"]
     table = analysis.tables[0].frame
     assert table.height == len(_captures.FIGURES[kind])
     assert {f.name for f in analysis.figures} == {"model_vs_kernel", "pool_bytes_per_stored_page"}
@@ -272,3 +284,41 @@ def test_tail_latency_analysis(monkeypatch):
     tenants = analysis.tables[1].frame
     assert sorted(set(tenants["flow"].to_list())) == ["reader", "writer"]
     assert analysis.verdict in ("agrees", "partly agrees", "differs")
+
+
+def test_kernel_swap_compares_the_median_over_the_flush_phases(monkeypatch, tmp_path):
+    """kernel-swap runs a capture's program at four flush phases and compares, per figure, the median over
+    those that finished (a capture started at some point of the flusher's period), not the first."""
+    import copy
+    import gzip
+    import json
+
+    from nandstack.experiments import kernel_swap
+
+    meta = {
+        "command": ["memtouch", "2000", "20000", "uniform", "50", "1"],
+        "memory_limit_mb": 4,
+        "swap_mb": 64,
+        "discard": "none",
+        "vmstat_delta_system_wide": {"pswpin": 9000, "pswpout": 10000},
+    }
+    (tmp_path / "kswap_tiny.json").write_text(json.dumps(meta))
+    with gzip.open(tmp_path / "kswap_tiny.csv.gz", "wt") as f:
+        f.write("time_s,op,sector,sectors,comm\n0.1,W,8,64,memtouch\n0.2,R,8,8,memtouch\n")
+    monkeypatch.setenv(kernel_swap.CAPTURES_ENV, str(tmp_path))
+    experiment = experiments.get("kernel-swap")
+    tasks = experiment.tasks(False)
+    assert len(tasks) == 4
+    outcome = run_tasks(tasks, backend=SerialBackend(), record=False, resume=False)
+    finished = [r for r in outcome.results if r is not None]
+    assert len(finished) == 4, outcome.errors
+    varied = []
+    for r, pswpin in zip(outcome.results, (100, 300, 200, 900), strict=True):
+        r = copy.deepcopy(r)
+        r.summary["host"]["swap"]["pswpin"] = pswpin
+        varied.append(r)
+    analysis = experiment.analyze(tasks, varied)
+    entry = analysis.headline["programs"]["kswap_tiny"]
+    assert entry["pswpin"]["model"] == 250  # median of 100, 300, 200, 900; the first phase gave 100
+    assert entry["pswpin"]["model_phase_min"] == 100 and entry["pswpin"]["model_phase_max"] == 900
+    assert "median over the phases" in analysis.measured
