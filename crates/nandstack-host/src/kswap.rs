@@ -373,6 +373,20 @@ pub const STATS_FLUSH_MS: u64 = 2000;
 /// finishes, as the capturer took the first run that did.
 pub const FLUSH_PHASES_MS: [u64; 4] = [STATS_FLUSH_MS, 500, 1000, 1500];
 
+/// One run of `config_at(phase)`: `Ok(Ok(sim))` when it finishes, `Ok(Err(e))` when it ran out of
+/// memory ([`is_out_of_memory`]), `Err(e)` on any other error.
+fn run_at_phase(
+    config_at: &impl Fn(u64) -> Result<HostSimConfig>,
+    phase: u64,
+    verify: bool,
+) -> Result<std::result::Result<Sim, Error>> {
+    match crate::run_config(&config_at(phase)?, verify, &mut |_, _, _| true) {
+        Ok(sim) => Ok(Ok(sim)),
+        Err(e) if is_out_of_memory(&e) => Ok(Err(e)),
+        Err(e) => Err(e),
+    }
+}
+
 /// Run `config_at(phase)` for each first-flush phase of [`FLUSH_PHASES_MS`] in turn until a run
 /// finishes (`verify`: with read-after-write verification): that run, its phase (ms, as
 /// `host.reclaim.stats_flush_first_ms`), and the phases whose runs ran out of memory. Any other error is
@@ -384,27 +398,36 @@ pub fn run_first_finishing(
     let mut oom = Vec::new();
     let mut last = None;
     for phase in FLUSH_PHASES_MS {
-        match crate::run_config(&config_at(phase)?, verify, &mut |_, _, _| true) {
+        match run_at_phase(&config_at, phase, verify)? {
             Ok(sim) => return Ok((sim, phase, oom)),
-            Err(e) if is_out_of_memory(&e) => {
+            Err(e) => {
                 oom.push(phase);
                 last = Some(e);
             }
-            Err(e) => return Err(e),
         }
     }
     Err(last.expect("at least one phase"))
+}
+
+/// Whether `patch` sets the first statistics flush itself (then a capture's program runs once, at
+/// that phase, instead of at [`FLUSH_PHASES_MS`]).
+fn patch_sets_phase(patch: &Value) -> bool {
+    !patch["host"]["reclaim"]["stats_flush_first_ms"].is_null()
+}
+
+/// Capture `c`'s program, `patch` merged into the captures' setup, run once.
+fn run_once(c: &Capture, patch: &Value, verify: bool) -> Result<Sim> {
+    crate::run_config(&config_patched(c, patch)?, verify, &mut |_, _, _| true)
 }
 
 /// Run capture `c`'s program with `patch` merged into the captures' setup: at the first of
 /// [`FLUSH_PHASES_MS`] that finishes ([`run_first_finishing`]), unless the patch sets the first flush
 /// itself (then that one run, reported at phase 0 with no phase out of memory).
 pub fn run_patched(c: &Capture, patch: &Value, verify: bool) -> Result<(Sim, u64, Vec<u64>)> {
-    if patch["host"]["reclaim"]["stats_flush_first_ms"].is_null() {
-        run_first_finishing(|ph| config_patched(c, &phase_patch(ph, patch)), verify)
+    if patch_sets_phase(patch) {
+        Ok((run_once(c, patch, verify)?, 0, Vec::new()))
     } else {
-        let sim = crate::run_config(&config_patched(c, patch)?, verify, &mut |_, _, _| true)?;
-        Ok((sim, 0, Vec::new()))
+        run_first_finishing(|ph| config_patched(c, &phase_patch(ph, patch)), verify)
     }
 }
 
@@ -425,13 +448,12 @@ pub fn runs_at_every_phase<T>(
     let mut oom = Vec::new();
     let mut last = None;
     for phase in FLUSH_PHASES_MS {
-        match crate::run_config(&config_at(phase)?, verify, &mut |_, _, _| true) {
+        match run_at_phase(&config_at, phase, verify)? {
             Ok(sim) => runs.push((phase, summary(&sim))),
-            Err(e) if is_out_of_memory(&e) => {
+            Err(e) => {
                 oom.push(phase);
                 last = Some(e);
             }
-            Err(e) => return Err(e),
         }
     }
     if runs.is_empty() {
@@ -465,11 +487,13 @@ pub fn median(mut v: Vec<f64>) -> f64 {
 /// ([`summaries_at_every_phase`]), unless the patch sets the first flush itself (then that one run,
 /// reported at phase 0 with no phase out of memory).
 pub fn summaries_patched(c: &Capture, patch: &Value, verify: bool) -> Result<PhaseRuns> {
-    if patch["host"]["reclaim"]["stats_flush_first_ms"].is_null() {
-        summaries_at_every_phase(|ph| config_patched(c, &phase_patch(ph, patch)), verify)
+    if patch_sets_phase(patch) {
+        Ok((
+            vec![(0, model_summary(&run_once(c, patch, verify)?))],
+            Vec::new(),
+        ))
     } else {
-        let sim = crate::run_config(&config_patched(c, patch)?, verify, &mut |_, _, _| true)?;
-        Ok((vec![(0, model_summary(&sim))], Vec::new()))
+        summaries_at_every_phase(|ph| config_patched(c, &phase_patch(ph, patch)), verify)
     }
 }
 
