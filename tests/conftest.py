@@ -86,3 +86,22 @@ def cli(tmp_path: Path) -> CliRunner:
 def db_path(tmp_path: Path) -> Path:
     """A fresh results database file for one test."""
     return tmp_path / "results.duckdb"
+
+
+def write_tiny_kswap_capture(folder: Path) -> None:
+    """A one-program kernel-swap capture, `kswap_tiny` (memtouch 2000 pages uniform 50% in a 4 MiB
+    cgroup; the kernel swapped in 9000 and out 10000 pages, one 8-page write and one 1-page read), in
+    `folder`."""
+    import gzip
+    import json
+
+    meta = {
+        "command": ["memtouch", "2000", "20000", "uniform", "50", "1"],
+        "memory_limit_mb": 4,
+        "swap_mb": 64,
+        "discard": "none",
+        "vmstat_delta_system_wide": {"pswpin": 9000, "pswpout": 10000},
+    }
+    (folder / "kswap_tiny.json").write_text(json.dumps(meta))
+    with gzip.open(folder / "kswap_tiny.csv.gz", "wt") as f:
+        f.write("time_s,op,sector,sectors,comm\n0.1,W,8,64,memtouch\n0.2,R,8,8,memtouch\n")

@@ -229,11 +229,10 @@ def test_the_first_finishing_phase_is_compared_and_out_of_memory_is_an_outcome()
     assert chosen["p"][0] == "r500" and chosen["p"][1] == 500
     assert chosen["p"][2] == ["r500", "r1500"] and chosen["p"][3] == [0, 1000]
     assert first_finished(tasks[:1], [None]) == {}
-    # The note says which run is compared: the first that finished, or the median over those that did.
+    # The note says the median over the phases that finished is compared.
     from nandstack.experiments._phases import phase_note
 
-    assert "those of the first" in phase_note({"p": [0]}, [])
-    median = phase_note({"p": [0]}, [], compared="median")
+    median = phase_note({"p": [0]}, [])
     assert "median over the phases" in median and "p 0 ms" in median
 
 
@@ -290,21 +289,11 @@ def test_kernel_swap_compares_the_median_over_the_flush_phases(monkeypatch, tmp_
     """kernel-swap runs a capture's program at four flush phases and compares, per figure, the median over
     those that finished (a capture started at some point of the flusher's period), not the first."""
     import copy
-    import gzip
-    import json
 
+    from conftest import write_tiny_kswap_capture
     from nandstack.experiments import kernel_swap
 
-    meta = {
-        "command": ["memtouch", "2000", "20000", "uniform", "50", "1"],
-        "memory_limit_mb": 4,
-        "swap_mb": 64,
-        "discard": "none",
-        "vmstat_delta_system_wide": {"pswpin": 9000, "pswpout": 10000},
-    }
-    (tmp_path / "kswap_tiny.json").write_text(json.dumps(meta))
-    with gzip.open(tmp_path / "kswap_tiny.csv.gz", "wt") as f:
-        f.write("time_s,op,sector,sectors,comm\n0.1,W,8,64,memtouch\n0.2,R,8,8,memtouch\n")
+    write_tiny_kswap_capture(tmp_path)
     monkeypatch.setenv(kernel_swap.CAPTURES_ENV, str(tmp_path))
     experiment = experiments.get("kernel-swap")
     tasks = experiment.tasks(False)

@@ -176,20 +176,11 @@ def test_missing_matplotlib_is_explained(monkeypatch):
 def test_kernel_swap_reads_the_captures_folder_it_is_given(cli, tmp_path):
     """`reproduce kernel-swap --captures DIR` compares DIR's captures (not the shared ones), and `--quick`
     on a folder without the quick programs runs its first ones, each at the four flush phases."""
-    import gzip
+    from conftest import write_tiny_kswap_capture
 
     folder = tmp_path / "captures"
     folder.mkdir()
-    meta = {
-        "command": ["memtouch", "2000", "20000", "uniform", "50", "1"],
-        "memory_limit_mb": 4,
-        "swap_mb": 64,
-        "discard": "none",
-        "vmstat_delta_system_wide": {"pswpin": 9000, "pswpout": 10000},
-    }
-    (folder / "kswap_tiny.json").write_text(json.dumps(meta))
-    with gzip.open(folder / "kswap_tiny.csv.gz", "wt") as f:
-        f.write("time_s,op,sector,sectors,comm\n0.1,W,8,64,memtouch\n0.2,R,8,8,memtouch\n")
+    write_tiny_kswap_capture(folder)
     out = tmp_path / "report"
     proc = cli(
         "reproduce", "kernel-swap", "--captures", str(folder), "--quick", "--out", str(out), "--no-record"

@@ -369,8 +369,9 @@ pub const STATS_FLUSH_MS: u64 = 2000;
 /// (the first flush one period after the start) first, then three more. The kernel's flusher runs from
 /// boot, so each capture started somewhere in its period; and a capture holds only a run that finished
 /// (the memory controller's OOM killer ends some runs under heavy thrashing: the zram captures' README
-/// says those were repeated). So a comparison takes the first of these phases at which the model's run
-/// finishes, as the capturer took the first run that did.
+/// says those were repeated). So a comparison runs the model at each of these phases and takes, per
+/// figure, the median over those whose runs finish ([`median_figures`]); [`run_first_finishing`] takes
+/// the first that finishes, for diagnostics.
 pub const FLUSH_PHASES_MS: [u64; 4] = [STATS_FLUSH_MS, 500, 1000, 1500];
 
 /// One run of `config_at(phase)`: `Ok(Ok(sim))` when it finishes, `Ok(Err(e))` when it ran out of

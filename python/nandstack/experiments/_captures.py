@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..sweep.spec import Task
-from ._phases import FLUSH_PHASES_MS, STATS_FLUSH_MS, first_finished, phase_note, phase_params
+from ._phases import FLUSH_PHASES_MS, STATS_FLUSH_MS, first_finished, median_figures, phase_note, phase_params
 from .base import Analysis, Experiment, Figure, Series, Table, config_task
 
 if TYPE_CHECKING:
@@ -293,13 +292,11 @@ def analyze(kind: str, task_list: list[Task], results: Sequence[Result | None]) 
     chosen = first_finished(task_list, results)
     failed = sorted({t.params["program"] for t in task_list} - set(chosen))
     oom: dict[str, list[int]] = {}
-    for name, (result, phase, done, oom_phases) in sorted(chosen.items()):
+    for name, (_, phase, done, oom_phases) in sorted(chosen.items()):
         if oom_phases:
             oom[_short(name)] = oom_phases
         reps = progs[name]
-        # Per figure, the median over the phases whose runs finished (as kernel-swap does).
-        per_phase = [model_figures(r.summary, kind) for r in done]
-        model = {k: statistics.median(o[k] for o in per_phase) for k in model_figures(result.summary, kind)}
+        model = median_figures([model_figures(r.summary, kind) for r in done])
         entry: dict[str, Any] = {"model": {}, "kernel_min": {}, "kernel_max": {}}
         entry["flush_phase_ms"] = phase
         entry["out_of_memory_phases_ms"] = oom_phases
@@ -342,7 +339,7 @@ def analyze(kind: str, task_list: list[Task], results: Sequence[Result | None]) 
         measured += " Outside: " + "; ".join(
             f"{r['program']} {r['figure']} {r['distance_pct']:.1f}%" for r in outside.iter_rows(named=True)
         )
-    measured += phase_note(oom, [], compared="median")
+    measured += phase_note(oom, [])
     if failed:
         measured += f" Out of memory at every phase (counted as failed): {', '.join(failed)}."
     verdict = (

@@ -4,6 +4,7 @@ at which the capture experiments run each program: shared by `kernel-swap`, `ker
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -19,8 +20,8 @@ STATS_FLUSH_MS = 2000
 #: the default (one period) first. The kernel's flusher runs from boot, so every capture started somewhere
 #: in its period, and a capture holds only a run that finished (the v1 memory controller OOM-kills some
 #: runs under heavy thrashing; the zram captures' README says such runs were repeated). The comparison
-#: takes the first phase, in this order, at which the model's run finishes — as the capturer kept the
-#: first run that did — and reports the model's range over the phases that finished.
+#: takes, per figure, the median over the phases whose runs finish (`median_figures`) and reports the
+#: model's range over them and the first that finished.
 FLUSH_PHASES_MS = (STATS_FLUSH_MS, 500, 1000, 1500)
 #: The engine's message when a cgroup's reclaim makes no progress (the kernel would OOM-kill the program).
 OUT_OF_MEMORY = "out of memory at"
@@ -60,19 +61,19 @@ def phase_params(program: str, phase_ms: int) -> dict[str, object]:
     }
 
 
-def phase_note(oom: dict[str, list[int]], never: Sequence[str], compared: str = "first") -> str:
-    """A sentence for a report: the phases run, which were compared (`compared`: "first", the first
-    phase in order whose run finished; "median", per figure the median over the runs that finished),
+def median_figures(per_phase: Sequence[dict[str, float]]) -> dict[str, float]:
+    """The model's side of a capture comparison: per figure, the median over the phases whose runs
+    finished (kswap::median_figures)."""
+    return {k: statistics.median(p[k] for p in per_phase) for k in per_phase[0]}
+
+
+def phase_note(oom: dict[str, list[int]], never: Sequence[str]) -> str:
+    """A sentence for a report: the phases run, that the median over those that finished is compared,
     which programs ran out of memory where."""
     text = (
         f" Each program ran at {len(FLUSH_PHASES_MS)} phases of the {STATS_FLUSH_MS / 1000:g} s statistics "
-        + (
-            f"flush ({phases_text()} ms); the model's figures are, per figure, the median over the phases "
-            "whose runs finished."
-            if compared == "median"
-            else f"flush; the figures are those of the first, in the order {phases_text()} ms, whose run "
-            "finished."
-        )
+        f"flush ({phases_text()} ms); the model's figures are, per figure, the median over the phases "
+        "whose runs finished."
     )
     if oom:
         text += (

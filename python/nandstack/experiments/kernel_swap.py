@@ -11,14 +11,21 @@ import json
 import math
 import os
 import re
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..sweep.spec import Task
-from ._phases import FLUSH_PHASES_MS, STATS_FLUSH_MS, first_finished, phase_note, phase_params, phases_text
+from ._phases import (
+    FLUSH_PHASES_MS,
+    STATS_FLUSH_MS,
+    first_finished,
+    median_figures,
+    phase_note,
+    phase_params,
+    phases_text,
+)
 from .base import Analysis, Experiment, Figure, Series, Table, make_task
 
 if TYPE_CHECKING:
@@ -134,15 +141,20 @@ def phase_task(c: Capture, program: str, phase_ms: int) -> Task:
     return make_task(overrides, phase_params(program, phase_ms))
 
 
+def _chosen(found: dict[str, list[Capture]], quick: bool) -> list[str]:
+    """The programs a run compares: all, or with `quick` those of `QUICK` (a folder without them: its
+    first two)."""
+    return [p for p in found if not quick or p in QUICK] or list(found)[:2]
+
+
 def tasks(quick: bool) -> list[Task]:
     found = programs()
-    names = [p for p in found if not quick or p in QUICK] or list(found)[:2]
-    return [phase_task(found[p][0], p, phase) for p in names for phase in FLUSH_PHASES_MS]
+    return [phase_task(found[p][0], p, phase) for p in _chosen(found, quick) for phase in FLUSH_PHASES_MS]
 
 
 def setup(quick: bool) -> dict[str, str]:
     found = programs()
-    shown = [p for p in found if not quick or p in QUICK] or list(found)[:2]
+    shown = _chosen(found, quick)
     caps = sum(len(found[p]) for p in shown)
     return {
         "captures": f"{caps} capture(s) of {len(shown)} program(s) in {capture_dir()}"
@@ -253,12 +265,11 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
     chosen = first_finished(task_list, results)
     attempted = {t.params["program"] for t in task_list}
     never = sorted(p for p in attempted if p not in chosen and p in found)
-    for program, (result, phase, done, oom) in sorted(chosen.items()):
+    for program, (_, phase, done, oom) in sorted(chosen.items()):
         if program not in found:
             continue
         others = [model_figures(r.summary) for r in done]
-        # Per figure, the median over the phases that finished (kswap::median_figures).
-        model = {k: statistics.median(o[k] for o in others) for k in model_figures(result.summary)}
+        model = median_figures(others)
         kernel = [kernel_figures(c) for c in found[program]]
         entry: dict[str, Any] = {
             "captures": [c.name for c in found[program]],
@@ -336,7 +347,7 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
         for p, e in headline["programs"].items()
         if e["out_of_memory_phases_ms"]
     }
-    measured += phase_note(moved, never, compared="median")
+    measured += phase_note(moved, never)
     headline["out_of_memory_at_every_phase"] = never
     verdict = (
         "agrees"
@@ -363,17 +374,19 @@ def _short(program: str) -> str:
     return program.removeprefix("kswap_")
 
 
+def _ranges(lo: list[float], hi: list[float]) -> tuple[list[float], list[float]]:
+    """Ranges as points with error bars: their middles and half-widths."""
+    return [(a + b) / 2 for a, b in zip(lo, hi)], [max((b - a) / 2, 1e-9) for a, b in zip(lo, hi)]
+
+
 def _figure(frame: Any, figure: str, title: str) -> Figure:
     import polars as pl
 
     sub = frame.filter(pl.col("figure") == figure).sort("program")
     names = [_short(p) for p in sub["program"].to_list()]
-    lo, hi, model = sub["kernel_min"].to_list(), sub["kernel_max"].to_list(), sub["model"].to_list()
-    mid = [(a + b) / 2 for a, b in zip(lo, hi)]
-    half = [max((b - a) / 2, 1e-9) for a, b in zip(lo, hi)]
-    plo, phi = sub["model_phase_min"].to_list(), sub["model_phase_max"].to_list()
-    pmid = [(a + b) / 2 for a, b in zip(plo, phi)]
-    phalf = [max((b - a) / 2, 1e-9) for a, b in zip(plo, phi)]
+    mid, half = _ranges(sub["kernel_min"].to_list(), sub["kernel_max"].to_list())
+    pmid, phalf = _ranges(sub["model_phase_min"].to_list(), sub["model_phase_max"].to_list())
+    model = sub["model"].to_list()
     return Figure(
         f"{figure}_vs_kernel",
         title,
