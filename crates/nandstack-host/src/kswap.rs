@@ -344,6 +344,25 @@ pub fn repetition_stem(capture: &str) -> Option<&str> {
     }
 }
 
+/// How much longer than its median the wake-up of the idle loop worker on the other vCPU takes, as points
+/// `[quantile, µs]` of its distribution (`host.swap.backend.wake_tail`). Traced on a VM of the captures'
+/// family (Linux 6.18.44-fc-v657, 2 vCPUs, `tools/capture/trace-reclaim.sh --sched`): from `sched_waking`
+/// on memtouch's CPU to `sched_wakeup` in the IPI on the idle CPU, 238,695 wake-ups of four programs
+/// (uniform_w100_discard, hot_r100_p49152, seq_w100, normal_w70_discard, pinned): median 20 µs, p90 27,
+/// p99 55, p99.9 421, p99.99 2,937, max 8,817 µs; each program alone has the same shape (p99 45–82 µs,
+/// 0.02–0.07% over 1 ms). The median itself is in `wake_us`.
+pub const VCPU_WAKE_TAIL_US: [[f64; 2]; 9] = [
+    [0.0, 0.0],
+    [0.5, 0.0],
+    [0.9, 7.0],
+    [0.99, 35.0],
+    [0.995, 72.0],
+    [0.999, 401.0],
+    [0.9995, 852.0],
+    [0.9999, 2917.0],
+    [1.0, 8797.0],
+];
+
 /// The host config that runs the capture's program on the captures' setup (`capture-swap.sh` on
 /// Linux 6.18 in a 2-CPU VM): a cgroup-v1 memory limit, swap of the same size on a loop device over a
 /// tmpfs file (`swapon`, with `--discard=pages` when the capture used it), Linux defaults otherwise
@@ -355,8 +374,10 @@ pub fn repetition_stem(capture: &str) -> Option<&str> {
 /// median time between two single-page swap-in reads with nothing written between them is 19–21 µs
 /// (`uniform_w20`: 20 µs in each run); the loop worker's own time (5 µs per request, 1 µs per page)
 /// and the fault's (3 µs) leave 10 µs, the wake-up of the idle loop worker on the other vCPU
-/// (`wake_us`). Time matters to reclaim: it reads the memcg statistics of the last periodic flush,
-/// every 2 s ([`crate::vm::vmstats`]). The SSD below the host sees no swap I/O.
+/// (`wake_us`). That wake-up sometimes takes far longer: the captures' machine is a VM, and an idle
+/// vCPU runs only once the hypervisor schedules it; [`VCPU_WAKE_TAIL_US`] adds the traced excess over
+/// the median to each wake-up of the idle worker. Time matters to reclaim: it reads the memcg
+/// statistics of the last periodic flush, every 2 s ([`crate::vm::vmstats`]). The SSD below the host sees no swap I/O.
 pub fn config(c: &Capture) -> HostSimConfig {
     HostSimConfig::from_json(&config_json(c).to_string()).expect("capture config is valid")
 }
@@ -534,7 +555,8 @@ pub fn config_json(c: &Capture) -> Value {
             "cpus": 2,
             "swap": {"size_mib": c.swap_mib, "solid_state": false,
                      "discard": {"mode": if c.discard { "cluster" } else { "off" }},
-                     "backend": {"kind": "loop", "wake_us": 10.0}},
+                     "backend": {"kind": "loop", "wake_us": 10.0,
+                                 "wake_tail": VCPU_WAKE_TAIL_US}},
             "readahead": {"policy": "cluster"},
             "costs": {"reclaim_scan_ns": 1000, "reclaim_write_ns": 3300},
             "reclaim": {"stats_flush_ms": STATS_FLUSH_MS},

@@ -31,16 +31,18 @@ const CHECKS: [(&str, f64); 4] = [
 
 /// Figures held to a wider tolerance, each with the reason (docs/kernel-swap-comparison.md).
 ///
-/// `uniform_w100_discard` pages per write (−28.7%, the median over the flush phases, since write
-/// faults keep the slots of pages waiting in the remote `lru_rotate` batch; −27.0% before): not the
-/// capture's guest stalls, as once thought — the same program pinned to one CPU on another VM of this kernel
-/// family writes 27.7 pages per request with 3% of its time in gaps over 1 ms. The kernel's reclaim
-/// runs down to priority 0 far more often than the model's (traced with the vmscan tracepoints), while
-/// the loop worker, often on the reclaimer's CPU in a `PREEMPT(none)` kernel, completes nothing until
-/// the reclaimer yields; the model's worker always has its own CPU. Unpinned on that VM the kernel
-/// writes 9.8–10.8 (CPU migration: write faults keep slots).
+/// `uniform_w100_discard` pages per write: −24.5% at the config's seed (the median over the flush
+/// phases), between −24.4% and −26.4% over seeds 1–9, so on the 25% line rather than safely inside it
+/// (−28.7% before the loop worker's wake-ups had the VM's traced tail, `kswap::VCPU_WAKE_TAIL_US`).
+/// Not the capture's guest stalls, as once thought — the same program pinned to one CPU on another VM
+/// of this kernel family writes 27–29 pages per request. The kernel's reclaim runs down to priority 0
+/// far more often than the model's (vmscan tracepoints): the loop worker sometimes sits on the
+/// reclaimer's CPU (sched tracepoints: 0.2–5% of its wake-ups move it there, depending on the
+/// program, under the VM's non-upstream `sched_vcpu_pack` placement) and in a `PREEMPT(none)` kernel
+/// completes nothing until the reclaimer sleeps; the model's worker always has its own CPU. Unpinned
+/// on that VM the kernel writes 9.8–18.2 (CPU migration: write faults keep slots).
 const KNOWN_DEVIATIONS: [(&str, &str, f64); 1] =
-    [("kswap_uniform_w100_discard", "write_pages_mean", 0.30)];
+    [("kswap_uniform_w100_discard", "write_pages_mean", 0.28)];
 
 /// The captures' programs, or `None` (with the skip message) when the shared folder is absent.
 fn programs_or_skip() -> Option<Vec<Program>> {
@@ -187,6 +189,40 @@ fn every_capture_within_its_kernel_range() {
     );
 }
 
+/// The wake-up tail of the idle loop worker (`kswap::VCPU_WAKE_TAIL_US`) is what brings
+/// `uniform_w100_discard`'s write requests near the kernel's: without it the model writes fewer pages
+/// per request (−28.7%), with it more (inside `KNOWN_DEVIATIONS`): a delayed worker completes nothing,
+/// so reclaim finds nothing written back to free and writes on.
+#[test]
+fn the_worker_wake_tail_lengthens_uniform_w100_discards_writes() {
+    let Some(programs) = programs_or_skip() else {
+        return;
+    };
+    let Some(p) = programs
+        .iter()
+        .find(|p| p.name == "kswap_uniform_w100_discard")
+    else {
+        eprintln!("SKIPPED: kswap_uniform_w100_discard is not among the captures");
+        return;
+    };
+    let per_write = |patch: &serde_json::Value| {
+        let runs = model(p, patch).expect("the setup runs");
+        let f = kswap::median_figures(&runs);
+        f.iter()
+            .find(|f| f.0 == "write_pages_mean")
+            .expect("figure")
+            .1
+    };
+    let no_tail = serde_json::json!({"host": {"swap": {"backend": {
+        "kind": "loop", "wake_us": 10.0, "wake_tail": []}}}});
+    let (with, without) = (per_write(&serde_json::json!({})), per_write(&no_tail));
+    let range = p.range("write_pages_mean");
+    assert!(
+        outside(without, range) < -0.28 && with > without * 1.04,
+        "pages per write: with the tail {with:.2}, without {without:.2}, kernel {range:?}"
+    );
+}
+
 /// Live statistics (`host.reclaim.stats_flush_ms = 0`, kernels before 5.13) are what the flush replaced:
 /// they swap in 13% more than the kernel in `normal_r100_p49152` (the stale statistics of 6.18 keep the
 /// active list from being aged between flushes). Kept so that the captures keep telling the two apart.
@@ -265,7 +301,9 @@ fn the_flush_phase_gives_hot_r100_p49152s_two_kernel_outcomes() {
             100.0 * d
         );
     }
-    for first_ms in [1000, 1100] {
+    // Between the two (first flush at 0.9–1.05 s) the model runs out of memory, as the kernel's OOM
+    // killer ends some runs of this program.
+    for first_ms in [1100, 1200] {
         let m = run(first_ms);
         assert!(
             (m - high).abs() / high < 0.03,

@@ -306,6 +306,13 @@ pub enum SwapBackendConfig {
         /// Default 0.
         #[serde(default)]
         wake_us: f64,
+        /// Extra wake-up latency of an idle worker on top of `wake_us`, drawn per wake-up from a
+        /// distribution given as points `[quantile, µs]` of it (quantiles rising from 0 to 1, µs not
+        /// falling; linear in between), e.g. `[[0, 0], [0.99, 35], [1, 9000]]`. A vCPU that is idle in a
+        /// VM must be scheduled by the hypervisor before the wake-up IPI lands: usually in tens of µs,
+        /// sometimes in ms (`tools/capture/trace-reclaim.sh --sched` measures it). Default none.
+        #[serde(default)]
+        wake_tail: Vec<[f64; 2]>,
     },
     /// zram: a compressed RAM disk of `size_mib` (`disksize`) holding the swap area, a synchronous device
     /// (swap-ins bypass the swap cache and free their slot); see `ZramConfig`.

@@ -4,6 +4,7 @@
 
 use std::collections::BinaryHeap;
 
+use nandstack_core::rng::Rng;
 use nandstack_core::{Error, Result};
 
 use super::{Host, HostStats, Params};
@@ -15,7 +16,7 @@ use crate::config::{
 use crate::pagecache::PageCache;
 use crate::reclaim::{ClockReclaim, FifoReclaim, LinuxReclaim, ReclaimPolicy};
 use crate::swap::alloc::{ClusterAllocator, ClusterV5Allocator, NextFitAllocator, SlotAllocator};
-use crate::swap::backend::{BlockSwap, LoopSwap, SwapBackend};
+use crate::swap::backend::{BlockSwap, LoopSwap, SwapBackend, WakeTail, LOOP_WAKE_STREAM};
 use crate::swap::discard::{
     ClusterDiscard, DiscardPolicy, FineDiscard, IdleTrim, NoDiscard, SwapInTrim,
 };
@@ -188,6 +189,7 @@ impl Host {
                 request_us,
                 page_us,
                 wake_us,
+                wake_tail,
             } => {
                 for (k, v) in [
                     ("request_us", *request_us),
@@ -201,8 +203,12 @@ impl Host {
                         ));
                     }
                 }
+                let tail = WakeTail::new(wake_tail, Rng::derive(cfg.seed, LOOP_WAKE_STREAM))
+                    .map_err(|why| Error::config("host.swap.backend.wake_tail", why))?;
                 simple(Box::new(
-                    LoopSwap::new(swap_off, *request_us, *page_us).waking(*wake_us),
+                    LoopSwap::new(swap_off, *request_us, *page_us)
+                        .waking(*wake_us)
+                        .with_wake_tail(tail),
                 ))
             }
             SwapBackendConfig::Zram(z) => simple(Box::new(crate::swap::backend::Zram::new(

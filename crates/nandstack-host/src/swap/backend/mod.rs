@@ -45,7 +45,7 @@ pub mod znswap;
 pub mod zram;
 
 pub use block::BlockSwap;
-pub use loopdev::LoopSwap;
+pub use loopdev::{LoopSwap, WakeTail, LOOP_WAKE_STREAM};
 pub use znswap::ZnSwap;
 pub use zram::Zram;
 
