@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Summarise a trace from trace-reclaim.sh: memcg reclaim invocations (how many write nothing, pages
 written per invocation, the lowest priority reached, priority levels skipped), request latency from
-issue to completion by the CPU that completed it, and memtouch's migrations between CPUs.
+issue to completion by the CPU that completed it, and memtouch's migrations between CPUs. With the
+scheduler events of `trace-reclaim.sh --sched`: how long waking the idle loop worker takes (from
+`sched_waking` on the waker's CPU to `sched_wakeup` in the IPI on the worker's idle CPU; its excess over
+the median is `kswap::VCPU_WAKE_TAIL_US`), and on which CPU memtouch's wake-ups put the worker.
 
     python3 tools/capture/analyze-trace.py OUT.trace.gz
 """
@@ -29,6 +32,9 @@ def main(path: str) -> None:
     issue_cpu: collections.Counter = collections.Counter()
     migrations = 0
     skips: collections.Counter = collections.Counter()
+    waking: dict[str, tuple[float, str, str]] = {}  # worker pid -> (time, waker's CPU, worker's last CPU)
+    wake_us: list[float] = []
+    placed: collections.Counter = collections.Counter()  # (worker's last CPU, chosen CPU)
     with gzip.open(path, "rt", errors="replace") as f:
         for line in f:
             m = LINE.match(line)
@@ -62,6 +68,16 @@ def main(path: str) -> None:
                     latency[(op, cpu)].append(1e6 * (t - issued.pop(key)))
             elif event == "sched_migrate_task":
                 migrations += 1
+            elif event in ("sched_waking", "sched_wakeup") and "comm=kworker/u" in rest:
+                w = re.search(r"pid=(\d+) .*target_cpu=(\d+)", rest)
+                if event == "sched_waking":
+                    if comm == "memtouch":
+                        waking[w.group(1)] = (t, cpu, w.group(2))
+                elif w.group(1) in waking:
+                    t0, waker_cpu, last = waking.pop(w.group(1))
+                    placed[(last == waker_cpu, w.group(2) == waker_cpu)] += 1
+                    if comm == "<idle>" and cpu != waker_cpu:
+                        wake_us.append(1e6 * (t - t0))
     n = len(invocations)
     if not n:
         print("no memcg reclaim invocation in the trace")
@@ -82,6 +98,21 @@ def main(path: str) -> None:
             f"p50 {quantile(v, 0.5):.0f} µs, p90 {quantile(v, 0.9):.0f} µs, "
             f"over 1 ms {sum(x > 1000 for x in v)}"
         )
+    if wake_us:
+        qs = (0.5, 0.9, 0.99, 0.995, 0.999, 0.9995, 0.9999)
+        print(
+            f"waking the idle worker on the other CPU ({len(wake_us)} wake-ups), µs: "
+            + ", ".join(f"p{100 * q:g} {quantile(wake_us, q):.0f}" for q in qs)
+            + f", max {max(wake_us):.0f}"
+        )
+    if placed:
+        for was_here in (False, True):
+            n = placed[(was_here, False)] + placed[(was_here, True)]
+            if n:
+                print(
+                    f"memtouch wakes the worker last run {'on its' if was_here else 'on another'} CPU: "
+                    f"{n} times, put on memtouch's CPU {placed[(was_here, True)] / n:.1%}"
+                )
 
 
 if __name__ == "__main__":

@@ -2,9 +2,10 @@
 # Record what the kernel's reclaim does while one memtouch program runs: like ../shared/tools/capture-swap.sh
 # (swap on a loop device, a cgroup-v1 memory limit), but the raw tracefs log of the block requests
 # (issue and completion, with their CPU), memcg reclaim invocations, every shrink_inactive/active call
-# (priority, scanned, reclaimed, activated, referenced) and memtouch's CPU migrations.
+# (priority, scanned, reclaimed, activated, referenced) and memtouch's CPU migrations; with --sched also
+# the wake-ups of the kworkers (sched_waking, sched_wakeup) and every context switch.
 #
-#   tools/capture/trace-reclaim.sh OUT LIMIT_MIB DISCARD(none|pages) [--pin CPU] -- PAGES OPS PATTERN WRITE_PCT SEED
+#   tools/capture/trace-reclaim.sh OUT LIMIT_MIB DISCARD(none|pages) [--pin CPU] [--sched] -- PAGES OPS PATTERN WRITE_PCT SEED
 #
 # Writes OUT.trace.gz; `python3 tools/capture/analyze-trace.py OUT.trace.gz` summarises it. Needs root,
 # cgroup v1's memory controller, losetup, gcc. The per-CPU trace buffer is 256 MiB.
@@ -14,6 +15,8 @@ shared=${NANDSTACK_SHARED:-$here/../../../shared}
 out=${1:?usage}; limit=${2:?usage}; discard=${3:?usage}; shift 3
 pin=()
 if [ "${1:-}" = --pin ]; then pin=(taskset -c "$2"); shift 2; fi
+sched=0
+if [ "${1:-}" = --sched ]; then sched=1; shift; fi
 [ "${1:-}" = -- ] || { echo "trace-reclaim.sh: expected -- PAGES OPS PATTERN WRITE_PCT SEED" >&2; exit 2; }
 shift
 [ "$(id -u)" = 0 ] || { echo "trace-reclaim.sh: needs root" >&2; exit 2; }
@@ -21,6 +24,7 @@ work=$(mktemp -d); T=/sys/kernel/tracing; cg=/sys/fs/cgroup/memory/nandstack-tra
 events=(block/block_rq_issue block/block_rq_complete vmscan/mm_vmscan_memcg_reclaim_begin
         vmscan/mm_vmscan_memcg_reclaim_end vmscan/mm_vmscan_lru_shrink_inactive
         vmscan/mm_vmscan_lru_shrink_active sched/sched_migrate_task)
+if [ $sched = 1 ]; then events+=(sched/sched_waking sched/sched_wakeup sched/sched_switch); fi
 cleanup() {
   set +e
   echo 0 > $T/tracing_on
@@ -42,6 +46,9 @@ for e in block/block_rq_issue block/block_rq_complete; do
   echo "dev == $(( (major << 20) | minor ))" > $T/events/$e/filter
 done
 echo 'comm == "memtouch"' > $T/events/sched/sched_migrate_task/filter
+if [ $sched = 1 ]; then
+  for e in sched_waking sched_wakeup; do echo 'comm ~ "kworker*"' > $T/events/sched/$e/filter; done
+fi
 for e in "${events[@]}"; do echo 1 > $T/events/$e/enable; done
 echo > $T/trace
 mkdir -p $cg; echo $((limit * 1024 * 1024)) > $cg/memory.limit_in_bytes
