@@ -76,6 +76,10 @@ def trace_stats(path: str, format: str) -> str:
 def bench_host(quick: bool = False) -> str:
     """The host memory/swap model's benchmark (GIL released); returns its report JSON."""
 
+def kswap_setup_json() -> str:
+    """The kernel-swap captures' setup shared with Rust's `kswap::config`: `{"seed": …, "backend": …}` (the
+    seed and `host.swap.backend`), as JSON."""
+
 def ezswap_correlation(corpus_dir: str) -> str:
     """ezswap: the entropy-vs-compression-ratio correlation on the Silesia pages in `corpus_dir`, every
     compressor and both entropy samples, as JSON (GIL released)."""

@@ -546,17 +546,25 @@ pub fn is_out_of_memory(e: &nandstack_core::Error) -> bool {
     e.to_string().contains(crate::host::OUT_OF_MEMORY)
 }
 
+/// The seed of the captures' setup: it draws the loop worker's wake-up tail.
+pub const SEED: u64 = 1;
+
+/// The captures' swap device as `host.swap.backend` ([`config`] explains the values); the Python
+/// kernel-swap experiment takes it from here through the binding.
+pub fn loop_backend_json() -> Value {
+    json!({"kind": "loop", "wake_us": 10.0, "wake_tail": VCPU_WAKE_TAIL_US})
+}
+
 /// [`config`] as JSON (to derive variants).
 pub fn config_json(c: &Capture) -> Value {
     json!({
-        "seed": 1,
+        "seed": SEED,
         "host": {
             "ram_mib": 2048,
             "cpus": 2,
             "swap": {"size_mib": c.swap_mib, "solid_state": false,
                      "discard": {"mode": if c.discard { "cluster" } else { "off" }},
-                     "backend": {"kind": "loop", "wake_us": 10.0,
-                                 "wake_tail": VCPU_WAKE_TAIL_US}},
+                     "backend": loop_backend_json()},
             "readahead": {"policy": "cluster"},
             "costs": {"reclaim_scan_ns": 1000, "reclaim_write_ns": 3300},
             "reclaim": {"stats_flush_ms": STATS_FLUSH_MS},

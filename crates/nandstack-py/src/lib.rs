@@ -57,6 +57,17 @@ fn trace_stats(py: Python<'_>, path: String, format: String) -> PyResult<String>
         .map_err(errors::to_py_err)
 }
 
+/// The kernel-swap captures' setup shared with Rust's `kswap::config`: `{"seed": …, "backend": …}` (the
+/// seed and `host.swap.backend`), as JSON.
+#[pyfunction]
+fn kswap_setup_json() -> String {
+    serde_json::json!({
+        "seed": nandstack_host::kswap::SEED,
+        "backend": nandstack_host::kswap::loop_backend_json(),
+    })
+    .to_string()
+}
+
 /// The host memory/swap model's benchmark (GIL released); returns its report as JSON.
 #[pyfunction]
 #[pyo3(signature = (quick=false))]
@@ -84,6 +95,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::run, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(bench_host, m)?)?;
+    m.add_function(wrap_pyfunction!(kswap_setup_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_toml, m)?)?;
     m.add_function(wrap_pyfunction!(config_reference_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(bench_py, m)?)?;

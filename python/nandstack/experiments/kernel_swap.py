@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import _core
 from ..sweep.spec import Task
 from ._phases import (
     FLUSH_PHASES_MS,
@@ -94,10 +95,13 @@ def capture_overrides(c: Capture) -> dict[str, Any]:
     """The config that runs the capture's program on the captures' setup — the same as the Rust test's
     `kswap::config` (crates/nandstack-host/src/kswap.rs explains each value): a cgroup-v1 limit, swap on a
     loop device over a tmpfs file (rotational: cluster readahead, one global cluster; its idle worker
-    woken in 10 µs, the captures' swap-in round trip), the VM's reclaim costs."""
+    woken in 10 µs, the captures' swap-in round trip, plus the VM's traced wake-up tail — backend and seed
+    come from Rust, `kswap_setup_json`), the VM's reclaim costs."""
     _, pages, ops, pattern, write_pct, seed = c.command
     discard = c.meta.get("discard") == "pages"
+    setup = json.loads(_core.kswap_setup_json())
     return {
+        "seed": setup["seed"],
         "workload": {
             "kind": "host",
             "processes": [
@@ -122,7 +126,7 @@ def capture_overrides(c: Capture) -> dict[str, Any]:
                 "size_mib": int(c.meta["swap_mb"]),
                 "solid_state": False,
                 "discard": {"mode": "cluster" if discard else "off"},
-                "backend": {"kind": "loop", "wake_us": 10.0},
+                "backend": setup["backend"],
             },
             "readahead": {"policy": "cluster"},
             "costs": {"reclaim_scan_ns": 1000, "reclaim_write_ns": 3300},
