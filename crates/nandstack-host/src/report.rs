@@ -269,6 +269,18 @@ pub fn report(sim: &Sim) -> Value {
             "writeback_wait_ms": s.writeback_wait_ns as f64 / 1e6,
             "alloc_stall_ms": s.alloc_stall_ns as f64 / 1e6,
             "page_table_pages": h.vm.kernel_pages,
+            // Limit/direct reclaim invocations (the kernel's `mm_vmscan_memcg_reclaim_begin` …
+            // `_end`): how deep they went and what they wrote (tools/capture/analyze-trace.py prints the
+            // kernel's).
+            "invocations_by_lowest_priority": (0..13).rev()
+                .map(|p| (p.to_string(), json!(s.reclaim_lowest_priority[p])))
+                .collect::<serde_json::Map<_, _>>(),
+            "pages_written_per_invocation": {
+                "mean": s.reclaim_written.mean(),
+                "p90": s.reclaim_written.quantile(0.9),
+                "max": s.reclaim_written.max(),
+                "invocations_writing_nothing": s.reclaim_writing_nothing,
+            },
         },
         "cgroups": cgroups,
         "processes": procs,

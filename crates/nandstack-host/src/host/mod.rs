@@ -117,6 +117,11 @@ pub struct HostStats {
     pub swapcache_dropped_full: u64,
     pub swapcache_reclaimed_full: u64,
     pub alloc_stall_ns: u64,
+    /// Limit and direct reclaim invocations (not kswapd) by the lowest priority they reached
+    /// (index = priority, 0..=12), and the pages each swapped out.
+    pub reclaim_lowest_priority: [u64; 13],
+    pub reclaim_written: Histogram,
+    pub reclaim_writing_nothing: u64,
 }
 impl Default for HostStats {
     fn default() -> Self {
@@ -148,6 +153,9 @@ impl Default for HostStats {
             swapcache_dropped_full: 0,
             swapcache_reclaimed_full: 0,
             alloc_stall_ns: 0,
+            reclaim_lowest_priority: [0; 13],
+            reclaim_written: Histogram::new(),
+            reclaim_writing_nothing: 0,
         }
     }
 }

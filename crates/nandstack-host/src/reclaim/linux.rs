@@ -315,6 +315,7 @@ impl ReclaimPolicy for LinuxReclaim {
             may_swap: req.may_swap,
         };
         let high = h.vm.wmark.2;
+        let written_before = h.stats.pswpout;
         loop {
             for priority in (0..=DEF_PRIORITY).rev() {
                 sc.priority = priority;
@@ -336,6 +337,12 @@ impl ReclaimPolicy for LinuxReclaim {
                 continue;
             }
             break;
+        }
+        if !sc.kswapd {
+            h.stats.reclaim_lowest_priority[sc.priority as usize] += 1;
+            let written = h.stats.pswpout - written_before;
+            h.stats.reclaim_written.record(written);
+            h.stats.reclaim_writing_nothing += (written == 0) as u64;
         }
         // `snapshot_refaults` (of the flushed counts).
         let root = req.memcg.unwrap_or(0);

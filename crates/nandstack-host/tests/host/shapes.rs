@@ -58,6 +58,21 @@ fn every_memtouch_shape_runs_to_the_end_verified() {
                     |h: &[u64]| -> u64 { h.iter().enumerate().map(|(s, &n)| s as u64 * n).sum() };
                 assert_eq!(pages(&m.reads.hist), m.pswpin, "{name}");
                 assert_eq!(pages(&m.writes.hist), m.pswpout, "{name}");
+                // Every limit or direct reclaim invocation is counted once by its depth and by the
+                // pages it wrote; none writes more than was swapped out in all.
+                let st = &sim.host.stats;
+                let invocations = st.memcg_reclaims + st.direct_reclaims;
+                assert_eq!(
+                    st.reclaim_lowest_priority.iter().sum::<u64>(),
+                    invocations,
+                    "{name}"
+                );
+                assert_eq!(st.reclaim_written.count(), invocations, "{name}");
+                assert!(
+                    st.reclaim_writing_nothing < invocations,
+                    "{name}: some write"
+                );
+                assert!(st.reclaim_written.max() <= m.pswpout, "{name}");
             }
         }
     }
