@@ -83,6 +83,17 @@ fn single(runs: Vec<SwapSummary>) -> SwapSummary {
     runs.into_iter().next().unwrap()
 }
 
+/// The captures of one program, or `None` (with the skip message) when the folder or the program is
+/// absent (another folder, `NANDSTACK_KERNEL_SWAP`, may lack it).
+fn named_program_or_skip(name: &str) -> Option<Program> {
+    let programs = programs_or_skip()?;
+    let found = programs.into_iter().find(|p| p.name == name);
+    if found.is_none() {
+        eprintln!("SKIPPED: {name} is not among the captures");
+    }
+    found
+}
+
 /// Every program through the model, two at a time (the programs are independent).
 fn models(
     programs: &[Program],
@@ -195,16 +206,10 @@ fn every_capture_within_its_kernel_range() {
 /// so reclaim finds nothing written back to free and writes on.
 #[test]
 fn the_worker_wake_tail_lengthens_uniform_w100_discards_writes() {
-    let Some(programs) = programs_or_skip() else {
+    let Some(p) = named_program_or_skip("kswap_uniform_w100_discard") else {
         return;
     };
-    let Some(p) = programs
-        .iter()
-        .find(|p| p.name == "kswap_uniform_w100_discard")
-    else {
-        eprintln!("SKIPPED: kswap_uniform_w100_discard is not among the captures");
-        return;
-    };
+    let p = &p;
     let per_write = |patch: &serde_json::Value| {
         let runs = model(p, patch).expect("the setup runs");
         let f = kswap::median_figures(&runs);
@@ -228,16 +233,10 @@ fn the_worker_wake_tail_lengthens_uniform_w100_discards_writes() {
 /// active list from being aged between flushes). Kept so that the captures keep telling the two apart.
 #[test]
 fn live_statistics_miss_normal_r100_p49152() {
-    let Some(programs) = programs_or_skip() else {
+    let Some(p) = named_program_or_skip("kswap_normal_r100_p49152") else {
         return;
     };
-    let Some(p) = programs
-        .iter()
-        .find(|p| p.name == "kswap_normal_r100_p49152")
-    else {
-        eprintln!("SKIPPED: kswap_normal_r100_p49152 is not among the captures");
-        return;
-    };
+    let p = &p;
     let live = single(
         model(
             p,
@@ -271,13 +270,10 @@ fn live_statistics_miss_normal_r100_p49152() {
 /// statistics give one number whatever the phase.
 #[test]
 fn the_flush_phase_gives_hot_r100_p49152s_two_kernel_outcomes() {
-    let Some(programs) = programs_or_skip() else {
+    let Some(p) = named_program_or_skip("kswap_hot_r100_p49152") else {
         return;
     };
-    let Some(p) = programs.iter().find(|p| p.name == "kswap_hot_r100_p49152") else {
-        eprintln!("SKIPPED: kswap_hot_r100_p49152 is not among the captures");
-        return;
-    };
+    let p = &p;
     let run = |first_ms: u64| {
         let patch = serde_json::json!({"host": {"reclaim": {
             "stats_flush_ms": 2000, "stats_flush_first_ms": first_ms}}});
