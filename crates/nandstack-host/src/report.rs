@@ -275,6 +275,10 @@ pub fn report(sim: &Sim) -> Value {
             "invocations_by_lowest_priority": (0..13).rev()
                 .map(|p| (p.to_string(), json!(s.reclaim_lowest_priority[p])))
                 .collect::<serde_json::Map<_, _>>(),
+            "shrink_inactive_by_priority": (0..13).rev()
+                .filter(|&p| s.shrink_inactive_by_priority[p].calls > 0)
+                .map(|p| (p.to_string(), json!(s.shrink_inactive_by_priority[p])))
+                .collect::<serde_json::Map<_, _>>(),
             "pages_written_per_invocation": {
                 "mean": s.reclaim_written.mean(),
                 "p90": s.reclaim_written.quantile(0.9),

@@ -122,6 +122,22 @@ pub struct HostStats {
     pub reclaim_lowest_priority: [u64; 13],
     pub reclaim_written: Histogram,
     pub reclaim_writing_nothing: u64,
+    /// `shrink_inactive_list` calls of the `linux` policy summed per priority (index), with the
+    /// figures of the kernel's `mm_vmscan_lru_shrink_inactive` tracepoint.
+    pub shrink_inactive_by_priority: [ShrinkStats; 13],
+}
+
+/// What `shrink_inactive_list` calls did, summed: pages isolated (`nr_scanned`), freed, activated, kept
+/// as referenced once (`nr_ref_keep`), activated because under writeback (`nr_writeback`), written.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct ShrinkStats {
+    pub calls: u64,
+    pub scanned: u64,
+    pub reclaimed: u64,
+    pub activated: u64,
+    pub ref_keep: u64,
+    pub writeback: u64,
+    pub pageout: u64,
 }
 impl Default for HostStats {
     fn default() -> Self {
@@ -156,6 +172,7 @@ impl Default for HostStats {
             reclaim_lowest_priority: [0; 13],
             reclaim_written: Histogram::new(),
             reclaim_writing_nothing: 0,
+            shrink_inactive_by_priority: [ShrinkStats::default(); 13],
         }
     }
 }

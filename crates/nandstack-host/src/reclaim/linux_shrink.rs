@@ -34,6 +34,10 @@ struct Stat {
     nr_pageout: u64,
     nr_unqueued_dirty: u64,
     nr_activate: u64,
+    /// Referenced once: kept on the inactive list (`FOLIOREF_KEEP`).
+    nr_ref_keep: u64,
+    /// Under writeback: activated and marked for reclaim (the kernel's `nr_writeback`, case 2).
+    nr_writeback: u64,
 }
 
 /// `folio_check_references`.
@@ -105,6 +109,15 @@ impl LinuxReclaim {
         h.vm.lru_note_cost(m, file, stat.nr_pageout, taken - reclaimed, scm);
         h.stats.pgsteal += reclaimed;
         h.stats.pgactivate += stat.nr_activate;
+        // `trace_mm_vmscan_lru_shrink_inactive`'s figures, summed per priority.
+        let at = &mut h.stats.shrink_inactive_by_priority[sc.priority as usize];
+        at.calls += 1;
+        at.scanned += taken;
+        at.reclaimed += reclaimed;
+        at.activated += stat.nr_activate;
+        at.ref_keep += stat.nr_ref_keep;
+        at.writeback += stat.nr_writeback;
+        at.pageout += stat.nr_pageout;
         let ms = &mut h.vm.memcgs[m as usize].stats;
         ms.pgsteal += reclaimed;
         ms.pgactivate += stat.nr_activate;
@@ -147,6 +160,7 @@ impl LinuxReclaim {
                 h.end_writeback(f, fr.io_done);
             } else if sc.kswapd || !(sc.target.is_some() && h.p.cgroup_v1) || !fr.has(F_RECLAIM) {
                 h.vm.frames[f as usize].set(F_RECLAIM);
+                stat.nr_writeback += 1;
                 return Ok(Self::activate(h, ctx, f));
             } else {
                 // cgroup v1 limit reclaim meets a page it marked: wait for the write (sleeping
@@ -157,7 +171,10 @@ impl LinuxReclaim {
         let refs = check_references(h, f);
         match refs {
             Refs::Activate => return Ok(Self::activate(h, ctx, f)),
-            Refs::Keep => return Ok(Outcome::Keep),
+            Refs::Keep => {
+                stat.nr_ref_keep += 1;
+                return Ok(Outcome::Keep);
+            }
             _ => {}
         }
         let fr = h.vm.frames[f as usize];

@@ -73,6 +73,27 @@ fn every_memtouch_shape_runs_to_the_end_verified() {
                     "{name}: some write"
                 );
                 assert!(st.reclaim_written.max() <= m.pswpout, "{name}");
+                // The per-priority sums of shrink_inactive_list are the run's scan and steal counts.
+                let by = &st.shrink_inactive_by_priority;
+                assert_eq!(
+                    by.iter().map(|b| b.scanned).sum::<u64>(),
+                    st.pgscan,
+                    "{name}"
+                );
+                assert_eq!(
+                    by.iter().map(|b| b.reclaimed).sum::<u64>(),
+                    st.pgsteal,
+                    "{name}"
+                );
+                assert!(
+                    by.iter().map(|b| b.pageout).sum::<u64>() <= m.pswpout,
+                    "{name}"
+                );
+                assert!(
+                    by.iter()
+                        .all(|b| b.reclaimed + b.activated + b.ref_keep <= b.scanned),
+                    "{name}: {by:?}"
+                );
             }
         }
     }
