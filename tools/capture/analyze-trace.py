@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Summarise a trace from trace-reclaim.sh: memcg reclaim invocations (how many write nothing, pages
-written per invocation, the lowest priority reached, priority levels skipped), request latency from
-issue to completion by the CPU that completed it, and memtouch's migrations between CPUs. With the
-scheduler events of `trace-reclaim.sh --sched`: how long waking the idle loop worker takes (from
+written per invocation, the lowest priority reached, priority levels skipped),
+`shrink_inactive_list` per priority (the host report's `reclaim.shrink_inactive_by_priority`), request
+latency from issue to completion by the CPU that completed it, and memtouch's migrations between CPUs.
+With the scheduler events of `trace-reclaim.sh --sched`: how long waking the idle loop worker takes (from
 `sched_waking` on the waker's CPU to `sched_wakeup` in the IPI on the worker's idle CPU; its excess over
 the median is `kswap::VCPU_WAKE_TAIL_US`), and on which CPU memtouch's wake-ups put the worker.
 
@@ -20,6 +21,16 @@ LINE = re.compile(r"^\s*(\S+)-\d+\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+): (\w+): (.*)$")
 RQ = re.compile(r"\S+ (\w+) (?:\d+ )?\(\) (\d+) \+ (\d+)")
 
 
+# The host report's reclaim.shrink_inactive_by_priority figures, from the tracepoint's fields.
+SHRINK_FIGURES = {
+    "scanned": ("nr_scanned",),
+    "reclaimed": ("nr_reclaimed",),
+    "activated": ("nr_activate_anon", "nr_activate_file"),
+    "ref_keep": ("nr_ref_keep",),
+    "writeback": ("nr_writeback",),
+}
+
+
 def quantile(v: list[float], q: float) -> float:
     return sorted(v)[min(len(v) - 1, int(q * len(v)))] if v else float("nan")
 
@@ -32,6 +43,7 @@ def main(path: str) -> None:
     issue_cpu: collections.Counter = collections.Counter()
     migrations = 0
     skips: collections.Counter = collections.Counter()
+    by_priority: dict[int, collections.Counter] = collections.defaultdict(collections.Counter)
     waking: dict[str, tuple[float, str, str]] = {}  # worker pid -> (time, waker's CPU, worker's last CPU)
     wake_us: list[float] = []
     placed: collections.Counter = collections.Counter()  # (worker's last CPU, chosen CPU)
@@ -48,6 +60,10 @@ def main(path: str) -> None:
                 current = None
             elif event == "mm_vmscan_lru_shrink_inactive" and current is not None:
                 p = int(re.search(r"priority=(\d+)", rest).group(1))
+                fields = dict(re.findall(r"(\w+)=(\d+)", rest))
+                by_priority[p]["calls"] += 1
+                for name, keys in SHRINK_FIGURES.items():
+                    by_priority[p][name] += sum(int(fields.get(k, 0)) for k in keys)
                 if current["priorities"] and current["priorities"][-1] - p > 1:
                     skips[(current["priorities"][-1], p)] += 1
                 current["priorities"].append(p)
@@ -91,6 +107,9 @@ def main(path: str) -> None:
     )
     print("lowest priority reached:", dict(sorted(lowest.items(), reverse=True)))
     print("priority levels skipped (from, to): count:", dict(sorted(skips.items())))
+    print("shrink_inactive_list per priority (as the host report's reclaim.shrink_inactive_by_priority):")
+    for p in sorted(by_priority, reverse=True):
+        print(f"  {p}: " + ", ".join(f"{k} {v}" for k, v in by_priority[p].items()))
     print(f"memtouch's requests issued on CPU: {dict(sorted(issue_cpu.items()))}; migrations: {migrations}")
     for (op, cpu), v in sorted(latency.items()):
         print(
