@@ -5,7 +5,9 @@ written per invocation, the lowest priority reached, priority levels skipped),
 latency from issue to completion by the CPU that completed it, and memtouch's migrations between CPUs.
 With the scheduler events of `trace-reclaim.sh --sched`: how long waking the idle loop worker takes (from
 `sched_waking` on the waker's CPU to `sched_wakeup` in the IPI on the worker's idle CPU; its excess over
-the median is `kswap::VCPU_WAKE_TAIL_US`), and on which CPU memtouch's wake-ups put the worker.
+the median is `kswap::VCPU_WAKE_TAIL_US`), and on which CPU memtouch's wake-ups put the worker (split by
+memtouch's and the worker's utilisation, their running shares decayed with PELT's 32 ms half-life, and
+by whether the other CPU went idle less than 10 µs before).
 
     python3 tools/capture/analyze-trace.py OUT.trace.gz
 """
@@ -31,6 +33,40 @@ SHRINK_FIGURES = {
 }
 
 
+HALF_LIFE_S = 0.032  # PELT's utilisation half-life
+
+
+class Running:
+    """Per task, whether it runs and its running share decayed with PELT's half-life; per CPU, since
+    when it is idle (from `sched_switch`)."""
+
+    def __init__(self) -> None:
+        self.util: dict[str, float] = {}
+        self.since: dict[str, float] = {}
+        self.on: dict[str, int] = {}
+        self.idle_since: dict[str, float | None] = {}
+
+    def _update(self, pid: str, t: float) -> None:
+        if pid in self.since:
+            a = 0.5 ** ((t - self.since[pid]) / HALF_LIFE_S)
+            self.util[pid] = self.util.get(pid, 0.0) * a + (1 - a) * self.on.get(pid, 0)
+        self.since[pid] = t
+
+    def switch(self, cpu: str, t: float, rest: str) -> None:
+        prev_pid, next_comm, next_pid = SWITCH.search(rest).groups()
+        for pid, on in ((prev_pid, 0), (next_pid, 1)):
+            self._update(pid, t)
+            self.on[pid] = on
+        self.idle_since[cpu] = t if next_comm.startswith("swapper") else None
+
+    def util_of(self, pid: str, t: float) -> float:
+        self._update(pid, t)
+        return self.util.get(pid, 0.0)
+
+
+SWITCH = re.compile(r"prev_pid=(\d+) .*next_comm=(.+?) next_pid=(\d+)")
+
+
 def quantile(v: list[float], q: float) -> float:
     return sorted(v)[min(len(v) - 1, int(q * len(v)))] if v else float("nan")
 
@@ -47,6 +83,10 @@ def main(path: str) -> None:
     waking: dict[str, tuple[float, str, str]] = {}  # worker pid -> (time, waker's CPU, worker's last CPU)
     wake_us: list[float] = []
     placed: collections.Counter = collections.Counter()  # (worker's last CPU, chosen CPU)
+    running = Running()
+    # Wake-ups of a worker last run on the other CPU: (low utilisation, other CPU idle < 10 µs) ->
+    # [kept there, put on memtouch's CPU]
+    packed: dict[tuple[bool, bool], list[int]] = collections.defaultdict(lambda: [0, 0])
     with gzip.open(path, "rt", errors="replace") as f:
         for line in f:
             m = LINE.match(line)
@@ -84,14 +124,22 @@ def main(path: str) -> None:
                     latency[(op, cpu)].append(1e6 * (t - issued.pop(key)))
             elif event == "sched_migrate_task":
                 migrations += 1
+            elif event == "sched_switch":
+                running.switch(cpu, t, rest)
             elif event in ("sched_waking", "sched_wakeup") and "comm=kworker/u" in rest:
                 w = re.search(r"pid=(\d+) .*target_cpu=(\d+)", rest)
                 if event == "sched_waking":
                     if comm == "memtouch":
-                        waking[w.group(1)] = (t, cpu, w.group(2))
+                        me = re.match(r"\s*\S+-(\d+)", line).group(1)
+                        util = running.util_of(me, t) + running.util_of(w.group(1), t)
+                        idle = running.idle_since.get(w.group(2))
+                        just_idle = idle is not None and t - idle < 10e-6
+                        waking[w.group(1)] = (t, cpu, w.group(2), (util < 0.5, just_idle))
                 elif w.group(1) in waking:
-                    t0, waker_cpu, last = waking.pop(w.group(1))
+                    t0, waker_cpu, last, how = waking.pop(w.group(1))
                     placed[(last == waker_cpu, w.group(2) == waker_cpu)] += 1
+                    if last != waker_cpu:
+                        packed[how][w.group(2) == waker_cpu] += 1
                     if comm == "<idle>" and cpu != waker_cpu:
                         wake_us.append(1e6 * (t - t0))
     n = len(invocations)
@@ -132,6 +180,12 @@ def main(path: str) -> None:
                     f"memtouch wakes the worker last run {'on its' if was_here else 'on another'} CPU: "
                     f"{n} times, put on memtouch's CPU {placed[(was_here, True)] / n:.1%}"
                 )
+        for (low, just_idle), (kept, moved) in sorted(packed.items(), reverse=True):
+            print(
+                f"  from the other CPU, memtouch + worker utilisation {'<' if low else '≥'} 0.5, "
+                f"other CPU idle {'<' if just_idle else '≥'} 10 µs: {kept + moved} wake-ups, "
+                f"put on memtouch's CPU {moved / (kept + moved):.1%}"
+            )
 
 
 if __name__ == "__main__":
