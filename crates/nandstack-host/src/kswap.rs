@@ -350,7 +350,10 @@ pub fn repetition_stem(capture: &str) -> Option<&str> {
 /// on memtouch's CPU to `sched_wakeup` in the IPI on the idle CPU, 238,695 wake-ups of four programs
 /// (uniform_w100_discard, hot_r100_p49152, seq_w100, normal_w70_discard, pinned): median 20 µs, p90 27,
 /// p99 55, p99.9 421, p99.99 2,937, max 8,817 µs; each program alone has the same shape (p99 45–82 µs,
-/// 0.02–0.07% over 1 ms). The median itself is in `wake_us`.
+/// 0.02–0.07% over 1 ms). The median itself is in `wake_us`. The tail's weight follows the host's load:
+/// traces an hour later had one 5–10× lighter, and instead the VM's scheduler packed the worker onto
+/// the reclaimer's CPU more often (not modelled; docs/kernel-swap-comparison.md, "Waking the loop
+/// worker, and where it runs").
 pub const VCPU_WAKE_TAIL_US: [[f64; 2]; 9] = [
     [0.0, 0.0],
     [0.5, 0.0],
