@@ -209,9 +209,8 @@ fn the_worker_wake_tail_lengthens_uniform_w100_discards_writes() {
     let Some(p) = named_program_or_skip("kswap_uniform_w100_discard") else {
         return;
     };
-    let p = &p;
     let per_write = |patch: &serde_json::Value| {
-        let runs = model(p, patch).expect("the setup runs");
+        let runs = model(&p, patch).expect("the setup runs");
         let f = kswap::median_figures(&runs);
         f.iter()
             .find(|f| f.0 == "write_pages_mean")
@@ -236,15 +235,15 @@ fn live_statistics_miss_normal_r100_p49152() {
     let Some(p) = named_program_or_skip("kswap_normal_r100_p49152") else {
         return;
     };
-    let p = &p;
     let live = single(
         model(
-            p,
+            &p,
             &serde_json::json!({"host": {"reclaim": {"stats_flush_ms": 0, "stats_flush_first_ms": 0}}}),
         )
         .expect("live statistics run to the end"),
     );
-    let flushed = kswap::median_figures(&model(p, &serde_json::json!({})).expect("the setup runs"));
+    let flushed =
+        kswap::median_figures(&model(&p, &serde_json::json!({})).expect("the setup runs"));
     let flushed_pswpin = flushed.iter().find(|f| f.0 == "pswpin").expect("figure").1;
     let range = p.range("pswpin");
     let (d_live, d_flushed) = (
@@ -273,11 +272,10 @@ fn the_flush_phase_gives_hot_r100_p49152s_two_kernel_outcomes() {
     let Some(p) = named_program_or_skip("kswap_hot_r100_p49152") else {
         return;
     };
-    let p = &p;
     let run = |first_ms: u64| {
         let patch = serde_json::json!({"host": {"reclaim": {
             "stats_flush_ms": 2000, "stats_flush_first_ms": first_ms}}});
-        single(model(p, &patch).expect("model runs")).pswpin as f64
+        single(model(&p, &patch).expect("model runs")).pswpin as f64
     };
     let kernel: Vec<f64> = p.captures.iter().map(|c| c.kernel.pswpin as f64).collect();
     let high = kernel.iter().cloned().fold(f64::MIN, f64::max);

@@ -120,7 +120,7 @@ impl WakeTail {
         if self.points.is_empty() {
             return 0;
         }
-        let u = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let u = self.rng.unit_f64();
         self.at(u)
     }
 }
