@@ -352,7 +352,7 @@ pub fn repetition_stem(capture: &str) -> Option<&str> {
 /// p99 55, p99.9 421, p99.99 2,937, max 8,817 µs; each program alone has the same shape (p99 45–82 µs,
 /// 0.02–0.07% over 1 ms). The median itself is in `wake_us`. The tail's weight follows the host's load:
 /// traces an hour later had one 5–10× lighter, and instead the VM's scheduler packed the worker onto
-/// the reclaimer's CPU more often (not modelled; docs/kernel-swap-comparison.md, "Waking the loop
+/// the reclaimer's CPU more often ([`VCPU_PACKING`]; docs/kernel-swap-comparison.md, "Waking the loop
 /// worker, and where it runs").
 pub const VCPU_WAKE_TAIL_US: [[f64; 2]; 9] = [
     [0.0, 0.0],
@@ -364,6 +364,23 @@ pub const VCPU_WAKE_TAIL_US: [[f64; 2]; 9] = [
     [0.9995, 852.0],
     [0.9999, 2917.0],
     [1.0, 8797.0],
+];
+
+/// When the VM's scheduler packs the loop worker onto the CPU of the task that wakes it
+/// (`host.swap.backend.packing`; the kernel command line's `sched_vcpu_pack`, not upstream Linux).
+/// Pooled over seven `trace-reclaim.sh --sched` traces of four programs (uniform_w100_discard ×3,
+/// hot_r100_p49152 ×2, normal_w70_discard, seq_w100; `analyze-trace.py`'s placement lines), on the VM
+/// of the wake-up tail: a wake-up of the worker idle on the other CPU packs it in 73% of 10,198 cases
+/// when that CPU went idle less than 10 µs before, in 3.0% of 401,209 otherwise — almost never (2 of
+/// 91,209) while memtouch's and the worker's PELT utilisation add up to 0.5 or more; a wake-up of the packed
+/// worker keeps it packed in 87% of 146,981 cases. Ticks at HZ 250.
+pub const VCPU_PACKING: [(&str, f64); 6] = [
+    ("near_idle_us", 10.0),
+    ("enter_near_idle", 0.73),
+    ("enter", 0.03),
+    ("stay", 0.87),
+    ("max_util", 0.5),
+    ("tick_us", 4000.0),
 ];
 
 /// The host config that runs the capture's program on the captures' setup (`capture-swap.sh` on
@@ -555,7 +572,11 @@ pub const SEED: u64 = 1;
 /// The captures' swap device as `host.swap.backend` ([`config`] explains the values); the Python
 /// kernel-swap experiment takes it from here through the binding.
 pub fn loop_backend_json() -> Value {
-    json!({"kind": "loop", "wake_us": 10.0, "wake_tail": VCPU_WAKE_TAIL_US})
+    let packing: serde_json::Map<String, Value> = VCPU_PACKING
+        .iter()
+        .map(|&(k, v)| (k.to_string(), json!(v)))
+        .collect();
+    json!({"kind": "loop", "wake_us": 10.0, "wake_tail": VCPU_WAKE_TAIL_US, "packing": packing})
 }
 
 /// [`config`] as JSON (to derive variants).

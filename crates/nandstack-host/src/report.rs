@@ -66,6 +66,7 @@ fn swap_section(h: &crate::host::Host) -> Value {
         "readahead_hits": s.readahead_hits,
         "slots_freed_on_fault": s.swap_slot_freed_on_fault,
         "slots_kept_batched": s.swap_slot_kept_batched,
+        "writebacks_moved": s.writebacks_moved,
         "swapcache_dropped_when_full": s.swapcache_dropped_full,
         "swapcache_reclaimed_when_full": s.swapcache_reclaimed_full,
         "used_pages_end": h.swap.used,

@@ -313,6 +313,11 @@ pub enum SwapBackendConfig {
         /// sometimes in ms (`tools/capture/trace-reclaim.sh --sched` measures it). Default none.
         #[serde(default)]
         wake_tail: Vec<[f64; 2]>,
+        /// Pack the worker onto the CPU of the task that wakes it, as the capture VMs' scheduler does
+        /// (not upstream Linux); absent or null: never (the worker is always woken on another CPU).
+        /// A packed worker runs only when the task sleeps or at the next tick. See `LoopPacking`.
+        #[serde(default)]
+        packing: Option<LoopPacking>,
     },
     /// zram: a compressed RAM disk of `size_mib` (`disksize`) holding the swap area, a synchronous device
     /// (swap-ins bypass the swap cache and free their slot); see `ZramConfig`.
@@ -321,6 +326,51 @@ pub enum SwapBackendConfig {
     /// appends through swap-zones chosen by a placement policy, a host-side GC (ZNGC) reclaims zones;
     /// no discard and no swap-cache cutoff (docs/znswap.md).
     Znswap(super::znswap::ZnswapConfig),
+}
+/// When the loop worker is packed onto the waking task's CPU (`host.swap.backend.packing`). The defaults
+/// are the pooled figures of seven `trace-reclaim.sh --sched` traces of four programs on a VM of the
+/// captures' kind (docs/kernel-swap-comparison.md, "Waking the loop worker, and where it runs").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoopPacking {
+    /// A wake-up of the worker last run on another CPU that went idle less than this before, µs.
+    /// Default 10.
+    #[serde(default = "d_pack_near")]
+    pub near_idle_us: f64,
+    /// Probability that such a wake-up packs the worker. Default 0.73.
+    #[serde(default = "d_pack_enter_near")]
+    pub enter_near_idle: f64,
+    /// Probability that any other wake-up from another CPU packs it. Default 0.03.
+    #[serde(default = "d_pack_enter")]
+    pub enter: f64,
+    /// Probability that a wake-up of the packed worker keeps it packed. Default 0.87.
+    #[serde(default = "d_pack_stay")]
+    pub stay: f64,
+    /// Never packed while the task's and the worker's utilisation (running shares decayed with
+    /// PELT's 32 ms half-life) add up to this or more. Default 0.5.
+    #[serde(default = "d_pack_util")]
+    pub max_util: f64,
+    /// Scheduler tick (HZ 250), µs: a packed worker waits at most until the next one. Default 4000.
+    #[serde(default = "d_pack_tick")]
+    pub tick_us: f64,
+}
+fn d_pack_near() -> f64 {
+    10.0
+}
+fn d_pack_enter_near() -> f64 {
+    0.73
+}
+fn d_pack_enter() -> f64 {
+    0.03
+}
+fn d_pack_stay() -> f64 {
+    0.87
+}
+fn d_pack_util() -> f64 {
+    0.5
+}
+fn d_pack_tick() -> f64 {
+    4000.0
 }
 fn d_loop_req() -> f64 {
     5.0

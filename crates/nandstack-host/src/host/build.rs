@@ -16,7 +16,9 @@ use crate::config::{
 use crate::pagecache::PageCache;
 use crate::reclaim::{ClockReclaim, FifoReclaim, LinuxReclaim, ReclaimPolicy};
 use crate::swap::alloc::{ClusterAllocator, ClusterV5Allocator, NextFitAllocator, SlotAllocator};
-use crate::swap::backend::{BlockSwap, LoopSwap, SwapBackend, WakeTail, LOOP_WAKE_STREAM};
+use crate::swap::backend::{
+    BlockSwap, LoopSwap, Packing, SwapBackend, WakeTail, LOOP_PACK_STREAM, LOOP_WAKE_STREAM,
+};
 use crate::swap::discard::{
     ClusterDiscard, DiscardPolicy, FineDiscard, IdleTrim, NoDiscard, SwapInTrim,
 };
@@ -190,6 +192,7 @@ impl Host {
                 page_us,
                 wake_us,
                 wake_tail,
+                packing,
             } => {
                 for (k, v) in [
                     ("request_us", *request_us),
@@ -205,11 +208,23 @@ impl Host {
                 }
                 let tail = WakeTail::new(wake_tail, Rng::derive(cfg.seed, LOOP_WAKE_STREAM))
                     .map_err(|why| Error::config("host.swap.backend.wake_tail", why))?;
-                simple(Box::new(
-                    LoopSwap::new(swap_off, *request_us, *page_us)
-                        .waking(*wake_us)
-                        .with_wake_tail(tail),
-                ))
+                let mut lo = LoopSwap::new(swap_off, *request_us, *page_us)
+                    .waking(*wake_us)
+                    .with_wake_tail(tail);
+                if let Some(pc) = packing {
+                    let p = Packing {
+                        near_idle_us: pc.near_idle_us,
+                        enter_near_idle: pc.enter_near_idle,
+                        enter: pc.enter,
+                        stay: pc.stay,
+                        max_util: pc.max_util,
+                        tick_us: pc.tick_us,
+                    };
+                    p.check()
+                        .map_err(|why| Error::config("host.swap.backend.packing", why))?;
+                    lo = lo.packing(p, Rng::derive(cfg.seed, LOOP_PACK_STREAM));
+                }
+                simple(Box::new(lo))
             }
             SwapBackendConfig::Zram(z) => simple(Box::new(crate::swap::backend::Zram::new(
                 z,
@@ -365,6 +380,7 @@ impl Host {
             plug: Default::default(),
             kswapd_plug: Default::default(),
             rotate_batch: Vec::new(),
+            retimed: Vec::new(),
             cswap: Default::default(),
             verify,
         })

@@ -211,6 +211,7 @@ impl Host {
         if !self.plug.is_empty() {
             self.flush_plug(ctx, FlushCause::Sleep)?;
         }
+        self.task_sleeps(ctx);
         Ok(())
     }
 
@@ -283,6 +284,8 @@ impl Host {
             }
         }
         self.done_buf = done;
+        // A read may have let a packed loop worker run the writes it held.
+        self.apply_retimed();
         Ok(())
     }
 
@@ -301,6 +304,7 @@ impl Host {
         if t > ctx.now {
             self.stats.writeback_waits += 1;
             self.stats.writeback_wait_ns += t - ctx.now;
+            self.task_slept(ctx, t);
             ctx.now = t;
         }
         self.end_writeback(f, t);

@@ -169,12 +169,11 @@ impl Host {
         let c = self.swap.cache[slot as usize];
         if c != NONE && !is_shadow(c) {
             // Swap-cache hit: a readahead page, or a page reclaim has not freed yet.
-            let fr = &mut self.vm.frames[c as usize];
-            if fr.has(F_LOCKED) {
-                ctx.now = ctx.now.max(fr.io_done);
-                fr.clear(F_LOCKED);
+            if self.vm.frames[c as usize].has(F_LOCKED) {
+                self.io_wait(ctx, c);
+                self.vm.frames[c as usize].clear(F_LOCKED);
             }
-            let was_ra = fr.take(F_READAHEAD);
+            let was_ra = self.vm.frames[c as usize].take(F_READAHEAD);
             let mut ra = self.vm.procs[pi].vmas[vi].ra;
             self.ra.hit(&mut ra, vpn, was_ra);
             self.vm.procs[pi].vmas[vi].ra = ra;
@@ -230,9 +229,8 @@ impl Host {
         ms.swap_read_bytes += n * 4096;
         let f = self.swap.cache[slot as usize];
         debug_assert!(f != NONE && !is_shadow(f));
-        let fr = &mut self.vm.frames[f as usize];
-        ctx.now = ctx.now.max(fr.io_done);
-        fr.clear(F_LOCKED);
+        self.io_wait(ctx, f);
+        self.vm.frames[f as usize].clear(F_LOCKED);
         self.map_swapcache(ctx, f, vpn, write);
         Ok(FaultKind::SwapMajor)
     }

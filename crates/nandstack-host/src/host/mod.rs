@@ -114,6 +114,9 @@ pub struct HostStats {
     pub swap_slot_freed_on_fault: u64,
     /// Write faults that kept the slot: the page waited in another CPU's `lru_rotate` batch.
     pub swap_slot_kept_batched: u64,
+    /// Pages whose write ended at another time than first given (a packed loop worker ran it when
+    /// the task slept).
+    pub writebacks_moved: u64,
     pub swapcache_dropped_full: u64,
     pub swapcache_reclaimed_full: u64,
     pub alloc_stall_ns: u64,
@@ -166,6 +169,7 @@ impl Default for HostStats {
             writeback_wait_ns: 0,
             swap_slot_freed_on_fault: 0,
             swap_slot_kept_batched: 0,
+            writebacks_moved: 0,
             swapcache_dropped_full: 0,
             swapcache_reclaimed_full: 0,
             alloc_stall_ns: 0,
@@ -201,6 +205,8 @@ pub struct Host {
     pub kswapd_plug: BlkPlug,
     /// Pages whose write ended on another CPU, waiting in its `lru_rotate` batch (frame, end).
     pub rotate_batch: Vec<(u32, u64)>,
+    /// Scratch for [`Host::apply_retimed`].
+    retimed: Vec<crate::swap::backend::Retimed>,
     /// Compressed swap: page contents, frames held by the pools (`crate::zswap`).
     pub cswap: crate::zswap::swapio::CswapState,
     /// Checking invariants (verify mode).
@@ -282,6 +288,7 @@ impl Host {
             }
             if t > ctx.now {
                 self.stats.writeback_wait_ns += t - ctx.now;
+                self.task_slept(ctx, t);
                 ctx.now = t;
             }
             self.process_completions(ctx.now);
@@ -425,6 +432,7 @@ impl Host {
     /// Writes that completed by `now`: clear PG_writeback; a page reclaim wrote is rotated to the tail
     /// of its inactive list (`folio_rotate_reclaimable`).
     pub fn process_completions(&mut self, now: u64) {
+        self.apply_retimed();
         while let Some(&Reverse((t, f))) = self.completions.peek() {
             if t > now {
                 break;
@@ -446,13 +454,68 @@ impl Host {
             && !fr.has(F_ACTIVE)
             && (fr.list == LRU_INACTIVE_ANON || fr.list == LRU_INACTIVE_FILE)
         {
-            if fr.has(F_SWAPCACHE) && self.swap.backend.completes_remotely() {
+            if fr.has(F_SWAPCACHE) && self.swap.backend.completed_remotely(t) {
                 self.rotate_remote(f, t);
             } else {
                 self.vm.lru_move_tail(f);
                 self.stats.pgrotated += 1;
             }
         }
+    }
+
+    /// The task goes to sleep at `ctx.now` (an I/O wait): a loop worker packed onto its CPU runs the
+    /// requests it holds, and the writes among them complete earlier than they were given.
+    pub(crate) fn task_sleeps(&mut self, ctx: &Ctx) {
+        if ctx.kswapd {
+            return;
+        }
+        self.swap.backend.task_sleeps(ctx.now);
+        self.apply_retimed();
+    }
+
+    /// The task sleeps from `ctx.now` until `until` (for the backend's utilisation figures).
+    pub(crate) fn task_slept(&mut self, ctx: &Ctx, until: u64) {
+        if !ctx.kswapd && until > ctx.now {
+            self.swap.backend.task_slept(ctx.now, until);
+        }
+    }
+
+    /// Wait for the I/O of `f` to end (`folio_wait_locked` / its read): the task sleeps.
+    pub(crate) fn io_wait(&mut self, ctx: &mut Ctx, f: u32) {
+        if self.vm.frames[f as usize].io_done > ctx.now {
+            self.task_sleeps(ctx);
+            let t = self.vm.frames[f as usize].io_done;
+            self.task_slept(ctx, t);
+            ctx.now = ctx.now.max(t);
+        }
+    }
+
+    /// Move the writeback of pages whose write request completes at another time than it was given
+    /// ([`crate::swap::backend::SwapBackend::take_retimed`]); their old completions go stale.
+    pub(crate) fn apply_retimed(&mut self) {
+        let mut v = std::mem::take(&mut self.retimed);
+        self.swap.backend.take_retimed(&mut v);
+        for r in &v {
+            if r.kind != crate::block::IoKind::Write {
+                // A discard ends when its cluster is told (at the time first given: a few ms late at
+                // most, while the worker was packed).
+                continue;
+            }
+            for s in r.first..r.first + r.n {
+                let f = self.swap.cache[s as usize];
+                if f == NONE || crate::vm::workingset::is_shadow(f) {
+                    continue;
+                }
+                let fr = &mut self.vm.frames[f as usize];
+                if fr.has(F_WRITEBACK) && fr.io_done == r.given {
+                    fr.io_done = r.done;
+                    self.completions.push(Reverse((r.done, f)));
+                    self.stats.writebacks_moved += 1;
+                }
+            }
+        }
+        v.clear();
+        self.retimed = v;
     }
 
     /// Whether `f` waits in the completing CPU's `lru_rotate` batch (the batch holds a reference).

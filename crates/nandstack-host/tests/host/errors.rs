@@ -105,3 +105,32 @@ fn without_swap_anonymous_memory_must_fit() {
     let e = err(&c);
     assert!(e.contains("larger than"), "{e}");
 }
+
+#[test]
+fn a_loop_workers_packing_must_be_probabilities_and_times() {
+    let mut c = one(100, memtouch(16, 1, "uniform", 0, 1));
+    let lo = |packing: serde_json::Value| json!({"kind": "loop", "packing": packing});
+    set(
+        &mut c,
+        &["host", "swap", "backend"],
+        lo(json!({"stay": 1.5})),
+    );
+    let e = err(&c);
+    assert!(
+        e.contains("host.swap.backend.packing") && e.contains("stay"),
+        "{e}"
+    );
+    set(
+        &mut c,
+        &["host", "swap", "backend"],
+        lo(json!({"tick_us": 0})),
+    );
+    assert!(err(&c).contains("tick_us"));
+    set(
+        &mut c,
+        &["host", "swap", "backend"],
+        lo(json!({"stays": 0.5})),
+    );
+    let e = err(&c);
+    assert!(e.contains("stays") && e.contains("enter_near_idle"), "{e}");
+}

@@ -153,3 +153,58 @@ fn a_program_out_of_memory_at_one_flush_phase_is_compared_at_the_next() {
         calls.get()
     );
 }
+
+/// The loop worker packed onto the task's CPU at every chance (`host.swap.backend.packing` with no
+/// utilisation limit, leaving only when a wake-up says so): writes it holds complete when the task next
+/// sleeps or at the tick, later than first given, and the host moves their writeback. Every page is
+/// still read back as last written (verification), the runs are deterministic, and the worker held,
+/// released and re-timed requests.
+#[test]
+fn a_packed_loop_worker_moves_writebacks_and_keeps_every_page() {
+    let patch = serde_json::json!({"host": {"swap": {"backend": {
+        "packing": {"max_util": 100.0, "enter": 0.5}}}}});
+    for (pattern, write_pct, discard) in [
+        ("uniform", 100, true),
+        ("hot", 0, false),
+        ("seq", 100, false),
+    ] {
+        let c = shape(pattern, write_pct, discard);
+        let run = || {
+            let cfg = kswap::config_patched(&c, &patch).unwrap();
+            nandstack_host::run_config(&cfg, true, &mut |_, _, _| true)
+                .unwrap_or_else(|e| panic!("{}: {e}", c.name))
+        };
+        let sim = run();
+        let m = kswap::model_summary(&sim);
+        let name = &c.name;
+        let pages = |h: &[u64]| -> u64 { h.iter().enumerate().map(|(s, &n)| s as u64 * n).sum() };
+        assert_eq!(pages(&m.reads.hist), m.pswpin, "{name}");
+        assert_eq!(pages(&m.writes.hist), m.pswpout, "{name}");
+        assert!(m.pswpout >= PAGES - LIMIT_MIB * 256, "{name}: {m:?}");
+        let r = nandstack_host::report::report(&sim);
+        let pk = &r["swap"]["backend"]["packing"];
+        assert!(pk["requests_held"].as_u64().unwrap() > 0, "{name}: {pk}");
+        let released = &pk["released"];
+        assert!(
+            released["by_read"].as_u64().unwrap() + released["by_sleep"].as_u64().unwrap() > 0,
+            "{name}: held writes were let run early: {pk}"
+        );
+        assert!(
+            pk["wakes_when_packed"]["stayed"].as_u64().unwrap() > 0,
+            "{name}: {pk}"
+        );
+        // Pages under writeback had their end moved earlier (all their requests' pages at most).
+        let moved = sim.host.stats.writebacks_moved;
+        assert!(
+            moved > 0 && moved <= m.pswpout,
+            "{name}: {moved} of {}",
+            m.pswpout
+        );
+        assert_eq!(
+            r["swap"]["writebacks_moved"].as_u64(),
+            Some(moved),
+            "{name}"
+        );
+        assert_eq!(kswap::model_summary(&run()), m, "{name}: deterministic");
+    }
+}

@@ -45,7 +45,7 @@ pub mod znswap;
 pub mod zram;
 
 pub use block::BlockSwap;
-pub use loopdev::{LoopSwap, WakeTail, LOOP_WAKE_STREAM};
+pub use loopdev::{LoopSwap, Packing, WakeTail, LOOP_PACK_STREAM, LOOP_WAKE_STREAM};
 pub use znswap::ZnSwap;
 pub use zram::Zram;
 
@@ -60,6 +60,17 @@ pub struct SwapPage {
     pub slot: u32,
     pub vpn: u32,
     pub memcg: u16,
+}
+
+/// A request whose completion moved after it was issued (a packed loop worker got the CPU earlier
+/// than the next tick): `n` slots from `first`, given `given`, done at `done`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retimed {
+    pub kind: IoKind,
+    pub first: u32,
+    pub n: u32,
+    pub given: u64,
+    pub done: u64,
 }
 
 /// blk-throttle: `dispatch(memcg, write, bytes, at)` → when a request of `bytes` from `memcg` may be
@@ -96,6 +107,23 @@ pub trait SwapBackend: Send {
     fn completes_remotely(&self) -> bool {
         false
     }
+
+    /// Whether the request completing at `done` completed on another CPU than its submitter's.
+    /// Default: [`SwapBackend::completes_remotely`].
+    fn completed_remotely(&self, _done: u64) -> bool {
+        self.completes_remotely()
+    }
+
+    /// The submitting task goes to sleep at `at` (waits for I/O): work that waits for its CPU runs.
+    /// Default: nothing waits for it.
+    fn task_sleeps(&mut self, _at: u64) {}
+
+    /// The submitting task slept from `from` to `to` (for utilisation). Default: ignored.
+    fn task_slept(&mut self, _from: u64, _to: u64) {}
+
+    /// Requests whose completion moved since the last call ([`Retimed`]), in order; the host moves
+    /// the writeback of their pages. Default: none.
+    fn take_retimed(&mut self, _out: &mut Vec<Retimed>) {}
 
     /// Serve one block request of `kind` for the `n` consecutive slots from `first`, dispatched at `at`
     /// by task `comm`; returns its completion. Backends whose swap I/O is such requests (swap on a
