@@ -123,9 +123,13 @@ struct Decayed {
 
 impl Decayed {
     fn add(&mut self, from: u64, to: u64) {
-        if to > from {
-            self.open.push_back((from, to));
-        }
+        self.open.push_back((from, to.max(from)));
+    }
+
+    /// Drop the last `n` intervals added (none of them folded yet: they end after every evaluation).
+    fn drop_last(&mut self, n: usize) {
+        let keep = self.open.len().saturating_sub(n);
+        self.open.truncate(keep);
     }
 
     /// The decayed share at `t` (≥ the last evaluation's time; earlier: that evaluation's share).
@@ -144,9 +148,9 @@ impl Decayed {
             self.open.pop_front();
         }
         let mut share = self.acc;
-        for &(a, _) in &self.open {
+        for &(a, b) in &self.open {
             if a < t {
-                share += 1.0 - decay(t - a);
+                share += decay(t - b.min(t)) - decay(t - a);
             }
         }
         share.min(1.0)
@@ -475,6 +479,9 @@ impl LoopSwap {
             from.max(pk.held_after)
         };
         let held = std::mem::take(&mut pk.held);
+        // The work was counted at its times from the tick on; it runs from now instead.
+        pk.work.drop_last(held.len());
+        let begin = t;
         for &(kind, first, n, given) in &held {
             t += work(n);
             if t != given {
@@ -488,6 +495,9 @@ impl LoopSwap {
                     done: t,
                 });
             }
+        }
+        if !held.is_empty() {
+            pk.work.add(begin, t);
         }
         pk.held = held;
         pk.held.clear();
@@ -522,9 +532,6 @@ impl SwapBackend for LoopSwap {
         pk.released_by_sleep += 1;
         let t = Self::release(pk, at, &|n| req + n as u64 * page);
         self.busy_until = t;
-        // The work moved earlier: its decayed share is recounted from the released times.
-        pk.work.open.retain(|&(_, b)| b <= at);
-        pk.work.add(at.max(pk.held_after), t);
     }
 
     fn task_slept(&mut self, from: u64, to: u64) {
@@ -815,6 +822,13 @@ mod tests {
         e.add(64 * ms, 128 * ms);
         assert!((e.at(96 * ms) - 0.5).abs() < 1e-9);
         assert!((e.at(128 * ms) - 0.75).abs() < 1e-9);
+        // An interval ended behind one not begun yet counts as ended; dropped, it counts no more.
+        let mut g = Decayed::default();
+        g.add(100 * ms, 200 * ms);
+        g.add(0, 32 * ms);
+        assert!((g.at(64 * ms) - 0.25).abs() < 1e-9);
+        g.drop_last(1);
+        assert!(g.at(64 * ms).abs() < 1e-9);
         // Always running: tends to 1.
         let mut f = Decayed::default();
         f.add(0, 1_000 * ms);
