@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 use crate::block::HIST_PAGES;
 use crate::config::HostSimConfig;
 use crate::sim::Sim;
+use crate::swap::backend::Packing;
 
 /// The environment variable naming a folder of captures to use instead of the shared one (what
 /// `nandstack reproduce kernel-swap --captures DIR` sets; also read by this crate's kswap examples).
@@ -374,14 +375,15 @@ pub const VCPU_WAKE_TAIL_US: [[f64; 2]; 9] = [
 /// when that CPU went idle less than 10 µs before, in 3.0% of 401,209 otherwise — almost never (2 of
 /// 91,209) while memtouch's and the worker's PELT utilisation add up to 0.5 or more; a wake-up of the packed
 /// worker keeps it packed in 87% of 146,981 cases. Ticks at HZ 250.
-pub const VCPU_PACKING: [(&str, f64); 6] = [
-    ("near_idle_us", 10.0),
-    ("enter_near_idle", 0.73),
-    ("enter", 0.03),
-    ("stay", 0.87),
-    ("max_util", 0.5),
-    ("tick_us", 4000.0),
-];
+/// They are also `host.swap.backend.packing`'s defaults.
+pub const VCPU_PACKING: Packing = Packing {
+    near_idle_us: 10.0,
+    enter_near_idle: 0.73,
+    enter: 0.03,
+    stay: 0.87,
+    max_util: 0.5,
+    tick_us: 4000.0,
+};
 
 /// The host config that runs the capture's program on the captures' setup (`capture-swap.sh` on
 /// Linux 6.18 in a 2-CPU VM): a cgroup-v1 memory limit, swap of the same size on a loop device over a
@@ -572,11 +574,10 @@ pub const SEED: u64 = 1;
 /// The captures' swap device as `host.swap.backend` ([`config`] explains the values); the Python
 /// kernel-swap experiment takes it from here through the binding.
 pub fn loop_backend_json() -> Value {
-    let packing: serde_json::Map<String, Value> = VCPU_PACKING
-        .iter()
-        .map(|&(k, v)| (k.to_string(), json!(v)))
-        .collect();
-    json!({"kind": "loop", "wake_us": 10.0, "wake_tail": VCPU_WAKE_TAIL_US, "packing": packing})
+    let p = VCPU_PACKING;
+    json!({"kind": "loop", "wake_us": 10.0, "wake_tail": VCPU_WAKE_TAIL_US, "packing": {
+        "near_idle_us": p.near_idle_us, "enter_near_idle": p.enter_near_idle, "enter": p.enter,
+        "stay": p.stay, "max_util": p.max_util, "tick_us": p.tick_us}})
 }
 
 /// [`config`] as JSON (to derive variants).

@@ -328,8 +328,9 @@ pub enum SwapBackendConfig {
     Znswap(super::znswap::ZnswapConfig),
 }
 /// When the loop worker is packed onto the waking task's CPU (`host.swap.backend.packing`). The defaults
-/// are the pooled figures of seven `trace-reclaim.sh --sched` traces of four programs on a VM of the
-/// captures' kind (docs/kernel-swap-comparison.md, "Waking the loop worker, and where it runs").
+/// are `kswap::VCPU_PACKING`: the pooled figures of seven `trace-reclaim.sh --sched` traces of four
+/// programs on a VM of the captures' kind (docs/kernel-swap-comparison.md, "Waking the loop worker, and
+/// where it runs").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoopPacking {
@@ -355,22 +356,22 @@ pub struct LoopPacking {
     pub tick_us: f64,
 }
 fn d_pack_near() -> f64 {
-    10.0
+    crate::kswap::VCPU_PACKING.near_idle_us
 }
 fn d_pack_enter_near() -> f64 {
-    0.73
+    crate::kswap::VCPU_PACKING.enter_near_idle
 }
 fn d_pack_enter() -> f64 {
-    0.03
+    crate::kswap::VCPU_PACKING.enter
 }
 fn d_pack_stay() -> f64 {
-    0.87
+    crate::kswap::VCPU_PACKING.stay
 }
 fn d_pack_util() -> f64 {
-    0.5
+    crate::kswap::VCPU_PACKING.max_util
 }
 fn d_pack_tick() -> f64 {
-    4000.0
+    crate::kswap::VCPU_PACKING.tick_us
 }
 fn d_loop_req() -> f64 {
     5.0
