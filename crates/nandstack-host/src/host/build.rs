@@ -381,6 +381,13 @@ impl Host {
             kswapd_plug: Default::default(),
             rotate_batch: Vec::new(),
             retimed: Vec::new(),
+            worker_packs: matches!(
+                h.swap.backend,
+                SwapBackendConfig::Loop {
+                    packing: Some(_),
+                    ..
+                }
+            ),
             cswap: Default::default(),
             verify,
         })

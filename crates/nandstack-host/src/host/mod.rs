@@ -207,6 +207,9 @@ pub struct Host {
     pub rotate_batch: Vec<(u32, u64)>,
     /// Scratch for [`Host::apply_retimed`].
     retimed: Vec<crate::swap::backend::Retimed>,
+    /// The swap backend's worker may be packed onto the task's CPU (a loop device with `packing`):
+    /// only then do the task's sleeps matter to it and completions move.
+    worker_packs: bool,
     /// Compressed swap: page contents, frames held by the pools (`crate::zswap`).
     pub cswap: crate::zswap::swapio::CswapState,
     /// Checking invariants (verify mode).
@@ -466,7 +469,7 @@ impl Host {
     /// The task goes to sleep at `ctx.now` (an I/O wait): a loop worker packed onto its CPU runs the
     /// requests it holds, and the writes among them complete earlier than they were given.
     pub(crate) fn task_sleeps(&mut self, ctx: &Ctx) {
-        if ctx.kswapd {
+        if ctx.kswapd || !self.worker_packs {
             return;
         }
         self.swap.backend.task_sleeps(ctx.now);
@@ -475,7 +478,7 @@ impl Host {
 
     /// The task sleeps from `ctx.now` until `until` (for the backend's utilisation figures).
     pub(crate) fn task_slept(&mut self, ctx: &Ctx, until: u64) {
-        if !ctx.kswapd && until > ctx.now {
+        if self.worker_packs && !ctx.kswapd && until > ctx.now {
             self.swap.backend.task_slept(ctx.now, until);
         }
     }
@@ -493,6 +496,9 @@ impl Host {
     /// Move the writeback of pages whose write request completes at another time than it was given
     /// ([`crate::swap::backend::SwapBackend::take_retimed`]); their old completions go stale.
     pub(crate) fn apply_retimed(&mut self) {
+        if !self.worker_packs {
+            return;
+        }
         let mut v = std::mem::take(&mut self.retimed);
         self.swap.backend.take_retimed(&mut v);
         for r in &v {
