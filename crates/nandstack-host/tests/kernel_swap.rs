@@ -31,7 +31,7 @@ const CHECKS: [(&str, f64); 4] = [
 
 /// Figures held to a wider tolerance, each with the reason (docs/kernel-swap-comparison.md). None
 /// now: `uniform_w100_discard` pages per write, the last one (−24.5% with the worker's wake-up tail
-/// alone, on the 25% line over seeds), is −19.8% since the worker may be packed onto the reclaimer's
+/// alone, on the 25% line over seeds), is −20.5% since the worker may be packed onto the reclaimer's
 /// CPU (`kswap::VCPU_PACKING`). Unpinned on the traced VM the kernel writes 9.8–18.2 there (CPU
 /// migration: write faults keep slots) — the captures are of a pinned-like run.
 const KNOWN_DEVIATIONS: [(&str, &str, f64); 0] = [];
