@@ -568,7 +568,7 @@ pub fn is_out_of_memory(e: &nandstack_core::Error) -> bool {
     e.to_string().contains(crate::host::OUT_OF_MEMORY)
 }
 
-/// The seed of the captures' setup: it draws the loop worker's wake-up tail.
+/// The seed of the captures' setup: it draws the loop worker's wake-up tail and its packing decisions.
 pub const SEED: u64 = 1;
 
 /// The captures' swap device as `host.swap.backend` ([`config`] explains the values); the Python

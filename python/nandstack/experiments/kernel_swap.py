@@ -95,8 +95,9 @@ def capture_overrides(c: Capture) -> dict[str, Any]:
     """The config that runs the capture's program on the captures' setup — the same as the Rust test's
     `kswap::config` (crates/nandstack-host/src/kswap.rs explains each value): a cgroup-v1 limit, swap on a
     loop device over a tmpfs file (rotational: cluster readahead, one global cluster; its idle worker
-    woken in 10 µs, the captures' swap-in round trip, plus the VM's traced wake-up tail — backend and seed
-    come from Rust, `kswap_setup_json`), the VM's reclaim costs."""
+    woken in 10 µs, the captures' swap-in round trip, plus the VM's traced wake-up tail, and packed onto
+    memtouch's CPU as the VM's scheduler does — backend and seed come from Rust, `kswap_setup_json`), the
+    VM's reclaim costs."""
     _, pages, ops, pattern, write_pct, seed = c.command
     discard = c.meta.get("discard") == "pages"
     setup = json.loads(_core.kswap_setup_json())
@@ -165,9 +166,10 @@ def setup(quick: bool) -> dict[str, str]:
         + (" (quick: one program of each kind)" if quick else "")
         + "; Linux 6.18, cgroup v1 memory limit, swap on a loop device over a tmpfs file, zswap off",
         "model": "the host model with the captures' setup (kswap::config): memtouch reproduced reference for "
-        "reference, the loop swap backend (5 µs + 1 µs per page, 10 µs to wake its idle worker, "
-        "completions on the worker's CPU), cluster readahead (page-cluster 3), reclaim costs 1 µs per page "
-        "scanned + 3.3 µs per page written; one "
+        "reference, the loop swap backend (5 µs + 1 µs per page, 10 µs to wake its idle worker plus the VM's "
+        "traced wake-up tail, completions on the worker's CPU; the worker packed onto memtouch's CPU at the "
+        "VM scheduler's traced rates, running when memtouch sleeps or at the next tick), cluster readahead "
+        "(page-cluster 3), reclaim costs 1 µs per page scanned + 3.3 µs per page written; one "
         "seed (the model is deterministic; the kernel's repetitions give its range)",
         "acceptance": "page volumes within 10% of the kernel's range, mean pages per read and per write "
         "request within 25%",
