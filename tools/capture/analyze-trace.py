@@ -87,6 +87,8 @@ def main(path: str) -> None:
     # Wake-ups of a worker last run on the other CPU: (low utilisation, other CPU idle < 10 µs) ->
     # [kept there, put on memtouch's CPU]
     packed: dict[tuple[bool, bool], list[int]] = collections.defaultdict(lambda: [0, 0])
+    # The same for wake-ups not just after the other CPU went idle, by utilisation in twentieths.
+    by_util: dict[int, list[int]] = collections.defaultdict(lambda: [0, 0])
     with gzip.open(path, "rt", errors="replace") as f:
         for line in f:
             m = LINE.match(line)
@@ -134,12 +136,14 @@ def main(path: str) -> None:
                         util = running.util_of(me, t) + running.util_of(w.group(1), t)
                         idle = running.idle_since.get(w.group(2))
                         just_idle = idle is not None and t - idle < 10e-6
-                        waking[w.group(1)] = (t, cpu, w.group(2), (util < 0.5, just_idle))
+                        waking[w.group(1)] = (t, cpu, w.group(2), (util < 0.5, just_idle), util)
                 elif w.group(1) in waking:
-                    t0, waker_cpu, last, how = waking.pop(w.group(1))
+                    t0, waker_cpu, last, how, util = waking.pop(w.group(1))
                     placed[(last == waker_cpu, w.group(2) == waker_cpu)] += 1
                     if last != waker_cpu:
                         packed[how][w.group(2) == waker_cpu] += 1
+                        if not how[1]:
+                            by_util[min(int(util * 20), 39)][w.group(2) == waker_cpu] += 1
                     if comm == "<idle>" and cpu != waker_cpu:
                         wake_us.append(1e6 * (t - t0))
     n = len(invocations)
@@ -186,6 +190,11 @@ def main(path: str) -> None:
                 f"other CPU idle {'<' if just_idle else '≥'} 10 µs: {kept + moved} wake-ups, "
                 f"put on memtouch's CPU {moved / (kept + moved):.1%}"
             )
+        print(
+            "  from the other CPU, other CPU idle ≥ 10 µs, by memtouch + worker utilisation "
+            "(bins of 0.05 with 20+ wake-ups: put on memtouch's CPU / wake-ups): "
+            + ", ".join(f"{b / 20:.2f}: {m}/{k + m}" for b, (k, m) in sorted(by_util.items()) if k + m >= 20)
+        )
 
 
 if __name__ == "__main__":
