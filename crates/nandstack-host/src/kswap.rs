@@ -17,8 +17,8 @@ use serde_json::{json, Value};
 
 use crate::block::HIST_PAGES;
 use crate::config::HostSimConfig;
+use crate::config::LoopPacking;
 use crate::sim::Sim;
-use crate::swap::backend::Packing;
 
 /// The environment variable naming a folder of captures to use instead of the shared one (what
 /// `nandstack reproduce kernel-swap --captures DIR` sets; also read by this crate's kswap examples).
@@ -376,7 +376,7 @@ pub const VCPU_WAKE_TAIL_US: [[f64; 2]; 9] = [
 /// 91,209) while memtouch's and the worker's PELT utilisation add up to 0.5 or more; a wake-up of the packed
 /// worker keeps it packed in 87% of 146,981 cases. Ticks at HZ 250.
 /// They are also `host.swap.backend.packing`'s defaults.
-pub const VCPU_PACKING: Packing = Packing {
+pub const VCPU_PACKING: LoopPacking = LoopPacking {
     near_idle_us: 10.0,
     enter_near_idle: 0.73,
     enter: 0.03,
@@ -574,10 +574,7 @@ pub const SEED: u64 = 1;
 /// The captures' swap device as `host.swap.backend` ([`config`] explains the values); the Python
 /// kernel-swap experiment takes it from here through the binding.
 pub fn loop_backend_json() -> Value {
-    let p = VCPU_PACKING;
-    json!({"kind": "loop", "wake_us": 10.0, "wake_tail": VCPU_WAKE_TAIL_US, "packing": {
-        "near_idle_us": p.near_idle_us, "enter_near_idle": p.enter_near_idle, "enter": p.enter,
-        "stay": p.stay, "max_util": p.max_util, "tick_us": p.tick_us}})
+    json!({"kind": "loop", "wake_us": 10.0, "wake_tail": VCPU_WAKE_TAIL_US, "packing": VCPU_PACKING})
 }
 
 /// [`config`] as JSON (to derive variants).

@@ -331,47 +331,28 @@ pub enum SwapBackendConfig {
 /// are `kswap::VCPU_PACKING`: the pooled figures of seven `trace-reclaim.sh --sched` traces of four
 /// programs on a VM of the captures' kind (docs/kernel-swap-comparison.md, "Waking the loop worker, and
 /// where it runs").
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct LoopPacking {
     /// A wake-up of the worker last run on another CPU that went idle less than this before, µs.
     /// Default 10.
-    #[serde(default = "d_pack_near")]
     pub near_idle_us: f64,
     /// Probability that such a wake-up packs the worker. Default 0.73.
-    #[serde(default = "d_pack_enter_near")]
     pub enter_near_idle: f64,
     /// Probability that any other wake-up from another CPU packs it. Default 0.03.
-    #[serde(default = "d_pack_enter")]
     pub enter: f64,
     /// Probability that a wake-up of the packed worker keeps it packed. Default 0.87.
-    #[serde(default = "d_pack_stay")]
     pub stay: f64,
     /// Never packed while the task's and the worker's utilisation (running shares decayed with
     /// PELT's 32 ms half-life) add up to this or more. Default 0.5.
-    #[serde(default = "d_pack_util")]
     pub max_util: f64,
     /// Scheduler tick (HZ 250), µs: a packed worker waits at most until the next one. Default 4000.
-    #[serde(default = "d_pack_tick")]
     pub tick_us: f64,
 }
-fn d_pack_near() -> f64 {
-    crate::kswap::VCPU_PACKING.near_idle_us
-}
-fn d_pack_enter_near() -> f64 {
-    crate::kswap::VCPU_PACKING.enter_near_idle
-}
-fn d_pack_enter() -> f64 {
-    crate::kswap::VCPU_PACKING.enter
-}
-fn d_pack_stay() -> f64 {
-    crate::kswap::VCPU_PACKING.stay
-}
-fn d_pack_util() -> f64 {
-    crate::kswap::VCPU_PACKING.max_util
-}
-fn d_pack_tick() -> f64 {
-    crate::kswap::VCPU_PACKING.tick_us
+impl Default for LoopPacking {
+    fn default() -> LoopPacking {
+        crate::kswap::VCPU_PACKING
+    }
 }
 fn d_loop_req() -> f64 {
     5.0

@@ -20,7 +20,7 @@ pub use compress::{
 pub use diss::IdleTrimConfig;
 pub use ezswap::{AdmissionKind, EntropySample, EzswapConfig, ReplacementKind};
 pub use host::{
-    CgroupConfig, CostConfig, DiscardConfig, DiscardMode, HostConfig, PageCacheConfig,
+    CgroupConfig, CostConfig, DiscardConfig, DiscardMode, HostConfig, LoopPacking, PageCacheConfig,
     ReadaheadConfig, ReadaheadPolicyKind, ReclaimConfig, ReclaimPolicyKind, SwapAllocatorKind,
     SwapBackendConfig, SwapConfig,
 };

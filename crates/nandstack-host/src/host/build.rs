@@ -17,7 +17,7 @@ use crate::pagecache::PageCache;
 use crate::reclaim::{ClockReclaim, FifoReclaim, LinuxReclaim, ReclaimPolicy};
 use crate::swap::alloc::{ClusterAllocator, ClusterV5Allocator, NextFitAllocator, SlotAllocator};
 use crate::swap::backend::{
-    BlockSwap, LoopSwap, Packing, SwapBackend, WakeTail, LOOP_PACK_STREAM, LOOP_WAKE_STREAM,
+    BlockSwap, LoopSwap, SwapBackend, WakeTail, LOOP_PACK_STREAM, LOOP_WAKE_STREAM,
 };
 use crate::swap::discard::{
     ClusterDiscard, DiscardPolicy, FineDiscard, IdleTrim, NoDiscard, SwapInTrim,
@@ -211,18 +211,10 @@ impl Host {
                 let mut lo = LoopSwap::new(swap_off, *request_us, *page_us)
                     .waking(*wake_us)
                     .with_wake_tail(tail);
-                if let Some(pc) = packing {
-                    let p = Packing {
-                        near_idle_us: pc.near_idle_us,
-                        enter_near_idle: pc.enter_near_idle,
-                        enter: pc.enter,
-                        stay: pc.stay,
-                        max_util: pc.max_util,
-                        tick_us: pc.tick_us,
-                    };
+                if let Some(p) = packing {
                     p.check()
                         .map_err(|why| Error::config("host.swap.backend.packing", why))?;
-                    lo = lo.packing(p, Rng::derive(cfg.seed, LOOP_PACK_STREAM));
+                    lo = lo.packing(*p, Rng::derive(cfg.seed, LOOP_PACK_STREAM));
                 }
                 simple(Box::new(lo))
             }
@@ -348,6 +340,7 @@ impl Host {
             cfg.run.block_trace.as_ref(),
         )?;
         swap.backend.swapon(&mut io, swap.nslots)?;
+        let worker_packs = swap.backend.may_retime();
         let p = Params {
             ns_per_ref: h.costs.ns_per_reference,
             minor_ns: h.costs.minor_fault_ns,
@@ -381,13 +374,7 @@ impl Host {
             kswapd_plug: Default::default(),
             rotate_batch: Vec::new(),
             retimed: Vec::new(),
-            worker_packs: matches!(
-                h.swap.backend,
-                SwapBackendConfig::Loop {
-                    packing: Some(_),
-                    ..
-                }
-            ),
+            worker_packs,
             cswap: Default::default(),
             verify,
         })

@@ -207,8 +207,8 @@ pub struct Host {
     pub rotate_batch: Vec<(u32, u64)>,
     /// Scratch for [`Host::apply_retimed`].
     retimed: Vec<crate::swap::backend::Retimed>,
-    /// The swap backend's worker may be packed onto the task's CPU (a loop device with `packing`):
-    /// only then do the task's sleeps matter to it and completions move.
+    /// The swap backend may move completions (`SwapBackend::may_retime`: a loop device whose worker
+    /// may be packed onto the task's CPU): only then do the task's sleeps matter to it.
     worker_packs: bool,
     /// Compressed swap: page contents, frames held by the pools (`crate::zswap`).
     pub cswap: crate::zswap::swapio::CswapState,
@@ -502,11 +502,6 @@ impl Host {
         let mut v = std::mem::take(&mut self.retimed);
         self.swap.backend.take_retimed(&mut v);
         for r in &v {
-            if r.kind != crate::block::IoKind::Write {
-                // A discard ends when its cluster is told (at the time first given: a few ms late at
-                // most, while the worker was packed).
-                continue;
-            }
             for s in r.first..r.first + r.n {
                 let f = self.swap.cache[s as usize];
                 if f == NONE || crate::vm::workingset::is_shadow(f) {

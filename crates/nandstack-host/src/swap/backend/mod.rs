@@ -45,7 +45,7 @@ pub mod znswap;
 pub mod zram;
 
 pub use block::BlockSwap;
-pub use loopdev::{LoopSwap, Packing, WakeTail, LOOP_PACK_STREAM, LOOP_WAKE_STREAM};
+pub use loopdev::{LoopSwap, WakeTail, LOOP_PACK_STREAM, LOOP_WAKE_STREAM};
 pub use znswap::ZnSwap;
 pub use zram::Zram;
 
@@ -62,11 +62,10 @@ pub struct SwapPage {
     pub memcg: u16,
 }
 
-/// A request whose completion moved after it was issued (a packed loop worker got the CPU earlier
-/// than the next tick): `n` slots from `first`, given `given`, done at `done`.
+/// A write request whose completion moved after it was issued (a packed loop worker got the CPU
+/// earlier than the next tick): `n` slots from `first`, given `given`, done at `done`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Retimed {
-    pub kind: IoKind,
     pub first: u32,
     pub n: u32,
     pub given: u64,
@@ -108,6 +107,12 @@ pub trait SwapBackend: Send {
         false
     }
 
+    /// Whether the backend may move completions after it gave them ([`SwapBackend::take_retimed`]) and
+    /// so needs to hear of the task's sleeps; constant. Default: false (the host skips those calls).
+    fn may_retime(&self) -> bool {
+        false
+    }
+
     /// Whether the request completing at `done` completed on another CPU than its submitter's.
     /// Default: [`SwapBackend::completes_remotely`].
     fn completed_remotely(&self, _done: u64) -> bool {
@@ -121,8 +126,8 @@ pub trait SwapBackend: Send {
     /// The submitting task slept from `from` to `to` (for utilisation). Default: ignored.
     fn task_slept(&mut self, _from: u64, _to: u64) {}
 
-    /// Requests whose completion moved since the last call ([`Retimed`]), in order; the host moves
-    /// the writeback of their pages. Default: none.
+    /// Write requests whose completion moved since the last call ([`Retimed`]), in order; the host
+    /// moves the writeback of their pages. Default: none.
     fn take_retimed(&mut self, _out: &mut Vec<Retimed>) {}
 
     /// Serve one block request of `kind` for the `n` consecutive slots from `first`, dispatched at `at`
