@@ -181,7 +181,7 @@ impl SwapBackend for LoopSwap {
         }
     }
 
-    /// Queued on the worker ([`LoopSwap::serve`]), and counted and traced by the host's block layer.
+    /// Queued on the worker ([`LoopSwap::serve_at`]), and counted and traced by the host's block layer.
     fn request(
         &mut self,
         io: &mut BlockLayer,
