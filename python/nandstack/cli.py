@@ -117,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a config value on a dotted path, e.g. --set ftl.gc.victim.policy=fifo "
+        help="override a config value on a dotted path, e.g. --set device.ftl.gc.victim.policy=fifo "
         "--set workload.read_fraction=0.3 (repeatable; VALUE is read as TOML, else as a string)",
     )
     run.add_argument(

@@ -294,7 +294,7 @@ pub fn map_lba(
         LbaPolicy::Error => {
             if end > capacity {
                 return Err(format!(
-                    "offset {} + length {} is beyond the device's logical capacity of {capacity} bytes; set trace.lba = \"wrap\" or \"scale\"",
+                    "offset {} + length {} is beyond the device's logical capacity of {capacity} bytes; set workload.trace.lba = \"wrap\" or \"scale\" (--lba wrap|scale on the command line)",
                     req.offset, req.len
                 ));
             }

@@ -22,8 +22,8 @@ def import_pyplot() -> Any:
         import matplotlib
     except ImportError:
         raise NandstackError(
-            "plots need matplotlib, which is not installed: pip install 'nandstack[plots]' "
-            "(or pip install matplotlib)"
+            "plots need matplotlib, a core dependency of nandstack that is missing here: "
+            "pip install 'matplotlib>=3.6' (or reinstall nandstack)"
         ) from None
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
