@@ -120,8 +120,11 @@ def test_trace_replay_on_given_traces(monkeypatch, tmp_path):
 
 
 def test_trace_replay_without_traces(monkeypatch, tmp_path):
+    from nandstack.data import DataError
+
     monkeypatch.setenv(trace_replay.TRACES_ENV, str(tmp_path / "missing"))
-    assert trace_replay.tasks(True) == []
+    with pytest.raises(DataError, match=r"data set `block`.*not found.*How to get it"):
+        trace_replay.tasks(True)
     analysis = trace_replay.EXPERIMENT.analyze([], [])
     assert analysis.verdict == "not comparable" and "No trace replayed" in analysis.measured
 
@@ -246,17 +249,19 @@ def test_kernel_capture_distance_by_hand(monkeypatch, tmp_path):
     assert _captures.distance("pool_total_size", 0, (4096, 4096, 4096)) == pytest.approx(0.001)
     assert _captures.tolerance("zswap", "zswpwb") == 0.2 and _captures.tolerance("zram", "pswpin") == 0.1
     monkeypatch.setenv(_captures.CAPTURES_ENV, str(tmp_path / "missing"))
-    assert experiments.get("kernel-zram").tasks(True) == []
+    with pytest.raises(NandstackError, match=r"data set `kernel-zram`.*not found"):
+        experiments.get("kernel-zram").tasks(True)
     analysis = experiments.get("kernel-zram").analyze([], [])
     assert analysis.verdict == "not comparable" and "--captures DIR" in analysis.measured
 
 
 def test_kernel_zswap_quick_on_the_shared_captures(monkeypatch):
+    from nandstack import data
     from nandstack.experiments import _captures
 
     monkeypatch.delenv(_captures.CAPTURES_ENV, raising=False)
-    if not _captures.captures_dir("zswap").is_dir():
-        pytest.skip("../shared/traces/kernel-zswap not found")
+    if data.locate("kernel-zswap").path is None:
+        pytest.skip("data set kernel-zswap not found (see `nandstack data`)")
     experiment = experiments.get("kernel-zswap")
     tasks = experiment.tasks(True)
     outcome = run_tasks(tasks, backend=SerialBackend(), record=False, resume=False)

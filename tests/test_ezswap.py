@@ -31,8 +31,10 @@ def test_tasks_cover_every_configuration_twice_and_the_app_counts():
 
 @pytest.fixture(scope="module")
 def analysis():
-    if not ezswap.shared_compress().is_dir():
-        pytest.skip(f"the Silesia corpus is not at {ezswap.shared_compress()}")
+    from nandstack import data
+
+    if data.locate("compress").path is None:
+        pytest.skip("the Silesia corpus (data set `compress`) is not found: see `nandstack data`")
     tasks = [t for t in ezswap.tasks(True) if t.params["apps"] == 14]
     outcome = run_tasks(tasks, backend=SerialBackend(), record=False, resume=False)
     return ezswap.analyze(tasks, outcome.results)

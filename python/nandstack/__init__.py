@@ -26,11 +26,13 @@ from ._core import (
 )
 from ._summary import Device, Latency
 from .config import default_config, load_config
+from .data import DataError
 from .results import DatabaseError, ResultsDB
 
 __all__ = [
     "Config",
     "ConfigError",
+    "DataError",
     "DatabaseError",
     "Device",
     "DeviceCommandError",

@@ -1,4 +1,4 @@
-"""The `nandstack` command line: run, sweep, reproduce, results, bench, config.
+"""The `nandstack` command line: run, sweep, reproduce, results, bench, config, data.
 
 Exit codes: 0 success, 2 usage or nandstack error (`error: <message>` on stderr, no traceback),
 1 internal error (a bug: `error: internal error: ...`; `--debug` shows the traceback), 130 interrupted
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import _cli_experiments, _cli_results, _core, config
+from . import _cli_data, _cli_experiments, _cli_results, _core, config
 from . import _output as output
 from ._api import Interrupted, Result
 from ._api import run as api_run
@@ -57,6 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     debug = bool(getattr(args, "debug", False))
     try:
+        _cli_data.apply_data_flag(args)
         with deadline_on_sigint():
             return int(args.func(args) or 0)
     except _core.NandstackError as e:
@@ -164,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _cli_experiments.add_parsers(commands)
     _cli_results.add_parser(commands)
+    _cli_data.add_parser(commands)
 
     bench = commands.add_parser(
         "bench", help="run a built-in benchmark", description="Run a built-in benchmark and print ops/s."
@@ -187,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--default", action="store_true", help="print the default config TOML (the default)")
     which.add_argument("--reference", action="store_true", help="print the config reference (Markdown)")
     cfg.set_defaults(func=cmd_config)
+    _cli_data.add_data_flag(parser, commands)
     return parser
 
 

@@ -25,10 +25,12 @@ use crate::sim::Sim;
 pub const CAPTURES_ENV: &str = "NANDSTACK_KERNEL_SWAP";
 
 /// The captures' folder: `$NANDSTACK_KERNEL_SWAP` when set and not empty, else
-/// `../shared/traces/kernel-swap` beside the repository.
+/// `$NANDSTACK_DATA/kernel-swap` (docs/data.md), else `../shared/traces/kernel-swap` beside the repository.
 pub fn captures_dir() -> PathBuf {
-    match std::env::var_os(CAPTURES_ENV) {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
+    let set = |name: &str| std::env::var_os(name).filter(|d| !d.is_empty());
+    match (set(CAPTURES_ENV), set(crate::workloads::DATA_ENV)) {
+        (Some(d), _) => PathBuf::from(d),
+        (None, Some(root)) => PathBuf::from(root).join("kernel-swap"),
         _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/kernel-swap"),
     }
 }

@@ -22,7 +22,7 @@ pub fn host_config(cfg: &SimConfig) -> HostSimConfig {
     HostSimConfig {
         seed: cfg.seed,
         host: cfg.host.clone().unwrap_or_default(),
-        processes: cfg.workload.processes.clone(),
+        processes: cfg.host_processes(),
         device: cfg.device.clone(),
         run: RunSection {
             max_references: r.max_references,

@@ -252,8 +252,7 @@ pub fn estimate(cfg: &SimConfig, verify: bool, series_in_memory: bool) -> Result
         );
         // A Silesia file a program's contents come from is held whole (its size read from the zip).
         let corpora: u64 = cfg
-            .workload
-            .processes
+            .host_processes()
             .iter()
             .map(|p| match &p.workload {
                 WorkloadConfig::Memtouch(c) => nandstack_host::workloads::program_corpus_bytes(c),

@@ -11,12 +11,12 @@ configs of the one schema for `nandstack.run`.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import data
 from ..sweep.spec import Task
 from ._phases import FLUSH_PHASES_MS, STATS_FLUSH_MS, first_finished, median_figures, phase_note, phase_params
 from .base import Analysis, Experiment, Figure, Series, Table, config_task
@@ -84,19 +84,15 @@ class Capture:
     kernel: dict[str, float]
 
 
-def shared_traces() -> Path:
-    return Path(__file__).resolve().parents[3].parent / "shared" / "traces"
-
-
 def captures_dir(kind: str) -> Path:
-    explicit = os.environ.get(CAPTURES_ENV)
-    return Path(explicit) if explicit else shared_traces() / f"kernel-{kind}"
+    """Data set `kernel-KIND` (`--captures DIR` / $NANDSTACK_CAPTURES, else --data / $NANDSTACK_DATA, …;
+    docs/data.md); `DataError` naming what is missing."""
+    return data.require(f"kernel-{kind}")
 
 
 def corpus_dir(captures: Path) -> Path:
-    """The Silesia zips: `compress/` beside the captures folder, else the shared one."""
-    beside = captures.parent / "compress"
-    return beside if beside.is_dir() else shared_traces() / "compress"
+    """The Silesia zips: data set `compress`, found as every data set is (`captures` is not used)."""
+    return data.require("compress")
 
 
 def load(path: Path) -> Capture:
@@ -137,15 +133,15 @@ def load(path: Path) -> Capture:
 
 def missing_message(kind: str) -> str:
     return (
-        f"No captures (*.json) in {captures_dir(kind)}: give the folder with --captures DIR (the shared "
-        f"captures are in ../shared/traces/kernel-{kind})."
+        f"No captures (*.json) in {data.locate(f'kernel-{kind}').path}: give the folder with --captures DIR "
+        f"(the shared captures are data set kernel-{kind}: `nandstack data`)."
     )
 
 
 def programs(kind: str) -> dict[str, list[Capture]]:
     """The captures of `kind` by program (repetitions in name order); empty when the folder has none."""
-    folder = captures_dir(kind)
-    paths = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    folder = data.locate(f"kernel-{kind}").path  # tasks() requires it; a report of no runs does not
+    paths = sorted(folder.glob("*.json")) if folder else []
     out: dict[str, list[Capture]] = {}
     for p in paths:
         c = load(p)

@@ -21,11 +21,11 @@ from __future__ import annotations
 import functools
 import gzip
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import data
 from ..sweep.spec import Task
 from .base import Analysis, Experiment, Figure, Series, Table, make_preset_task
 
@@ -85,8 +85,7 @@ PAPER_VS_ITRIM = {
 PAPER_NORMAL_SHARE = 0.945
 HEADLINE_METRICS = ("waf", "gc_writes_per_host_write", "read_latency_mean_us", "write_latency_mean_us")
 
-KSWAP = Path(__file__).resolve().parents[3] / ".." / "shared" / "traces" / "kernel-swap"
-KSWAP_ENV = "NANDSTACK_KSWAP_TRACES"
+KSWAP_ENV = "NANDSTACK_KSWAP_TRACES"  # an alias of data set `kernel-swap` (docs/data.md)
 
 #: The runs of each mode (tests shrink QUICK). `overrides` scale the preset; `apps` replace its app
 #: profiles (MiB anon/file of V, G, O, W); `mobile` are workload keys.
@@ -119,7 +118,8 @@ QUICK: dict[str, Any] = {
 
 
 def kswap_dir() -> Path:
-    return Path(os.environ.get(KSWAP_ENV) or KSWAP).resolve()
+    """The kernel-swap captures (`DataError` naming what is missing when they are not whole)."""
+    return data.require("kernel-swap").resolve()
 
 
 def captures(plan: dict[str, Any]) -> list[str]:
@@ -128,7 +128,8 @@ def captures(plan: dict[str, Any]) -> list[str]:
     if not d.is_dir():
         return []
     if plan["traces"] is not None:
-        return [n for n in plan["traces"] if (d / f"{n}.csv.gz").exists()]
+        data.require("kernel-swap", [f"{n}.csv.gz" for n in plan["traces"]])
+        return list(plan["traces"])
     names = sorted(p.name[: -len(".csv.gz")] for p in d.glob("*.csv.gz"))
     return [n for n in names if not (n.endswith("_r2") or n.endswith("_r3"))]
 

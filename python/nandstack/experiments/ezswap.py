@@ -14,10 +14,10 @@ Launch times are the launch requests of passes 2–5 (the workload marks only th
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import data
 from .base import Analysis, Experiment, Figure, Series, Table, config_task
 
 if TYPE_CHECKING:
@@ -61,10 +61,8 @@ SA_MATERIAL_PCT = 10.0
 
 
 def shared_compress() -> Path:
-    explicit = os.environ.get("NANDSTACK_CORPUS_DIR")
-    if explicit:
-        return Path(explicit)
-    return Path(__file__).resolve().parents[3].parent / "shared" / "traces" / "compress"
+    """The Silesia corpus (data set `compress`; `DataError` naming what is missing when it is not whole)."""
+    return data.require("compress")
 
 
 def base_config(quick: bool, name: str, app_count: int, reps: int) -> dict[str, Any]:
@@ -375,8 +373,6 @@ def correlation() -> list[dict[str, Any]]:
     from .. import _core
 
     d = shared_compress()
-    if not d.is_dir():
-        return []
     return json.loads(_core.ezswap_correlation(str(d)))
 
 

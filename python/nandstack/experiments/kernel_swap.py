@@ -9,14 +9,13 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import _core
+from .. import _core, data
 from ..sweep.spec import Task
 from ._phases import (
     FLUSH_PHASES_MS,
@@ -53,10 +52,8 @@ FIGURES: tuple[tuple[str, str, float | None], ...] = (
 
 
 def capture_dir() -> Path:
-    explicit = os.environ.get(CAPTURES_ENV)
-    if explicit:
-        return Path(explicit)
-    return Path(__file__).resolve().parents[3].parent / "shared" / "traces" / "kernel-swap"
+    """The captures (data set `kernel-swap`, or `--captures DIR`; `DataError` when missing)."""
+    return data.require("kernel-swap")
 
 
 @dataclass(frozen=True)
@@ -324,8 +321,8 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
         )
     if not rows:
         return Analysis(
-            f"No capture compared (none found in {capture_dir()}; give the folder with --captures DIR or "
-            f"{CAPTURES_ENV}).",
+            f"No capture compared (none found in {data.locate('kernel-swap').path}; give the folder with "
+            f"--captures DIR or {CAPTURES_ENV}).",
             "not comparable",
         )
     frame = pl.DataFrame(rows, infer_schema_length=None)

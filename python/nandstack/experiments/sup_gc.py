@@ -24,9 +24,9 @@ replacement costs 500 ns per buffer entry examined (8 per eviction). SUP-GC cost
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import data
 from ..sweep.spec import Task
 from .base import Analysis, Experiment, Figure, Series, Table, make_task
 
@@ -55,7 +55,6 @@ PAPER_VS_COSMOS = {
     0.99: {"iops": 57.9, "bandwidth": None, "erases": -22.5, "gc_moves": None, "p99": None},
 }
 
-SHARED = Path(__file__).resolve().parents[3] / ".." / "shared" / "traces" / "block"
 TRACES = {  # traces with writes, and their formats
     "msr_cambridge_hm0_sample.csv": "msr",
     "mqsim_tpcc_small.trace": "mqsim",
@@ -151,7 +150,7 @@ def trace_task(name: str, fmt: str, scheme: str, blocks: int) -> Task:
         "workload.io.mode": "open_loop",
         "precondition": {"fill_fraction": 0.5, "fill_order": "random", "warmup_capacity_multiples": 0.0},
         "workload.kind": "trace",
-        "workload.trace": {"path": str((SHARED / name).resolve()), "format": fmt, "lba": "scale"},
+        "workload.trace": {"path": str(data.require("block", [name]) / name), "format": fmt, "lba": "scale"},
     }
     return make_task(overrides, {"scheme": scheme, "trace": name, "blocks": blocks, "seed": 1})
 
@@ -189,9 +188,8 @@ def tasks(quick: bool) -> list[Task]:
             if schedule != DEFAULT_SCHEDULE
             for s in ("Cosmos+", "SUP-GC")
         ]
-        out += [
-            trace_task(n, f, s, blocks) for n, f in TRACES.items() if (SHARED / n).exists() for s in SCHEMES
-        ]
+        data.require("block", list(TRACES))  # every trace, or a DataError naming the missing ones
+        out += [trace_task(n, f, s, blocks) for n, f in TRACES.items() for s in SCHEMES]
     return out
 
 

@@ -1,13 +1,13 @@
-"""trace-replay: every shared block trace (../shared/traces/block, missing ones skipped) replayed through
+"""trace-replay: every shared block trace (data set `block`, docs/data.md) replayed through
 the timed engine with its address space scaled onto the device: IOPS, latency and WAF per trace."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import data
 from ..sweep.spec import Task
 from ..workloads import trace
 from .base import Analysis, Experiment, Figure, Series, Table, make_task, results_frame
@@ -15,7 +15,7 @@ from .base import Analysis, Experiment, Figure, Series, Table, make_task, result
 if TYPE_CHECKING:
     from .._api import Result
 
-#: Environment variable naming the trace directory (default: ../shared/traces/block beside the checkout).
+#: The older variable naming the trace directory (an alias: docs/data.md; default: data set `block`).
 TRACES_ENV = "NANDSTACK_TRACES"
 #: (file-name prefix, format); order matters (first match wins).
 FORMATS = (
@@ -32,6 +32,7 @@ FORMATS = (
     ("wiscsee_", "wiscsee"),
     ("heimdall_", "heimdall"),
 )
+FORMATS_HELP = [f"{prefix}*" for prefix, _ in FORMATS]
 UNTIMED = frozenset({"arc", "fio", "u32_blocks"})  # formats without arrival times: closed loop only
 #: The slowest replays (millions of requests, or an overloaded open loop); left out of --quick.
 SLOW = frozenset({"tencent_cbs_sample.csv.bz2", "cloudphysics_w106_blocks.u32le.xz"})
@@ -41,10 +42,8 @@ METRICS += ("write_latency_us_mean", "write_latency_us_p99", "sim_seconds")
 
 
 def trace_dir() -> Path:
-    explicit = os.environ.get(TRACES_ENV)
-    if explicit:
-        return Path(explicit)
-    return Path(__file__).resolve().parents[3].parent / "shared" / "traces" / "block"
+    """The block traces' folder (`DataError` naming what is missing when it is not whole)."""
+    return data.require("block")
 
 
 def format_of(name: str) -> str | None:
@@ -52,15 +51,17 @@ def format_of(name: str) -> str | None:
 
 
 def traces(quick: bool) -> list[tuple[Path, str]]:
-    """The shared traces with a known format, sorted by name (empty if the folder is missing)."""
+    """The shared traces with a known format, sorted by name (`DataError` if the data set is missing)."""
     folder = trace_dir()
-    if not folder.is_dir():
-        return []
     found = []
     for path in sorted(folder.iterdir()):
         fmt = format_of(path.name)
         if fmt is not None and path.is_file() and not (quick and path.name in SLOW):
             found.append((path, fmt))
+    if not found:
+        raise data.DataError(
+            f"no block trace of a known format in {folder} (names: {', '.join(FORMATS_HELP)})"
+        )
     return found
 
 
@@ -103,7 +104,7 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
     frame = results_frame(task_list, results, list(METRICS))
     if frame.is_empty():
         return Analysis(
-            f"No trace replayed (none found in {trace_dir()}; set {TRACES_ENV} to a folder of traces).",
+            f"No trace replayed (none found in {data.locate('block').path}; see `nandstack data`).",
             "not comparable",
         )
     frame = frame.drop("seed").sort(["trace", "mode"])

@@ -35,14 +35,22 @@ pub fn fill_refs(origin: PageOrigin) -> u32 {
 /// Environment variable naming the folder of the Silesia zips.
 pub const CORPUS_DIR_ENV: &str = "NANDSTACK_CORPUS_DIR";
 
-/// Where `silesia_NAME.zip` is looked for: the config's folder, else `$NANDSTACK_CORPUS_DIR`, else
+/// Environment variable naming the folder of every data set (docs/data.md); the corpus is its `compress/`.
+pub const DATA_ENV: &str = "NANDSTACK_DATA";
+
+/// Where `silesia_NAME.zip` is looked for: the config's folder (a workload's `corpus_dir`, else
+/// `run.data_dir`/compress), else `$NANDSTACK_CORPUS_DIR`, else `$NANDSTACK_DATA/compress`, else
 /// `../shared/traces/compress` from the working directory, else beside the source checkout.
 fn corpus_dirs(configured: Option<&str>) -> Vec<PathBuf> {
     if let Some(d) = configured {
         return vec![PathBuf::from(d)];
     }
-    if let Some(d) = std::env::var_os(CORPUS_DIR_ENV) {
+    let set = |name: &str| std::env::var_os(name).filter(|d| !d.is_empty());
+    if let Some(d) = set(CORPUS_DIR_ENV) {
         return vec![PathBuf::from(d)];
+    }
+    if let Some(d) = set(DATA_ENV) {
+        return vec![PathBuf::from(d).join("compress")];
     }
     vec![
         PathBuf::from("../shared/traces/compress"),
@@ -88,7 +96,8 @@ pub(crate) fn load_corpus(configured: Option<&str>, name: &str) -> Result<Corpus
         "workload.content",
         format!(
             "corpus `{name}`: silesia_{name}.zip not found (looked at {}); the Silesia files are in \
-             shared/traces/compress — set the memtouch workload's `corpus_dir` or ${CORPUS_DIR_ENV}",
+             shared/traces/compress — set ${DATA_ENV} (or `--data DIR`, or `run.data_dir`) to the folder \
+             holding compress/, or the workload's `corpus_dir`; `nandstack data` says how to get it",
             tried.join(", ")
         ),
     ))

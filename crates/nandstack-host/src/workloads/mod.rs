@@ -15,7 +15,7 @@ mod pmbench;
 mod trace;
 mod vmscal;
 
-pub use memtouch::{program_corpus_bytes, Memtouch};
+pub use memtouch::{program_corpus_bytes, Memtouch, DATA_ENV};
 
 use nandstack_core::Result;
 

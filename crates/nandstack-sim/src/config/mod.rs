@@ -10,7 +10,7 @@ mod workload;
 pub use flows::{Arbitration, FlowPriority, FlowSpec, NvmeConfig};
 use nandstack_core::{Error, Result};
 pub use nandstack_device::spec::{DeviceKindName, DeviceSpec};
-use nandstack_host::config::{BlockTraceOut, HostConfig};
+use nandstack_host::config::{BlockTraceOut, HostConfig, WorkloadConfig};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -147,6 +147,11 @@ pub struct RunConfig {
     #[serde(default)]
     pub memory_limit_bytes: Option<u64>,
 }
+    /// Folder of the data sets (`compress/`, `block/`, `memory/`, `kernel-*/`; docs/data.md). Host
+    /// programs take the Silesia files from its `compress/` where a workload sets no `corpus_dir`.
+    /// Default: `$NANDSTACK_DATA` (`--data DIR`), else `../shared/traces` (docs/data.md).
+    #[serde(default)]
+    pub data_dir: Option<String>,
 impl Default for RunConfig {
     fn default() -> Self {
         RunConfig {
@@ -161,10 +166,35 @@ impl Default for RunConfig {
             include_q_table: false,
             memory_limit_bytes: None,
         }
+            data_dir: None,
     }
 }
 
 /// Shortest time-series interval: a row every simulated microsecond at most (a typo bound).
+impl SimConfig {
+    /// The host processes with `run.data_dir`'s `compress/` as the corpus folder of every memtouch and
+    /// launch workload that names none (what the host model runs and the memory estimate counts).
+    pub fn host_processes(&self) -> Vec<nandstack_host::config::ProcessConfig> {
+        let mut out = self.workload.processes.clone();
+        let Some(root) = &self.run.data_dir else {
+            return out;
+        };
+        let compress = std::path::Path::new(root)
+            .join("compress")
+            .display()
+            .to_string();
+        for p in &mut out {
+            let dir = match &mut p.workload {
+                WorkloadConfig::Memtouch(c) => &mut c.corpus_dir,
+                WorkloadConfig::Launch(c) => &mut c.corpus_dir,
+                _ => continue,
+            };
+            dir.get_or_insert_with(|| compress.clone());
+        }
+        out
+    }
+}
+
 pub const MIN_INTERVAL_SECONDS: f64 = 1e-6;
 /// Shortest time-series interval of host programs, whose series the host model keeps in memory.
 pub const MIN_HOST_INTERVAL_SECONDS: f64 = 1e-3;
@@ -238,6 +268,14 @@ impl SimConfig {
     /// defaults. Values are checked by [`SimConfig::validate`].
     pub fn from_value(v: Value) -> Result<SimConfig> {
         let mut top = object(v, "(top level)")?;
+        let input = v.clone();
+        let cfg = Self::build(v)?;
+        let effective = serde_json::to_value(&cfg).expect("config serializes");
+        shape::check_tables(&input, &effective)?;
+        Ok(cfg)
+    }
+
+    fn build(v: Value) -> Result<SimConfig> {
         if let Some(k) = top.keys().find(|k| !TOP_KEYS.contains(&k.as_str())) {
             let hint = MOVED
                 .iter()
