@@ -146,12 +146,12 @@ pub struct RunConfig {
     /// (`MemAvailable`, or less under `ulimit -v`).
     #[serde(default)]
     pub memory_limit_bytes: Option<u64>,
-}
     /// Folder of the data sets (`compress/`, `block/`, `memory/`, `kernel-*/`; docs/data.md). Host
     /// programs take the Silesia files from its `compress/` where a workload sets no `corpus_dir`.
     /// Default: `$NANDSTACK_DATA` (`--data DIR`), else `../shared/traces` (docs/data.md).
     #[serde(default)]
     pub data_dir: Option<String>,
+}
 impl Default for RunConfig {
     fn default() -> Self {
         RunConfig {
@@ -165,12 +165,11 @@ impl Default for RunConfig {
             refs_out: None,
             include_q_table: false,
             memory_limit_bytes: None,
-        }
             data_dir: None,
+        }
     }
 }
 
-/// Shortest time-series interval: a row every simulated microsecond at most (a typo bound).
 impl SimConfig {
     /// The host processes with `run.data_dir`'s `compress/` as the corpus folder of every memtouch and
     /// launch workload that names none (what the host model runs and the memory estimate counts).
@@ -195,6 +194,7 @@ impl SimConfig {
     }
 }
 
+/// Shortest time-series interval: a row every simulated microsecond at most (a typo bound).
 pub const MIN_INTERVAL_SECONDS: f64 = 1e-6;
 /// Shortest time-series interval of host programs, whose series the host model keeps in memory.
 pub const MIN_HOST_INTERVAL_SECONDS: f64 = 1e-3;
@@ -268,14 +268,6 @@ impl SimConfig {
     /// defaults. Values are checked by [`SimConfig::validate`].
     pub fn from_value(v: Value) -> Result<SimConfig> {
         let mut top = object(v, "(top level)")?;
-        let input = v.clone();
-        let cfg = Self::build(v)?;
-        let effective = serde_json::to_value(&cfg).expect("config serializes");
-        shape::check_tables(&input, &effective)?;
-        Ok(cfg)
-    }
-
-    fn build(v: Value) -> Result<SimConfig> {
         if let Some(k) = top.keys().find(|k| !TOP_KEYS.contains(&k.as_str())) {
             let hint = MOVED
                 .iter()
