@@ -3,6 +3,10 @@
 # Python work happens in the current interpreter ($(PYTHON)); no virtualenv is required. `make deps`
 # installs the build/test tools only when they are missing, so every target stays quick to re-run.
 
+# bash with pipefail: `make build` filters pip's output and must still fail when pip fails.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+
 PYTHON ?= python3
 CARGO  ?= cargo
 PIP    := $(PYTHON) -m pip
@@ -30,8 +34,13 @@ deps: ## install maturin, pytest, ruff and matplotlib (report figures) into the 
 	@$(PYTHON) -c "import maturin, pytest, ruff, matplotlib" 2>/dev/null || \
 		$(PIP) install "maturin>=1.5,<2" pytest ruff "matplotlib>=3.6"
 
+# pip shows cargo's progress only with -v; the filter drops pip's own chatter (dependency checks, the
+# uninstall of the previous build) and keeps cargo's `Compiling …` lines, warnings and errors.
+PIP_NOISE := ^ *(Requirement already satisfied|Using pip |Looking in links|Obtaining file|Checking for Rust|Running `maturin|Attempting uninstall|Found existing|Uninstalling|Successfully uninstalled|Removing file|changing mode|Stored in directory|Created wheel|Running command|Checking if build|Preparing editable|Building editable|nandstack-0|/.*/target/wheels/|Installing collected|Building wheels for|Successfully built)
+
 build: deps ## build the extension (release) and install nandstack editable (current python)
-	$(PIP) install --no-build-isolation --editable .
+	@echo "building the Rust engine (release): a first build takes a few minutes; cargo's progress follows"
+	@$(PIP) install -v --no-build-isolation --editable . 2>&1 | grep --line-buffered -v -E '$(PIP_NOISE)'
 
 run: build ## build, then run the default simulation (results in results/latest; RUN_ARGS=...)
 	$(PYTHON) -m nandstack run $(RUN_ARGS)

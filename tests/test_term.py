@@ -25,6 +25,34 @@ def test_plain_progress_prints_quarters_and_completes_each_phase():
     assert "(16.1G/16.1G)" in out.getvalue()
 
 
+def test_a_phase_announced_before_its_size_shows_its_quarters_once_sized():
+    # The engine reports "precondition" with total 0 while it builds the device, then the same phase with
+    # the fill's size: the fill's quarters are shown, never a "100% (0/0)" first.
+    out = io.StringIO()
+    bar = ProgressBar(out, tty=False)
+    bar("precondition", 0, 0)
+    feed(bar, "precondition", 1000)
+    bar.close()
+    lines = [line.split(" (")[0] for line in out.getvalue().splitlines()]
+    assert lines == [f"precondition: {p:3d}%" for p in (0, 25, 50, 75, 100)]
+
+
+def test_a_phase_of_unknown_size_says_done_not_100_percent():
+    out = io.StringIO()
+    bar = ProgressBar(out, tty=False)
+    bar("precondition", 0, 0)
+    bar("measure", 0, 10)
+    bar.close()
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("precondition: done ")
+    assert "(0/0)" not in out.getvalue()
+    tty = io.StringIO()
+    bar = ProgressBar(tty, tty=True)
+    bar("host", 5, 0)
+    bar.close()
+    assert "host" in tty.getvalue() and "done" in tty.getvalue() and "%" not in tty.getvalue()
+
+
 def test_plain_progress_interrupted_is_not_shown_complete():
     out = io.StringIO()
     bar = ProgressBar(out, tty=False)

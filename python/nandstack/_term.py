@@ -50,8 +50,16 @@ class ProgressBar:
         if phase != self._phase:
             self._end_phase(complete=True)
             self._phase, self._phase_start, self._next_quarter = phase, now, 0
+        elif total != self._total and self._total == 0:
+            # The phase was announced before its size was known (the engine reports "precondition" with
+            # total 0 while it builds the device): its quarters start now, its clock kept running.
+            self._next_quarter = 0
         self._total = total
-        fraction = min(done / total, 1.0) if total > 0 else 1.0
+        if total <= 0:  # size unknown: nothing to draw a fraction of; a tty shows that it is working
+            if self.tty and (now - self._last_draw >= 0.1 or not self._line_open):
+                self._draw_unsized(done, now)
+            return
+        fraction = min(done / total, 1.0)
         if self.tty:
             if now - self._last_draw >= 0.1 or fraction >= 1.0 or not self._line_open:
                 self._draw(done, total, fraction, now)
@@ -69,7 +77,13 @@ class ProgressBar:
         if self._phase is None:
             return
         now = time.monotonic()
-        if complete and self.tty:
+        if complete and self._total <= 0:  # a phase of unknown size: say it ended and how long it took
+            if self.tty:
+                self._draw_unsized(None, now)
+            else:
+                self.stream.write(f"{self._phase}: done {now - self._phase_start:.1f}s\n")
+                self.stream.flush()
+        elif complete and self.tty:
             self._draw(self._total, self._total, 1.0, now)
         elif complete and self._next_quarter <= 4:
             self._print("100%", self._total, self._total, now)
@@ -84,6 +98,13 @@ class ProgressBar:
         counts = f"{_compact(done)}/{_compact(total)}"
         elapsed = now - self._phase_start
         self.stream.write(f"\r{self._phase:<12} [{bar}] {fraction:6.1%} {counts} {elapsed:.1f}s\x1b[K")
+        self.stream.flush()
+        self._last_draw, self._line_open = now, True
+
+    def _draw_unsized(self, done: int | None, now: float) -> None:
+        counts = "done" if done is None else (f"{_compact(done)} so far" if done else "working")
+        elapsed = now - self._phase_start
+        self.stream.write(f"\r{self._phase:<12} {counts} {elapsed:.1f}s\x1b[K")
         self.stream.flush()
         self._last_draw, self._line_open = now, True
 

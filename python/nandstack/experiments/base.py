@@ -97,18 +97,24 @@ class Experiment:
 
     `tasks(quick)` lists every run (`quick`: the ~1 minute smoke version); `analyze(tasks, results)`
     turns the results (aligned with the tasks; `None` for a failed run) into an `Analysis`;
-    `setup(quick)` describes the device, workloads and seeds for the report (key → text).
+    `setup(quick)` describes the device, workloads and seeds for the report (key → text). `method` is the
+    report's one-paragraph method: a text, or `method(quick)` when what runs differs between the quick and
+    the full version (the report must say what ran, not what the full run would have run).
     """
 
     name: str
     title: str
     paper: str
     claim: str
-    method: str
+    method: str | Callable[[bool], str]
     tasks: Callable[[bool], list[Task]]
     analyze: Callable[[list[Task], list[Result | None]], Analysis]
     setup: Callable[[bool], dict[str, str]]
     produces: Sequence[str] = ()  # the figure and table names, for `reproduce --list`
+
+    def method_text(self, quick: bool) -> str:
+        """The method paragraph of the version that ran."""
+        return self.method(quick) if callable(self.method) else self.method
 
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip().lower() or " " in self.name:

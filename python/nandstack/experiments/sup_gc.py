@@ -167,10 +167,16 @@ WORKLOAD_LABELS = {
 }
 
 
+def grid(quick: bool) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """The schemes and write ratios of the fio grid (the quick version runs three of each)."""
+    if quick:
+        return ("Cosmos+", "SUP-GC", "BF-Optimized"), (0.01, 0.5, 0.99)
+    return tuple(SCHEMES), tuple(WRITE_RATIOS)
+
+
 def tasks(quick: bool) -> list[Task]:
     blocks = shape(quick)[2]
-    ratios = (0.01, 0.5, 0.99) if quick else WRITE_RATIOS
-    schemes = ("Cosmos+", "SUP-GC", "BF-Optimized") if quick else tuple(SCHEMES)
+    schemes, ratios = grid(quick)
     out = [
         fill_and_measure(quick, blocks, w, s, wl, 1)
         for wl in FIO_WORKLOADS.values()
@@ -421,12 +427,24 @@ def setup(quick: bool) -> dict[str, str]:
         f"OP 7% ({gib:.1f} GiB logical); MQSim MLC timing; 16 MiB write buffer; 16 KiB slice mapping",
         "workload": "fio-like: 4 KiB random read/write with fio's random map (each 4 KiB block once per "
         "pass) and, beside it, i.i.d. uniform offsets (norandommap); 10 outstanding, write ratios "
-        + ", ".join(f"{int(w * 100)}%" for w in ((0.01, 0.5, 0.99) if quick else WRITE_RATIOS))
+        + ", ".join(f"{int(w * 100)}%" for w in grid(quick)[1])
         + "; device starts empty; I/O volume 70% of capacity; checkpoints every 10% of the volume",
         "firmware": "5 µs per command; BF 25 ns per hash; GCaR 500 ns per examined entry",
         "extra": "zipf θ = 1.2 at 75% writes"
-        + ("" if quick else "; one 4× larger device point; the real traces"),
+        + ("; --quick: no real traces" if quick else "; one 4× larger device point; the real traces"),
     }
+
+
+def method(quick: bool) -> str:
+    schemes, ratios = grid(quick)
+    extra = "zipf θ = 1.2"
+    if not quick:
+        extra += ", a 4× larger device, other GC schedules and real traces"
+    return (
+        f"{len(schemes)} schemes ({', '.join(schemes)}) × {len(ratios)} write ratios × two fio address "
+        "streams (random map, norandommap) on an empty scaled MLC device, closed loop QD 10, checkpoints "
+        f"every 10% of the volume; plus {extra}."
+    )
 
 
 EXPERIMENT = Experiment(
@@ -435,9 +453,7 @@ EXPERIMENT = Experiment(
     paper="sup-gc.md (Wang et al.)",
     claim="At 700 GB of fio I/O, SUP-GC beats Cosmos+ by +15.7% / +35.1% / +73.5% IOPS at 25/50/75% "
     "writes, with 5.7–35% fewer erases and 15–66% fewer GC page moves; BF-Optimized loses ~5% to hashing.",
-    method="Five schemes × five write ratios × two fio address streams (random map, norandommap) on an empty "
-    "scaled MLC device, closed loop QD 10, checkpoints every 10% of the volume; plus zipf θ = 1.2 and real "
-    "traces.",
+    method=method,
     tasks=tasks,
     analyze=analyze,
     setup=setup,

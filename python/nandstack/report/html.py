@@ -86,7 +86,7 @@ def render_page(
         f'<p class="meta">Verdict: <strong>{e(verdict)}</strong></p></div>',
         "</section>",
         "<h2>Setup</h2>",
-        f"<p>{e(experiment.method)}</p>",
+        f"<p>{e(experiment.method_text(bool(info.get('quick'))))}</p>",
         '<dl class="setup">',
     ]
     setup = dict(info.get("setup", {}))

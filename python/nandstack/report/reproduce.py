@@ -147,7 +147,7 @@ def _write_report(
         "title": experiment.title,
         "paper": experiment.paper,
         "claim": experiment.claim,
-        "method": experiment.method,
+        "method": experiment.method_text(quick),
         "measured": analysis.measured,
         "verdict": analysis.verdict,
         "headline": analysis.headline,
