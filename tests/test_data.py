@@ -187,17 +187,16 @@ def test_fetch_downloads_and_checks_hashes(monkeypatch, tmp_path):
 def _venv_with_wheel(tmp: Path) -> Path:
     repo = Path(__file__).resolve().parents[1]
     wheels = tmp / "wheels"
-    subprocess.run(
-        ["maturin", "build", "--release", "--out", str(wheels)],
-        cwd=repo,
-        check=True,
-        capture_output=True,
+    built = subprocess.run(
+        ["maturin", "build", "--release", "--out", str(wheels)], cwd=repo, capture_output=True, text=True
     )
+    assert built.returncode == 0, built.stderr[-3000:]
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
     wheel = next(wheels.glob("nandstack-*.whl"))
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--force-reinstall"]
-    subprocess.run([*pip, str(wheel)], check=True, capture_output=True)
+    installed = subprocess.run([*pip, str(wheel)], capture_output=True, text=True)
+    assert installed.returncode == 0, installed.stderr[-3000:]
     return venv / "bin" / "nandstack"
 
 
@@ -217,6 +216,13 @@ def test_an_installed_wheel_finds_the_data_only_where_told(tmp_path):
             [str(exe), *args], cwd=away, env={**env, **extra}, capture_output=True, text=True, timeout=900
         )
 
+    where = subprocess.run(
+        [str(exe.with_name("python")), "-c", "import nandstack.data as d; print(d.__file__)"],
+        cwd=away, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert str(Path(__file__).resolve().parents[1]) not in where.stdout, (
+        where.stdout
+    )  # the wheel, not the checkout
     lost = nandstack("data")
     assert lost.returncode == 3 and lost.stdout.count("MISSING") == 6, lost.stdout + lost.stderr
     fails = nandstack("reproduce", "ezswap", "--quick", "--no-record", "--out", str(tmp_path / "r0"))
