@@ -77,8 +77,9 @@ def add_parsers(commands: Any) -> None:
         "--captures",
         type=Path,
         metavar="DIR",
-        help="folder of real-kernel captures for kernel-swap / kernel-zswap / kernel-zram (default: "
-        "../shared/traces/kernel-swap, kernel-zswap or kernel-zram beside the checkout)",
+        help="folder of real-kernel captures for kernel-swap / kernel-zswap / kernel-zram (default: data "
+        "set kernel-swap, kernel-zswap or kernel-zram under --data DIR / $NANDSTACK_DATA, else "
+        "../shared/traces; `nandstack data`)",
     )
     _backend_options(reproduce)
     reproduce.set_defaults(func=cmd_reproduce)
