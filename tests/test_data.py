@@ -242,3 +242,33 @@ def test_an_installed_wheel_finds_the_data_only_where_told(tmp_path):
     )
     assert ok.returncode == 0, ok.stderr
     assert "0 failed" in ok.stderr or "failed" not in ok.stderr.lower(), ok.stderr
+
+
+MEMTOUCH_CORPUS = """
+[workload]
+kind = "host"
+[[workload.processes]]
+workload = { type = "memtouch", pages = 256, ops = 2000, pattern = "uniform", write_pct = 50, seed = 1, \
+content = "corpus:xml" }
+"""
+
+
+def test_the_engine_finds_the_corpus_through_the_same_setting(monkeypatch, tmp_path):
+    import nandstack
+
+    needs_shared()
+    path = tmp_path / "mt.toml"
+    path.write_text(MEMTOUCH_CORPUS)
+    monkeypatch.setenv(data.DATA_ENV, str(tmp_path))  # no compress/ here: a config error naming the setting
+    with pytest.raises(nandstack.ConfigError, match=r"silesia_xml\.zip not found.*NANDSTACK_DATA") as err:
+        nandstack.run(str(path), record=False)
+    assert str(tmp_path / "compress" / "silesia_xml.zip") in str(err.value)
+    by_key = nandstack.run(str(path), set=[f"run.data_dir={json.dumps(str(SHARED))}"], record=False)
+    monkeypatch.setenv(data.DATA_ENV, str(SHARED))
+    by_env = nandstack.run(str(path), record=False)
+
+    def figures(r: nandstack.Result) -> dict:
+        return {k: v for k, v in r.metrics.items() if "wall" not in k}
+
+    assert figures(by_key) == figures(by_env)
+    assert by_env.metrics["host_references"] == 256 * 512 + 2000  # a corpus page's fill is 512 stores
