@@ -1,10 +1,11 @@
 //! nandstack-py: PyO3 bindings of nandstack. Translation only: every simulation decision lives in the
-//! core crates; this crate converts arguments, releases the GIL and maps errors (see `errors.rs`).
+//! core crates; this crate converts arguments, releases the GIL (`gil.rs`) and maps errors (`errors.rs`).
 //! The Python-facing API is `python/nandstack/`; the stubs are `python/nandstack/_core.pyi`.
 
 use pyo3::prelude::*;
 
 mod errors;
+mod gil;
 mod run;
 
 /// The default config as commented TOML.
@@ -46,15 +47,16 @@ fn preset_toml(name: &str) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(name = "bench", signature = (name, quick=false))]
 fn bench_py(py: Python<'_>, name: String, quick: bool) -> PyResult<String> {
-    py.allow_threads(|| nandstack_sim::bench_json(&name, quick))
-        .map_err(errors::to_py_err)
+    gil::detached(py, || nandstack_sim::bench_json(&name, quick)).map_err(errors::to_py_err)
 }
 
 /// One pass over a block trace: counts, bytes, extent and time span, as JSON.
 #[pyfunction]
 fn trace_stats(py: Python<'_>, path: String, format: String) -> PyResult<String> {
-    py.allow_threads(|| nandstack_sim::source::trace_stats_json(&path, &format))
-        .map_err(errors::to_py_err)
+    gil::detached(py, || {
+        nandstack_sim::source::trace_stats_json(&path, &format)
+    })
+    .map_err(errors::to_py_err)
 }
 
 /// The kernel-swap captures' setup shared with Rust's `kswap::config`: `{"seed": …, "backend": …}` (the
@@ -72,15 +74,14 @@ fn kswap_setup_json() -> String {
 #[pyfunction]
 #[pyo3(signature = (quick=false))]
 fn bench_host(py: Python<'_>, quick: bool) -> PyResult<String> {
-    py.allow_threads(|| nandstack_host::bench_host(quick))
-        .map_err(errors::to_py_err)
+    gil::detached(py, || nandstack_host::bench_host(quick)).map_err(errors::to_py_err)
 }
 
 /// ezswap: entropy-vs-compression-ratio correlation on the Silesia pages in `corpus_dir`, every
 /// compressor and both entropy samples, as JSON.
 #[pyfunction]
 fn ezswap_correlation(py: Python<'_>, corpus_dir: String) -> PyResult<String> {
-    py.allow_threads(|| {
+    gil::detached(py, || {
         nandstack_host::zswap::policy::ratio_fit::silesia_correlation(std::path::Path::new(
             &corpus_dir,
         ))

@@ -33,16 +33,18 @@ pub fn run(
 }
 
 /// Run `engine` with the GIL released, giving it a progress function that calls the Python callback and
-/// checks signals; a Python exception raised there stops the engine and is re-raised here.
+/// checks signals; a Python exception raised there stops the engine and is re-raised here. The GIL is
+/// released and re-taken through `gil`, so a thread still running when the interpreter exits is parked,
+/// never aborts the process.
 fn with_progress(
     py: Python<'_>,
     progress: Option<PyObject>,
     engine: impl FnOnce(&mut dyn FnMut(&str, u64, u64) -> bool) -> nandstack_core::Result<String> + Send,
 ) -> PyResult<String> {
     let mut pending: Option<PyErr> = None;
-    let result = py.allow_threads(|| {
+    let result = crate::gil::detached(py, || {
         let mut tick = |phase: &str, done: u64, total: u64| -> bool {
-            Python::with_gil(|py| {
+            crate::gil::with_gil(|py| {
                 let outcome = match &progress {
                     Some(callback) => callback.call1(py, (phase, done, total)).map(drop),
                     None => Ok(()),
