@@ -4,8 +4,14 @@ directory into place. A reader therefore sees either the previous complete direc
 one; a directory without a manifest (a crash before the rename leaves only a hidden `.NAME.tmp-*`
 sibling) is an incomplete run, and `verify_manifest` says so.
 
-An existing `--out` is replaced whole when `overwrite` is true, else the run is refused before it starts.
-Concurrent runs into one `--out` each publish a complete directory; the last rename wins.
+What may stand at `--out` (`check_out_dir`, the one check every writer of an output folder goes
+through, before anything is written and again just before the folder is moved into place): nothing; an
+empty folder; or, with `overwrite`, a folder a nandstack run wrote — one whose `manifest.json` names a
+nandstack version (`is_nandstack_dir`). Anything else is refused and left untouched: a symbolic link
+(never followed, dangling or not), a file, a device, a FIFO, a socket, a folder holding other things
+(also a results folder of a version before manifests: remove it yourself), and the current folder, the
+file-system root, the home folder or any folder above one of them. Concurrent runs into one `--out`
+each publish a complete directory; the last rename wins.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -23,7 +30,15 @@ from typing import Any
 from ._core import NandstackError
 from ._interrupt import cleanup_on_exit
 
-__all__ = ["OutputError", "atomic_output_dir", "staged_file", "verify_manifest", "write_manifest"]
+__all__ = [
+    "OutputError",
+    "atomic_output_dir",
+    "check_out_dir",
+    "is_nandstack_dir",
+    "staged_file",
+    "verify_manifest",
+    "write_manifest",
+]
 
 MANIFEST = "manifest.json"
 
@@ -154,9 +169,7 @@ def atomic_output_dir(
     """Yield `(tmp, info)`: write the run's files into `tmp`; on a normal exit the manifest (with `info`,
     which the block may complete) is written and `tmp` replaces `out`. On an exception `tmp` is removed
     and nothing is published — except an interrupt whose block asked to publish (`info["publish"]`)."""
-    out = Path(out)
-    if out.exists() and not overwrite:
-        raise OutputError(f"{out} exists: pass --overwrite to replace it (a run replaces the folder whole)")
+    out = check_out_dir(out, overwrite=overwrite)
     out.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_temps(out)
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -169,21 +182,30 @@ def atomic_output_dir(
             if not meta.pop("publish", False):
                 shutil.rmtree(tmp, ignore_errors=True)
                 raise
-            _publish(tmp, out, meta)
+            _publish(tmp, out, meta, overwrite)
             raise
         meta.pop("publish", None)
-        _publish(tmp, out, meta)
+        _publish(tmp, out, meta, overwrite)
 
 
-def _publish(tmp: Path, out: Path, meta: Mapping[str, Any]) -> None:
+def _publish(tmp: Path, out: Path, meta: Mapping[str, Any], overwrite: bool) -> None:
+    try:
+        _move_into_place(tmp, out, meta, overwrite)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _move_into_place(tmp: Path, out: Path, meta: Mapping[str, Any], overwrite: bool) -> None:
     write_manifest(tmp, meta)
     for _ in range(100):
         try:
             os.rename(tmp, out)  # atomic when `out` does not exist (or is an empty directory)
             return
         except OSError:
-            if not out.exists():
+            if not os.path.lexists(out):
                 continue
+            check_out_dir(out, overwrite=overwrite)  # what stands there now (another run may have put it)
             old = out.parent / f".{out.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
             try:
                 os.rename(out, old)
@@ -195,3 +217,75 @@ def _publish(tmp: Path, out: Path, meta: Mapping[str, Any]) -> None:
                 return
             shutil.rmtree(old, ignore_errors=True)
     raise OutputError(f"could not move the finished run into {out} (other runs kept replacing it)")
+
+
+def is_nandstack_dir(folder: str | os.PathLike[str]) -> bool:
+    """Whether `folder` (not a link) holds the `manifest.json` of a nandstack run: a JSON object with
+    `nandstack_version` and `files` (what `write_manifest` writes; `verify_manifest` checks the rest)."""
+    man = Path(folder) / MANIFEST
+    if os.path.islink(folder) or not os.path.isdir(folder) or os.path.islink(man) or not man.is_file():
+        return False
+    try:
+        data = json.loads(man.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "nandstack_version" in data and isinstance(data.get("files"), dict)
+
+
+def check_out_dir(out: str | os.PathLike[str], *, overwrite: bool) -> Path:
+    """`out` as a `Path` if a run may publish its folder there (see the module's docstring), else
+    `OutputError` naming the path and why. Touches nothing."""
+    shown = os.fspath(out)  # as the user wrote it (Path("./") would say ".")
+    out = Path(out)
+    if out.name in ("", ".", ".."):
+        raise OutputError(f"{shown}: give --out a folder by name (not `.`, `..` or `/`)")
+    here = Path(os.path.abspath(out))
+    here = Path(os.path.realpath(here.parent)) / here.name  # the folders above it as they really are
+    for name, special in (("the current folder", Path.cwd()), ("the home folder", Path.home())):
+        special = Path(os.path.realpath(special))
+        if here == special or here in special.parents:
+            what = name if here == special else f"a folder above {name}"
+            raise OutputError(f"{shown}: refusing to use {what} as an output folder")
+    if here.parent == here:
+        raise OutputError(f"{shown}: refusing to use the file-system root as an output folder")
+    try:
+        st = os.lstat(out)
+    except FileNotFoundError:
+        return out
+    except OSError as e:
+        raise OutputError(f"{shown}: cannot be examined ({e.strerror or e})") from None
+    kind = _kind(st.st_mode)
+    if kind == "link":
+        raise OutputError(
+            f"{shown} is a symbolic link: nandstack never writes through or replaces a link at --out; "
+            "give the folder's own path"
+        )
+    if kind != "folder":
+        raise OutputError(f"{shown} is {kind}, not a folder: nandstack only replaces a folder a run wrote")
+    with os.scandir(out) as entries:
+        if next(entries, None) is None:
+            return out  # an empty folder: nothing to lose
+    if not is_nandstack_dir(out):
+        raise OutputError(
+            f"{shown} is a folder nandstack did not write (no nandstack {MANIFEST}): refusing to replace it; "
+            "choose another --out (a results folder from a version before manifests: remove it yourself)"
+        )
+    if not overwrite:
+        raise OutputError(f"{shown} exists: pass --overwrite to replace it (a run replaces the folder whole)")
+    return out
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "link"
+    if stat.S_ISDIR(mode):
+        return "folder"
+    if stat.S_ISREG(mode):
+        return "a file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular folder"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import experiments
 from .._core import __version__
-from .._output import atomic_output_dir
+from .._output import atomic_output_dir, check_out_dir
 from ..config import dumps
 from ..results import git_commit
 from ..sweep.runner import TaskOutcome, run_tasks
@@ -65,6 +65,8 @@ def reproduce(
     `resume` reuses recorded runs of the same configs instead of running them again."""
     experiment = experiments.get(name)
     import_pyplot()  # fail before the runs, not after, when matplotlib is missing
+    out_dir = out if out is not None else default_out_dir(experiment.name, quick)
+    out_dir = check_out_dir(out_dir, overwrite=True)  # refused now, not after the runs
     tasks = experiment.tasks(quick)
     outcome = run_tasks(
         tasks,
@@ -79,7 +81,6 @@ def reproduce(
         phase=experiment.name,
     )
     analysis = experiment.analyze(tasks, outcome.results)
-    out_dir = Path(out) if out is not None else default_out_dir(experiment.name, quick)
     # The folder is written whole into a temporary sibling, with a manifest.json, and renamed into place
     # (replacing a previous report): a reader never sees half a report.
     about = {"nandstack_version": __version__, "command": "reproduce", "experiment": experiment.name}
