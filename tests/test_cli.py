@@ -192,6 +192,8 @@ def test_ctrl_c_exits_130(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # SIGINT at its default in the child even when pytest runs with it ignored (a background job).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         first = proc.stderr.readline()  # the first progress line: the engine is running

@@ -254,7 +254,13 @@ def test_sigint_during_a_sweep_leaves_the_database_consistent(tmp_path, whole_gr
     db_file = tmp_path / "sig.duckdb"
     cmd = [sys.executable, "-m", "nandstack", "sweep", str(path), "--db", str(db_file), "-j", "2"]
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        # SIGINT at its default in the child even when pytest runs with it ignored (a background job).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert proc.stderr is not None
     lines = []

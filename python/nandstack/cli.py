@@ -1,8 +1,8 @@
 """The `nandstack` command line: run, sweep, reproduce, results, bench, config, data.
 
 Exit codes: 0 success, 2 usage or nandstack error (`error: <message>` on stderr, no traceback),
-1 internal error (a bug: `error: internal error: ...`; `--debug` shows the traceback), 130 interrupted
-(Ctrl-C; see `_interrupt` for the deadline).
+1 internal error (a bug: `error: internal error: ...`; `--debug` shows the traceback), 128 + the signal
+when stopped by one (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; see `_interrupt` for the deadline).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from . import _output as output
 from ._api import Interrupted, Result
 from ._api import run as api_run
 from ._core import ConfigError
-from ._interrupt import EXIT_INTERRUPTED, deadline_on_sigint
+from ._interrupt import deadline_on_sigint, interrupt_exit_code, interrupt_message
 from ._term import flatten, format_table, progress_bar
 
 DEFAULT_OUT = Path("results") / "latest"
@@ -71,8 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
         return _fail(f"{where}{e.strerror or e}", debug)
     except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        print(f"\n{interrupt_message()}", file=sys.stderr)
+        return interrupt_exit_code()
     except Exception as e:  # a bug: say so in one line; --debug shows where
         _fail(
             f"internal error: {type(e).__name__}: {e} (a bug in nandstack; --debug shows the traceback)",
@@ -266,12 +266,16 @@ def cmd_run(args: argparse.Namespace) -> int:
                 if e.result is None:
                     raise
                 result, interrupted = e.result, e
+        db_error = None
         if not args.no_record and interrupted is None:
-            from .results import ResultsDB
+            from .results import DatabaseError, ResultsDB
 
-            ResultsDB(args.db).record(
-                result, source="cli", tags=args.tags, label=args.label, verify=args.verify
-            )
+            try:  # a damaged database never costs the run's --out: reported after it is written
+                ResultsDB(args.db).record(
+                    result, source="cli", tags=args.tags, label=args.label, verify=args.verify
+                )
+            except DatabaseError as e:
+                db_error = e
         meta["run_id"] = result.run_id
         meta["interrupted"] = interrupted is not None
         _write_run(tmp, result)
@@ -288,10 +292,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
     if interrupted is not None:
         print(
-            f'interrupted: the partial run is in {out} (summary.json says "interrupted": true)',
+            f'{interrupt_message()}: the partial run is in {out} (summary.json says "interrupted": true)',
             file=sys.stderr,
         )
-        return EXIT_INTERRUPTED
+        return interrupt_exit_code()
+    if db_error is not None:
+        return _fail(f"the run is in {out} but was not recorded: {db_error}", False)
     return 0
 
 

@@ -73,7 +73,9 @@ class LocalBackend:
     name = "local"
 
     def __init__(self, workers: int | None = None) -> None:
-        self.workers = max(1, workers or os.cpu_count() or 1)
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+            raise ValueError(f"workers must be a whole number of at least 1, not {workers!r}")
+        self.workers = workers or os.cpu_count() or 1
 
     def run(self, payloads: Sequence[dict[str, Any]]) -> Iterator[tuple[int, Outcome]]:
         if not payloads:
@@ -172,10 +174,12 @@ def _take(iterator: Iterator[Any], n: int) -> list[Any]:
 
 
 def _init_worker(parent_pid: int) -> None:
-    """Pool workers leave Ctrl-C to the parent, which stops them (a terminal sends SIGINT to the whole
-    process group; an idle worker would otherwise die with a traceback), and die with the parent even
-    when it is killed outright (`kill -9`), so no worker outlives its sweep."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """Pool workers leave Ctrl-C, SIGTERM and SIGHUP to the parent, which stops them (a terminal sends
+    SIGINT or SIGHUP to the whole process group, `kill -TERM -PGID` SIGTERM; an idle worker would
+    otherwise die with a traceback, a busy one break the pool before the parent could stop it), and die
+    with the parent even when it is killed outright (`kill -9`), so no worker outlives its sweep."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)
     die_with_parent(parent_pid)
 
 
@@ -202,7 +206,8 @@ def die_with_parent(parent_pid: int) -> bool:
 
 
 def _stop_children() -> None:
-    """Terminate this process's pool workers so an interrupted sweep stops now, not after their runs."""
+    """Kill this process's pool workers (they ignore SIGTERM) so an interrupted sweep stops now, not
+    after their runs."""
     for child in multiprocessing.active_children():
         with contextlib.suppress(OSError):
-            child.terminate()
+            child.kill()
