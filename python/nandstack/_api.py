@@ -201,6 +201,7 @@ def run(
     `result` is the partial run when the measured phase had begun; nothing is recorded then.
     """
     effective = resolve_config(config, set, workload)
+    _check_seed(seed)
     if seed is not None:
         effective["seed"] = seed  # the effective config, and the report's copy of it, name the seed used
     series_path = None if series_csv is None else os.fspath(series_csv)
@@ -239,6 +240,16 @@ def resolve_config(
     if workload is not None:
         apply_overrides(effective, dict(parse_workload(workload).overrides))
     return apply_overrides(effective, overrides)
+
+
+def _check_seed(seed: Any) -> None:
+    """`seed` is None or an integer the engine can hold (0 to 2**64 - 1): a `ConfigError` naming `seed`."""
+    if seed is None:
+        return
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
+        err = _core.ConfigError(f"seed must be an integer from 0 to 2**64 - 1, not {seed!r}")
+        err.key = "seed"
+        raise err
 
 
 def _float(value: Any) -> float | None:

@@ -23,7 +23,7 @@ def _backend_options(parser: argparse.ArgumentParser) -> None:
         "ray: submit the runs to a Ray cluster (pip install 'nandstack[ray]')",
     )
     group.add_argument(
-        "--workers", "-j", type=int, metavar="N", help="parallel runs (default: the CPU count)"
+        "--workers", "-j", type=_positive, metavar="N", help="parallel runs (default: the CPU count)"
     )
     group.add_argument(
         "--ray-address",
@@ -167,3 +167,14 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     print(report.outcome.summary_line(), file=sys.stderr)
     print(f"report: {report.index}", file=sys.stderr)
     return 1 if report.outcome.failures() else 0
+
+
+def _positive(text: str) -> int:
+    """`-j N`: a whole number of workers, at least 1 (never clamped: `-j -3` is refused)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n} workers: give at least 1")
+    return n

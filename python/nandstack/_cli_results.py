@@ -262,13 +262,55 @@ def cmd_verify(args: argparse.Namespace) -> int:
             print(f"{folder}: not a folder", file=sys.stderr)
             bad += 1
             continue
-        problems = verify_manifest(folder)
+        problems = _manifest_shape(folder)
+        if not problems:
+            try:
+                problems = verify_manifest(folder)
+            except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
+                problems = [f"{folder}: cannot check the folder ({type(e).__name__}: {e})"]
         for p in problems:
             print(p)
         if not problems:
             print(f"{folder}: complete")
         bad += bool(problems)
     return 1 if bad else 0
+
+
+#: Largest manifest `results verify` reads (a real one lists a few files: a few KiB).
+MAX_MANIFEST_BYTES = 1 << 20
+
+
+def _manifest_shape(folder: Path) -> list[str]:
+    """Problems with the manifest file itself (too big, not JSON, wrong shape): one line naming it, so
+    that a malformed manifest is a problem of its folder, never an internal error. Empty when its shape
+    is right (or it is missing, which `verify_manifest` reports)."""
+    import json
+
+    from ._output import MANIFEST
+
+    man = folder / MANIFEST
+    if not man.is_file():
+        return []
+    try:
+        with open(man, "rb") as f:
+            data = f.read(MAX_MANIFEST_BYTES + 1)
+    except OSError as e:
+        return [f"{man}: cannot be read ({e.strerror or e})"]
+    if len(data) > MAX_MANIFEST_BYTES:
+        return [f"{man}: larger than {MAX_MANIFEST_BYTES >> 20} MiB: not a manifest nandstack wrote"]
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        return [f"{man}: unreadable manifest (not JSON: {str(e)[:200]})"]
+    files = doc.get("files") if isinstance(doc, dict) else None
+    if not isinstance(files, dict):
+        return [f'{man}: malformed manifest: no "files" table of file name to {{"sha256": ...}}']
+    for name, entry in files.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
+            return [f'{man}: malformed manifest: entry "{name[:200]}" has no "sha256" text']
+        if name.startswith("/") or ".." in Path(name).parts:
+            return [f'{man}: malformed manifest: entry "{name[:200]}" points outside the folder']
+    return []
 
 
 def cmd_info(args: argparse.Namespace) -> int:

@@ -20,7 +20,15 @@ from typing import Any, Union
 
 from . import _core
 from ._core import ConfigError
-from .config import Overrides, apply_overrides, default_config, dumps, load_config, split_key
+from .config import (
+    Overrides,
+    apply_overrides,
+    check_depth,
+    default_config,
+    dumps,
+    load_config,
+    split_key,
+)
 
 __all__ = ["Config", "Section", "canonical_json", "config_hash", "normalize_config"]
 
@@ -28,10 +36,12 @@ ConfigLike = Union["Config", Mapping[str, Any], str, "os.PathLike[str]", None]
 
 
 def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no whitespace: the byte-stable form that hashes are taken of."""
+    """JSON with sorted keys and no whitespace: the byte-stable form that hashes are taken of. A value
+    nested deeper than `config.MAX_DEPTH`, or holding something JSON cannot say, is a `ConfigError`."""
+    check_depth(value, "config")
     try:
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-    except ValueError as e:  # nan/inf
+    except (ValueError, TypeError) as e:  # nan/inf, a set, an object, a non-string key
         raise ConfigError(f"config value cannot be passed to the engine: {e}") from None
 
 

@@ -385,6 +385,15 @@ fn kib_field(text: &str, name: &str) -> Option<u64> {
     Some(kib.saturating_mul(1024))
 }
 
+/// The first dotted config key of a part's `keys` text ("workload.processes (memtouch pages, ops)" →
+/// "workload.processes"): the error's `key` is a key, the text in brackets stays in the message.
+fn first_key(keys: &str) -> &str {
+    let end = keys
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(keys.len());
+    &keys[..end]
+}
+
 /// Fail with a config error when the estimate exceeds `limit`, naming the biggest parts and their keys.
 pub fn check(e: &Estimate, limit: &Limit) -> Result<()> {
     let total = e.total_bytes();
@@ -398,9 +407,9 @@ pub fn check(e: &Estimate, limit: &Limit) -> Result<()> {
         .take(4)
         .map(|p| format!("{} {} ({})", p.what, fmt_bytes(p.bytes), p.keys))
         .collect();
-    let key = parts.first().map_or("run.memory_limit_bytes", |p| {
-        p.keys.split(", ").next().unwrap_or(p.keys)
-    });
+    let key = parts
+        .first()
+        .map_or("run.memory_limit_bytes", |p| first_key(p.keys));
     Err(Error::config(
         key,
         format!(
@@ -434,6 +443,47 @@ mod tests {
         let text = "MemTotal:       24000000 kB\nMemAvailable:   1000 kB\n";
         assert_eq!(kib_field(text, "MemAvailable:"), Some(1_024_000));
         assert_eq!(kib_field(text, "Nope:"), None);
+    }
+
+    /// Every part's `keys` text starts with a dotted key (so the error's `key` is one), whatever follows.
+    #[test]
+    fn the_error_key_is_a_dotted_key() {
+        for text in [
+            "device.geometry, device.ftl.over_provisioning",
+            "workload.processes (memtouch pages, ops)",
+            "run.interval_host_bytes, run.interval_written_bytes",
+            "host.ram_mib",
+        ] {
+            let k = first_key(text);
+            assert!(
+                !k.is_empty() && k.contains('.') && text.starts_with(k),
+                "{text} -> {k}"
+            );
+            assert!(k
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.'));
+        }
+        let mut e = Estimate::default();
+        e.add("page tables", "host.ram_mib", 1e6);
+        e.add(
+            "memtouch page images",
+            "workload.processes (memtouch pages, ops)",
+            1e9,
+        );
+        let limit = Limit {
+            bytes: 1 << 20,
+            source: "test".into(),
+        };
+        match check(&e, &limit).unwrap_err() {
+            Error::Config { key, msg } => {
+                assert_eq!(key, "workload.processes");
+                assert!(
+                    msg.contains("(workload.processes (memtouch pages, ops))"),
+                    "{msg}"
+                );
+            }
+            other => panic!("{other}"),
+        }
     }
 
     #[test]

@@ -11,12 +11,14 @@ configs of the one schema for `nandstack.run`.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import data
+from .._core import NandstackError
 from ..sweep.spec import Task
 from ._phases import FLUSH_PHASES_MS, STATS_FLUSH_MS, first_finished, median_figures, phase_note, phase_params
 from .base import Analysis, Experiment, Figure, Series, Table, config_task
@@ -95,39 +97,143 @@ def corpus_dir(captures: Path) -> Path:
     return data.require("compress")
 
 
+class CaptureError(NandstackError):
+    """A kernel capture file cannot be used: names the file and what is wrong with it."""
+
+
+#: Largest capture JSON read (real ones are a few KiB).
+MAX_CAPTURE_JSON_BYTES = 4 << 20
+#: Files skipped so far, by capture folder: (file name, reason). Each is warned about once and listed
+#: in the report's setup (docs/reliability.md, "Hostile files and databases").
+SKIPPED: dict[str, dict[str, str]] = {}
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A capture's JSON object: `CaptureError` naming the file when it is too big, not UTF-8, not JSON
+    or not an object."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_CAPTURE_JSON_BYTES + 1)
+    except OSError as e:
+        raise CaptureError(f"{path.name}: cannot be read ({e.strerror or e})") from None
+    if len(raw) > MAX_CAPTURE_JSON_BYTES:
+        raise CaptureError(f"{path.name}: larger than {MAX_CAPTURE_JSON_BYTES >> 20} MiB: not a capture")
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise CaptureError(f"{path.name}: not UTF-8 text (byte {e.start})") from None
+    except (ValueError, RecursionError) as e:
+        raise CaptureError(f"{path.name}: not valid JSON ({str(e)[:200]})") from None
+    if not isinstance(doc, dict):
+        raise CaptureError(f"{path.name}: a capture is a JSON object, not a {type(doc).__name__}")
+    return doc
+
+
+def number(d: dict[str, Any], file: str, *keys: str, whole: bool = False) -> float:
+    """The number at `keys` in `d`: `CaptureError` naming `file` and the key when it is missing or is
+    not a (whole, if `whole`) non-negative number."""
+    value: Any = d
+    for i, k in enumerate(keys):
+        if not isinstance(value, dict) or k not in value:
+            raise CaptureError(f"{file}: `{'.'.join(keys[: i + 1])}` is missing")
+        value = value[k]
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+    if not ok or (whole and value != int(value)):
+        what = "a whole number" if whole else "a number"
+        raise CaptureError(f"{file}: `{'.'.join(keys)}` is {json.dumps(value)[:60]}, not {what} >= 0")
+    return float(value)
+
+
+def memtouch_args(d: dict[str, Any], file: str) -> tuple[str, ...]:
+    """The memtouch arguments of the capture's `command` (`memtouch PAGES OPS PATTERN WRITE_PCT SEED
+    [CONTENT]`), checked: `CaptureError` naming `file` otherwise."""
+    cmd = d.get("command")
+    if not isinstance(cmd, list) or not all(isinstance(x, (str, int)) for x in cmd):
+        raise CaptureError(f"{file}: `command` must be a list of words (memtouch PAGES OPS ...)")
+    cmd = [str(x) for x in cmd]
+    if not cmd or Path(cmd[0]).name != "memtouch":
+        got = Path(cmd[0]).name if cmd else "nothing"
+        raise CaptureError(
+            f"{file}: the captured program is `{got[:60]}`; only memtouch captures are replayed"
+        )
+    if len(cmd) < 6:
+        raise CaptureError(f"{file}: `command` has {len(cmd) - 1} arguments; memtouch takes PAGES OPS "
+                           "PATTERN WRITE_PCT SEED [CONTENT]")  # fmt: skip
+    for name, word in zip(("PAGES", "OPS", "WRITE_PCT", "SEED"), (cmd[1], cmd[2], cmd[4], cmd[5])):
+        if not word.isdigit():
+            raise CaptureError(f"{file}: memtouch {name} is `{word[:40]}`, not a whole number")
+    if not 0 <= int(cmd[4]) <= 100:
+        raise CaptureError(f"{file}: memtouch WRITE_PCT is {cmd[4]}, not a percentage")
+    return tuple(cmd[1:])
+
+
+def skip(folder: Path, file: str, reason: str) -> None:
+    """Note a capture that is not used (warned about once on stderr)."""
+    seen = SKIPPED.setdefault(str(folder), {})
+    if file not in seen:
+        seen[file] = reason
+        print(f"warning: capture {folder / file} skipped: {reason}", file=sys.stderr)
+
+
+def skipped_note(folder: Path | None) -> str:
+    """The captures skipped in `folder`, for a report's setup ('' when none were)."""
+    seen = SKIPPED.get(str(folder), {}) if folder else {}
+    return "; ".join(f"{name} ({reason})" for name, reason in sorted(seen.items()))
+
+
+def no_usable(folder: Path) -> CaptureError:
+    """The error when a folder holds captures but none can be used."""
+    return CaptureError(f"no usable capture in {folder}: {skipped_note(folder) or 'none found'}")
+
+
 def load(path: Path) -> Capture:
-    d = json.loads(path.read_text(encoding="utf-8"))
+    """One capture, checked: `CaptureError` naming the file and the key that is missing or wrong."""
+    d = read_json(path)
+    f = path.name
     name = path.stem
     head, _, rep = name.rpartition("_r")
     program = head if head and rep.isdigit() else name
-    vm = d["vmstat_delta_system_wide"]
-    kernel = {k: float(vm[k]) for k in ("pswpin", "pswpout", "swpout_zero", "swpin_zero") if k in vm}
+    args = memtouch_args(d, f)
+    vm = d.get("vmstat_delta_system_wide")
+    if not isinstance(vm, dict):
+        raise CaptureError(f"{f}: `vmstat_delta_system_wide` is missing or not an object")
+    kernel = {
+        k: number(d, f, "vmstat_delta_system_wide", k)
+        for k in ("pswpin", "pswpout", "swpout_zero", "swpin_zero")
+        if k in vm
+    }
+    common = [int(number(d, f, k, whole=True)) for k in ("memory_limit_mb", "page_cluster")]
     if "zswap" in d:
-        z = d["zswap"]
-        kernel.update({k: float(vm[k]) for k in ("zswpout", "zswpin", "zswpwb")})
-        end = d["zswap_at_end"]
         kernel.update(
-            {k: float(end[k]) for k in ("stored_pages", "pool_total_size", "stored_incompressible_pages")}
+            {k: number(d, f, "vmstat_delta_system_wide", k) for k in ("zswpout", "zswpin", "zswpwb")}
         )
-        kernel["pool_limit_hit"] = float(d["zswap_counters_delta"]["pool_limit_hit"])
+        at_end = ("stored_pages", "pool_total_size", "stored_incompressible_pages")
+        kernel.update({k: number(d, f, "zswap_at_end", k) for k in at_end})
+        kernel["pool_limit_hit"] = number(d, f, "zswap_counters_delta", "pool_limit_hit")
         kernel["pool_bytes_per_stored_page"] = kernel["pool_total_size"] / max(kernel["stored_pages"], 1.0)
+        z = d["zswap"]
+        if not isinstance(z, dict) or not isinstance(z.get("compressor"), str):
+            raise CaptureError(f"{f}: `zswap.compressor` is missing or not text")
         return Capture(
-            name, program, "zswap", tuple(d["command"][1:]), d["memory_limit_mb"], d["swap_mb"],
-            z["compressor"], z["max_pool_percent"], z["accept_threshold_percent"],
-            bool(z.get("shrinker_enabled", False)), d["page_cluster"], z["total_ram_bytes"], kernel,
+            name, program, "zswap", args, common[0], int(number(d, f, "swap_mb", whole=True)),
+            z["compressor"], int(number(d, f, "zswap", "max_pool_percent", whole=True)),
+            int(number(d, f, "zswap", "accept_threshold_percent", whole=True)),
+            bool(z.get("shrinker_enabled", False)), common[1],
+            int(number(d, f, "zswap", "total_ram_bytes", whole=True)), kernel,
         )  # fmt: skip
-    z = d["zram"]
-    mm = d["mm_stat_at_end"]
-    kernel.update(
-        {k: float(mm[k]) for k in ("orig_data_size", "compr_data_size", "mem_used_total", "huge_pages")}
-    )
-    kernel["notify_free"] = float(d["io_stat_delta"]["notify_free"])
+    z = d.get("zram")
+    if not isinstance(z, dict) or not isinstance(z.get("comp_algorithm"), str):
+        raise CaptureError(f"{f}: neither `zswap` nor a `zram` object with `comp_algorithm` text")
+    mm = ("orig_data_size", "compr_data_size", "mem_used_total", "huge_pages")
+    kernel.update({k: number(d, f, "mm_stat_at_end", k) for k in mm})
+    kernel["notify_free"] = number(d, f, "io_stat_delta", "notify_free")
     kernel["pool_bytes_per_stored_page"] = kernel["mem_used_total"] / max(
         kernel["orig_data_size"] / 4096, 1.0
     )
     return Capture(
-        name, program, "zram", tuple(d["command"][1:]), d["memory_limit_mb"], z["disksize_mb"],
-        z["comp_algorithm"], 0, 0, False, d["page_cluster"], z["total_ram_bytes"], kernel,
+        name, program, "zram", args, common[0], int(number(d, f, "zram", "disksize_mb", whole=True)),
+        z["comp_algorithm"], 0, 0, False, common[1], int(number(d, f, "zram", "total_ram_bytes", whole=True)),
+        kernel,
     )  # fmt: skip
 
 
@@ -144,9 +250,15 @@ def programs(kind: str) -> dict[str, list[Capture]]:
     paths = sorted(folder.glob("*.json")) if folder else []
     out: dict[str, list[Capture]] = {}
     for p in paths:
-        c = load(p)
+        try:
+            c = load(p)
+        except CaptureError as e:
+            skip(p.parent, p.name, str(e).removeprefix(f"{p.name}: "))
+            continue
         if c.kind == kind:
             out.setdefault(c.program, []).append(c)
+    if paths and not out and folder is not None and SKIPPED.get(str(folder)):
+        raise no_usable(folder)
     return out
 
 
@@ -274,6 +386,8 @@ def setup(kind: str, quick: bool) -> dict[str, str]:
         )
     else:
         common["zram"] = "the recorded disksize and comp_algorithm, zsmalloc, no backing device"
+    if skipped_note(folder):
+        common["skipped captures"] = skipped_note(folder)
     return common
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _core, data
 from ..sweep.spec import Task
+from . import _captures
 from ._phases import (
     FLUSH_PHASES_MS,
     STATS_FLUSH_MS,
@@ -83,9 +84,35 @@ def programs(folder: Path | None = None) -> dict[str, list[Capture]]:
     out: dict[str, list[Capture]] = {}
     for name, stem in zip(names, stems):
         program = stem if stems.count(stem) >= 2 else name
-        meta = json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
-        out.setdefault(program, []).append(Capture(name, meta))
+        try:
+            c = _checked(folder, name)
+        except _captures.CaptureError as e:
+            _captures.skip(folder, f"{name}.json", str(e))
+            continue
+        out.setdefault(program, []).append(c)
+    if names and not out:
+        raise _captures.no_usable(folder)
     return out
+
+
+#: Longest request line read from a capture's CSV (real ones are about 40 characters).
+MAX_CSV_LINE = 4096
+#: Figures of each capture read so far, by CSV path (each file is read once per process).
+_FIGURES: dict[str, dict[str, float]] = {}
+
+
+def _checked(folder: Path, name: str) -> Capture:
+    """A capture whose JSON and requests are usable (`CaptureError` naming the file otherwise)."""
+    file = f"{name}.json"
+    meta = _captures.read_json(folder / file)
+    args = _captures.memtouch_args(meta, file)
+    if len(args) != 5:
+        raise _captures.CaptureError(f"{file}: memtouch takes PAGES OPS PATTERN WRITE_PCT SEED here")
+    for key in ("pswpin", "pswpout"):
+        _captures.number(meta, file, "vmstat_delta_system_wide", key)
+    c = Capture(name, meta)
+    kernel_figures(c, folder)
+    return c
 
 
 def capture_overrides(c: Capture) -> dict[str, Any]:
@@ -158,7 +185,9 @@ def setup(quick: bool) -> dict[str, str]:
     found = programs()
     shown = _chosen(found, quick)
     caps = sum(len(found[p]) for p in shown)
+    skipped = _captures.skipped_note(capture_dir())
     return {
+        **({"skipped captures": skipped} if skipped else {}),
         "captures": f"{caps} capture(s) of {len(shown)} program(s) in {capture_dir()}"
         + (" (quick: one program of each kind)" if quick else "")
         + "; Linux 6.18, cgroup v1 memory limit, swap on a loop device over a tmpfs file, zswap off",
@@ -212,16 +241,34 @@ def _figures(
 def kernel_figures(c: Capture, folder: Path | None = None) -> dict[str, float]:
     """The figures of one capture, from its requests (`time_s,op,sector,sectors,comm`) and its JSON."""
     folder = folder or capture_dir()
+    path = folder / f"{c.name}.csv.gz"
+    if str(path) not in _FIGURES:
+        try:
+            _FIGURES[str(path)] = _read_figures(c, path)
+        except (OSError, EOFError, UnicodeDecodeError) as e:
+            raise _captures.CaptureError(f"{path.name}: cannot be read ({e})") from None
+    return _FIGURES[str(path)]
+
+
+def _read_figures(c: Capture, path: Path) -> dict[str, float]:
     sizes: dict[str, dict[int, int]] = {"read": {}, "write": {}}
     seq = {"read": 0, "write": 0}
     nxt: dict[str, int | None] = {"read": None, "write": None}
     discards: list[tuple[float, int]] = []
     last_rw = -math.inf
-    with gzip.open(folder / f"{c.name}.csv.gz", "rt", encoding="utf-8") as f:
-        next(f)
-        for line in f:
-            t, op, sector, sectors, _ = line.rstrip("\n").split(",", 4)
-            start, length = int(sector), int(sectors)
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        f.readline(MAX_CSV_LINE)
+        for n, line in enumerate(iter(lambda: f.readline(MAX_CSV_LINE), ""), start=2):
+            if len(line) == MAX_CSV_LINE and not line.endswith("\n"):
+                raise _captures.CaptureError(f"{path.name}: line {n} is longer than {MAX_CSV_LINE} chars")
+            try:
+                t, op, sector, sectors, _ = line.rstrip("\n").split(",", 4)
+                start, length = int(sector), int(sectors)
+                float(t)
+            except ValueError:
+                raise _captures.CaptureError(
+                    f"{path.name}: line {n}: `{line.strip()[:80]}` is not time_s,op,sector,sectors,comm"
+                ) from None
             if op in ("R", "W"):
                 kind = "read" if op == "R" else "write"
                 last_rw = max(last_rw, float(t))

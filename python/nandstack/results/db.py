@@ -15,7 +15,10 @@ Schema (version 1; `nandstack results --schema` prints it):
 - view `results`: `runs` joined with `metrics` — what `--where` filters and `export` writes.
 
 Each run is written in one transaction with Ctrl-C held back, so an interrupt never leaves half a run.
-DuckDB lets one process write at a time: connections are short and retried while another holds the lock.
+DuckDB lets one process write at a time: connections are short and retried while another holds the lock;
+within a process, connections to one file take turns (a lock per file), so threads recording at once
+never meet in a transaction conflict (one that still happens is retried). A damaged file is a
+`DatabaseError` that names it and says what to do, never a raw DuckDB exception.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import datetime as _dt
 import io
 import json
 import os
+import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -86,6 +90,28 @@ class DatabaseError(NandstackError):
     """The results database cannot be opened, or a query on it failed."""
 
 
+#: How often a run's transaction is tried when DuckDB reports a conflict.
+RECORD_ATTEMPTS = 5
+_LOCKS: dict[str, threading.RLock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _file_lock(path: Path) -> threading.RLock:
+    """The in-process lock of one database file (connections to it take turns)."""
+    key = os.path.abspath(path)
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(key, threading.RLock())
+
+
+def _damaged(path: Path, e: BaseException) -> DatabaseError:
+    """The error for a database file DuckDB cannot read: what it said, and what to do."""
+    return DatabaseError(
+        f"results database {path} cannot be read ({type(e).__name__}: {str(e).splitlines()[0][:300]}); "
+        f"if it is damaged, move it aside (mv {path} {path}.damaged) and a new one is started, or give "
+        "another file with --db or NANDSTACK_DB"
+    )
+
+
 class ResultsDB:
     """The results database at `path` (default: `$NANDSTACK_DB`, else the user data directory).
 
@@ -107,25 +133,41 @@ class ResultsDB:
         holds DuckDB's write lock, for at most `lock_timeout` seconds."""
         import duckdb
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with _file_lock(self.path):
+            con = self._open()
+            try:
+                _ensure_schema(con)
+                yield con
+            except (duckdb.IOException, duckdb.SerializationException, duckdb.InternalException) as e:
+                raise _damaged(self.path, e) from None
+            except duckdb.Error as e:
+                if isinstance(e, duckdb.TransactionException):
+                    raise
+                raise DatabaseError(f"results database {self.path}: {e}") from None
+            finally:
+                con.close()
+
+    def _open(self) -> duckdb.DuckDBPyConnection:
+        import duckdb
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise DatabaseError(f"cannot create the folder of results database {self.path}: {e}") from None
         deadline = time.monotonic() + self.lock_timeout
         delay = 0.02
         while True:
             try:
-                con = duckdb.connect(str(self.path))
-                break
+                return duckdb.connect(str(self.path))
             except duckdb.IOException as e:
-                if "lock" not in str(e).lower() or time.monotonic() > deadline:
+                if "lock" not in str(e).lower():
+                    raise _damaged(self.path, e) from None
+                if time.monotonic() > deadline:
                     raise DatabaseError(f"cannot open results database {self.path}: {e}") from None
                 time.sleep(delay)
                 delay = min(delay * 2, 0.5)
             except duckdb.Error as e:
-                raise DatabaseError(f"cannot open results database {self.path}: {e}") from None
-        try:
-            _ensure_schema(con)
-            yield con
-        finally:
-            con.close()
+                raise _damaged(self.path, e) from None
 
     # --- writing ------------------------------------------------------------------------------------
     def record(
@@ -166,6 +208,31 @@ class ResultsDB:
         metrics = flatten_metrics(summary)
         series = result.timeseries
         parquet = _to_parquet(series) if series.height else None
+        self._write(row, metrics, series.height, parquet)
+        result.run_id = row["run_id"]
+        return row["run_id"]
+
+    def _write(
+        self, row: dict[str, Any], metrics: Mapping[str, float], height: int, parquet: bytes | None
+    ) -> None:
+        """One run's transaction, tried again (with a growing pause) when DuckDB reports a conflict."""
+        import duckdb
+
+        for attempt in range(RECORD_ATTEMPTS):
+            try:
+                self._write_once(row, metrics, height, parquet)
+                return
+            except duckdb.TransactionException as e:
+                if attempt + 1 == RECORD_ATTEMPTS:
+                    raise DatabaseError(
+                        f"results database {self.path}: run not recorded after {RECORD_ATTEMPTS} "
+                        f"conflicting attempts: {e}"
+                    ) from None
+                time.sleep(0.05 * 2**attempt)
+
+    def _write_once(
+        self, row: dict[str, Any], metrics: Mapping[str, float], height: int, parquet: bytes | None
+    ) -> None:
         with self.connect() as con, defer_sigint():
             con.execute("BEGIN TRANSACTION")
             try:
@@ -180,15 +247,12 @@ class ResultsDB:
                     [row["run_id"], *metrics.values()],
                 )
                 if parquet is not None:
-                    con.execute(
-                        "INSERT INTO timeseries VALUES (?, ?, ?)", [row["run_id"], series.height, parquet]
-                    )
+                    con.execute("INSERT INTO timeseries VALUES (?, ?, ?)", [row["run_id"], height, parquet])
                 con.execute("COMMIT")
             except BaseException:
-                con.execute("ROLLBACK")
+                with contextlib.suppress(Exception):
+                    con.execute("ROLLBACK")
                 raise
-        result.run_id = row["run_id"]
-        return row["run_id"]
 
     # --- reading ------------------------------------------------------------------------------------
     def sql(self, query: str, parameters: Sequence[Any] = ()) -> pl.DataFrame:
@@ -383,17 +447,35 @@ class ResultsDB:
 
         data = frame if frame is not None else self.runs(exclude=("summary",), **filters)
         target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if target.suffix.lower() in (".parquet", ".pq"):
-            data.write_parquet(target)
-        else:
+        if target.suffix.lower() not in (".parquet", ".pq"):
             lists = [c for c, t in data.schema.items() if isinstance(t, pl.List)]
             joined = [pl.col(c).cast(pl.List(pl.String)).list.join(";") for c in lists]
-            data.with_columns(joined).write_csv(target)
+            data = data.with_columns(joined)
+        _write_atomically(target, data)
         return data.height
 
 
 # --- helpers ------------------------------------------------------------------------------------------
+def _write_atomically(target: Path, data: pl.DataFrame) -> None:
+    """Write `data` (Parquet for `.parquet`/`.pq`, else CSV) to a temporary file beside `target`, then
+    rename it into place: a full or read-only filesystem leaves no partial file, and the error names
+    `target` (`DatabaseError`)."""
+    import polars as pl
+
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:6]}")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.suffix.lower() in (".parquet", ".pq"):
+            data.write_parquet(tmp)
+        else:
+            data.write_csv(tmp)
+        os.replace(tmp, target)
+    except (OSError, pl.exceptions.PolarsError) as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise DatabaseError(f"cannot write {target}: {e}; nothing was written there") from None
+
+
 def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     import duckdb
 

@@ -37,7 +37,7 @@ from typing import Any
 from .. import _toml
 from .._config_obj import canonical_json, config_hash
 from .._core import ConfigError
-from ..config import apply_overrides, load_config, read_text
+from ..config import apply_overrides, check_depth, load_config, loads_toml, read_text
 from ..workloads import Workload
 from ..workloads import parse as parse_workload
 
@@ -112,16 +112,17 @@ class SweepSpec:
 def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
     """Read a sweep spec TOML file (`config` is resolved relative to it)."""
     path = Path(path)
-    try:
-        data = _toml.loads(read_text(path))
-    except _toml.TOMLDecodeError as e:
-        raise _error(f"{path}: invalid TOML: {e}", "") from None
+    data = loads_toml(read_text(path), str(path))
     return spec_from_dict(data, name=path.stem, root=path.parent)
 
 
 def spec_from_dict(data: Mapping[str, Any], name: str = "sweep", root: Path | None = None) -> SweepSpec:
-    """A `SweepSpec` from the parsed TOML form."""
-    unknown = sorted(set(data) - SPEC_KEYS)
+    """A `SweepSpec` from the parsed TOML form (or the same structure from JSON or Python): every key of
+    the wrong type is a `ConfigError` naming it."""
+    if not isinstance(data, Mapping):
+        raise _error(f"a sweep spec is a table of keys, not a {type(data).__name__}", "")
+    check_depth(data, "sweep spec")
+    unknown = sorted(str(k) for k in set(data) - SPEC_KEYS)
     if unknown:
         raise _error(
             f"unknown sweep spec key `{unknown[0]}` (expected one of {sorted(SPEC_KEYS)})", unknown[0]
@@ -129,6 +130,9 @@ def spec_from_dict(data: Mapping[str, Any], name: str = "sweep", root: Path | No
     base_path = data.get("config")
     if base_path is not None and data.get("preset") is not None:
         raise _error("give `config` or `preset`, not both", "preset")
+    for key in ("name", "description", "config", "preset"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise _error(f"`{key}` must be text, not {_kind(data[key])}", key)
     if data.get("preset") is not None:
         from .. import _core
 
@@ -170,14 +174,31 @@ def _workloads(value: Any) -> list[Workload]:
     if value is None:
         return []
     if isinstance(value, Mapping):
-        out = []
-        for name, spec in value.items():
-            workload = parse_workload(spec)
-            out.append(Workload(str(name), workload.overrides))
-        return out
+        named = value.items()
+        return [Workload(str(n), _workload(spec, f"workloads.{n}").overrides) for n, spec in named]
     if isinstance(value, list):
-        return [parse_workload(v) for v in value]
+        return [_workload(v, f"workloads[{i}]") for i, v in enumerate(value)]
     raise _error("`workloads` must be a table of named workloads or an array of names", "workloads")
+
+
+def _workload(spec: Any, key: str) -> Workload:
+    """One workload of the spec: a name or a table of `[workload]` keys; `ConfigError` naming `key`."""
+    if not isinstance(spec, (str, Mapping)):
+        raise _error(
+            f"`{key}` is {_kind(spec)}: a workload is a name (`zipf:0.99`) or a table of [workload] keys", key
+        )
+    if isinstance(spec, Mapping) and not all(isinstance(k, str) for k in spec):
+        raise _error(f"`{key}`: workload keys must be text", key)
+    if isinstance(spec, Mapping) and "trace" in spec and not isinstance(spec["trace"], Mapping):
+        raise _error(f"`{key}.trace` must be a table of [workload.trace] keys", f"{key}.trace")
+    try:
+        return parse_workload(spec)
+    except (ValueError, TypeError) as e:
+        raise _error(f"`{key}`: {e}", key) from None
+
+
+def _kind(value: Any) -> str:
+    return f"{type(value).__name__} `{str(value)[:40]}`"
 
 
 def _seeds(value: Any) -> list[int]:
@@ -209,6 +230,8 @@ def _dotted(table: Mapping[str, Any], where: str) -> dict[str, Any]:
     replaces the config's table rather than merging into it."""
     out: dict[str, Any] = {}
     for key, value in table.items():
+        if not isinstance(key, str):
+            raise _error(f"`{where}` key {key!r} is a {type(key).__name__}: keys are text", where)
         if isinstance(value, Mapping) and (where == "grid" or "policy" not in value):
             for sub, leaf in _dotted(value, where).items():
                 out[f"{key}.{sub}"] = leaf

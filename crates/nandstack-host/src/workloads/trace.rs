@@ -44,6 +44,29 @@ fn trace_err(path: &str, line: u64, text: &str, msg: String) -> Error {
     }
 }
 
+/// The next line of `r` (line `no` of `path`) into `buf`: `None` at the end. A line longer than
+/// `MAX_LINE_BYTES` (a file that never ends a line, such as `/dev/zero`) or not UTF-8 is a trace error.
+fn next_line<'a>(
+    r: &mut dyn BufRead,
+    buf: &'a mut Vec<u8>,
+    path: &str,
+    no: u64,
+) -> Result<Option<&'a str>> {
+    use nandstack_workload::trace::{read_bounded_line, LineRead, MAX_LINE_BYTES};
+    let got = read_bounded_line(r, buf).map_err(|e| Error::Io {
+        path: path.into(),
+        source: e,
+    })?;
+    let too_long = format!("line longer than {MAX_LINE_BYTES} bytes (is this a memory trace?)");
+    match got {
+        LineRead::Eof => Ok(None),
+        LineRead::TooLong => Err(trace_err(path, no, "", too_long)),
+        LineRead::Line => std::str::from_utf8(buf)
+            .map(Some)
+            .map_err(|e| trace_err(path, no, "", format!("not UTF-8 text ({e})"))),
+    }
+}
+
 /// One parsed line: a record with an absolute page, or nothing (blank, comment, checkpoint).
 fn parse_line(fmt: RefFormat, line: &str) -> std::result::Result<Option<(u64, u8)>, String> {
     let t = line.trim();
@@ -100,19 +123,14 @@ fn parse_line(fmt: RefFormat, line: &str) -> std::result::Result<Option<(u64, u8
 /// Decide the format from the first record line.
 fn detect(path: &str) -> Result<RefFormat> {
     let mut r = open(path)?;
-    let mut line = String::new();
+    let mut line = Vec::new();
     let mut n = 0u64;
     loop {
-        line.clear();
         n += 1;
-        if r.read_line(&mut line).map_err(|e| Error::Io {
-            path: path.into(),
-            source: e,
-        })? == 0
-        {
+        let Some(text) = next_line(&mut *r, &mut line, path, n)? else {
             return Err(trace_err(path, n, "", "empty trace".into()));
-        }
-        let t = line.trim();
+        };
+        let t = text.trim();
         if t.starts_with("# nsref") {
             return Ok(RefFormat::Nsref);
         }
@@ -147,19 +165,14 @@ fn detect(path: &str) -> Result<RefFormat> {
 fn scan(path: &str, fmt: RefFormat) -> Result<(u64, u64, u64)> {
     let mut r = open(path)?;
     let (mut lo, mut hi, mut n) = (u64::MAX, 0u64, 0u64);
-    let mut line = String::new();
+    let mut buf = Vec::new();
     let mut no = 0u64;
     loop {
-        line.clear();
         no += 1;
-        let got = r.read_line(&mut line).map_err(|e| Error::Io {
-            path: path.into(),
-            source: e,
-        })?;
-        if got == 0 {
+        let Some(line) = next_line(&mut *r, &mut buf, path, no)? else {
             break;
-        }
-        match parse_line(fmt, &line) {
+        };
+        match parse_line(fmt, line) {
             Ok(Some((p, op))) => {
                 if op <= OP_WRITE {
                     lo = lo.min(p);
@@ -181,7 +194,7 @@ struct TraceStream {
     path: String,
     fmt: RefFormat,
     reader: Box<dyn BufRead + Send>,
-    line: String,
+    line: Vec<u8>,
     line_no: u64,
     base: u64,
     repeats_left: u32,
@@ -199,16 +212,9 @@ impl RefStream for TraceStream {
             if self.emitted >= self.max_refs {
                 return Ok(false);
             }
-            self.line.clear();
             self.line_no += 1;
-            let got = self
-                .reader
-                .read_line(&mut self.line)
-                .map_err(|e| Error::Io {
-                    path: self.path.clone(),
-                    source: e,
-                })?;
-            if got == 0 {
+            let got = next_line(&mut *self.reader, &mut self.line, &self.path, self.line_no)?;
+            let Some(line) = got else {
                 self.repeats_left -= 1;
                 if self.repeats_left == 0 {
                     return Ok(false);
@@ -216,9 +222,9 @@ impl RefStream for TraceStream {
                 self.reader = open(&self.path)?;
                 self.line_no = 0;
                 continue;
-            }
-            let rec = parse_line(self.fmt, &self.line)
-                .map_err(|m| trace_err(&self.path, self.line_no, self.line.trim_end(), m))?;
+            };
+            let rec = parse_line(self.fmt, line)
+                .map_err(|m| trace_err(&self.path, self.line_no, line.trim_end(), m))?;
             if let Some((p, mut op)) = rec {
                 let page = if op <= OP_WRITE {
                     (p - self.base) as u32
@@ -266,7 +272,7 @@ pub fn build(c: &TraceRefsConfig, seed: u64) -> Result<Workload> {
         path: c.path.clone(),
         fmt,
         reader: open(&c.path)?,
-        line: String::new(),
+        line: Vec::new(),
         line_no: 0,
         base,
         repeats_left: c.repeat,
@@ -307,5 +313,36 @@ mod tests {
         assert_eq!(parse_line(RefFormat::Nsref, "W 7"), Ok(Some((7, OP_WRITE))));
         assert!(parse_line(RefFormat::Vm, "zz R").is_err());
         assert!(parse_line(RefFormat::Ucsd, "x 0x1 1").is_err());
+    }
+
+    /// A path that never ends a line (`/dev/zero`) is a named trace error, not an allocation abort.
+    #[test]
+    fn endless_lines_are_a_trace_error() {
+        let mut r: &[u8] = &[0u8; 70 * 1024];
+        let mut buf = Vec::new();
+        match next_line(&mut r, &mut buf, "zero", 1) {
+            Err(Error::Trace { msg, .. }) => assert!(msg.contains("longer than"), "{msg}"),
+            other => panic!("{other:?}"),
+        }
+        let mut r: &[u8] = b"\xff R\n";
+        assert!(matches!(
+            next_line(&mut r, &mut buf, "f", 1),
+            Err(Error::Trace { .. })
+        ));
+        if Path::new("/dev/zero").exists() {
+            for fmt in ["auto", "vm", "lirs"] {
+                let c: TraceRefsConfig =
+                    serde_json::from_value(serde_json::json!({"path": "/dev/zero", "format": fmt}))
+                        .unwrap();
+                match build(&c, 1) {
+                    Err(Error::Trace { file, msg, .. }) => {
+                        assert_eq!(file, "zero");
+                        assert!(msg.contains("longer than"), "{msg}");
+                    }
+                    Err(other) => panic!("{other}"),
+                    Ok(_) => panic!("/dev/zero read as a trace"),
+                }
+            }
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! name the dotted key and list the allowed ones; keys that moved name their new place.
 
 mod flows;
+mod shape;
 mod workload;
 
 pub use flows::{Arbitration, FlowPriority, FlowSpec, NvmeConfig};
@@ -267,6 +268,14 @@ impl SimConfig {
     /// Build from a parsed document: checks the keys, splits `[workload]` and fills the device kind's
     /// defaults. Values are checked by [`SimConfig::validate`].
     pub fn from_value(v: Value) -> Result<SimConfig> {
+        let input = v.clone();
+        let cfg = Self::build(v)?;
+        let effective = serde_json::to_value(&cfg).expect("config serializes");
+        shape::check_tables(&input, &effective)?;
+        Ok(cfg)
+    }
+
+    fn build(v: Value) -> Result<SimConfig> {
         let mut top = object(v, "(top level)")?;
         if let Some(k) = top.keys().find(|k| !TOP_KEYS.contains(&k.as_str())) {
             let hint = MOVED

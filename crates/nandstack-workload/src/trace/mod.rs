@@ -58,7 +58,7 @@ pub use format::{
     DEFAULT_REORDER_WINDOW_NS, DEFAULT_REORDER_WINDOW_ROWS,
 };
 pub use stats::{scan, scan_with, TraceStats};
-pub use text::MAX_LINE_BYTES;
+pub use text::{read_bounded_line, LineRead, MAX_LINE_BYTES};
 pub use u32_blocks::U32_BLOCK_BYTES;
 
 use fields::FieldResult;
@@ -122,6 +122,8 @@ pub struct TraceReader {
     file: String,
     format: TraceFormat,
     done: bool,
+    /// A record has been read (a trace without any is an error, not a run of nothing).
+    any: bool,
 }
 
 enum Source {
@@ -153,6 +155,7 @@ impl TraceReader {
             file: name.to_string(),
             format,
             done: false,
+            any: false,
         }
     }
 
@@ -219,6 +222,27 @@ impl TraceReader {
     }
 }
 
+impl TraceReader {
+    /// The error for a trace that ended without a single request: empty, only blank, comment or
+    /// header lines, or only lines that yield no request.
+    fn no_records(&self) -> Error {
+        let what = if self.format.is_binary() {
+            "records"
+        } else {
+            "request lines"
+        };
+        let mut msg = format!("no requests: the {} trace has no {what}", self.format);
+        if self.skipped() + self.malformed() > 0 {
+            msg += &format!(
+                " ({} skipped, {} malformed)",
+                self.skipped(),
+                self.malformed()
+            );
+        }
+        trace_error(&self.file, self.position(), b"", msg)
+    }
+}
+
 impl Iterator for TraceReader {
     type Item = Result<TraceRecord>;
 
@@ -240,7 +264,11 @@ impl Iterator for TraceReader {
                 Source::U32(s) => s.next_record(&self.file),
             };
             let pushed = match next {
-                Ok(Some(staged)) => self.window.push(staged, &self.file),
+                Ok(Some(staged)) => {
+                    self.any = true;
+                    self.window.push(staged, &self.file)
+                }
+                Ok(None) if !self.any => Err(self.no_records()),
                 Ok(None) => {
                     self.done = true;
                     Ok(())

@@ -142,10 +142,24 @@ pub(crate) struct TextSource {
     parser: LineParser,
 }
 
-enum LineRead {
+/// What [`read_bounded_line`] found.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum LineRead {
+    /// The end of the input, no line.
     Eof,
+    /// A line (without its `\n`; the last line may lack one).
     Line,
+    /// A line longer than the limit: its first bytes are in the buffer, the rest is left unread (a
+    /// caller treats it as an error: skipping it could take for ever).
     TooLong,
+}
+
+/// Read one line of at most [`MAX_LINE_BYTES`] into `buf` (cleared first), for the other line readers
+/// of user files (the host's memory traces): a file that never ends a line (`/dev/zero`) stops at the
+/// limit instead of filling memory.
+pub fn read_bounded_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<LineRead> {
+    buf.clear();
+    read_line(reader, buf, MAX_LINE_BYTES)
 }
 
 impl TextSource {
@@ -311,6 +325,40 @@ fn read_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>, max: usize) -> io::Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An empty, blank or comment-only trace is the named "no requests" error of its file, in every
+    /// text format (it would otherwise run nothing and exit 0).
+    #[test]
+    fn a_trace_without_requests_is_an_error() {
+        use crate::trace::test_util::parse;
+        for format in [
+            TraceFormat::Msr,
+            TraceFormat::Blkparse,
+            TraceFormat::Disksim,
+            TraceFormat::Mqsim,
+            TraceFormat::FioIolog,
+            TraceFormat::Systor17,
+            TraceFormat::TencentCbs,
+            TraceFormat::Arc,
+            TraceFormat::Kswap,
+        ] {
+            for input in ["", "\n  \n", "# nothing here\n\n"] {
+                match parse(input, format) {
+                    // fio names its missing header first.
+                    Err(nandstack_core::Error::Trace { msg, .. }) => assert!(
+                        msg.contains("no requests")
+                            || (format == TraceFormat::FioIolog && msg.contains("header")),
+                        "{format} {input:?}: {msg}"
+                    ),
+                    Err(other) if input.starts_with('#') => {
+                        // A format without comments calls `#` a bad line: named too.
+                        assert!(other.to_string().contains("line"), "{format}: {other}")
+                    }
+                    other => panic!("{format} {input:?}: {other:?}"),
+                }
+            }
+        }
+    }
     use std::io::Cursor;
 
     #[test]

@@ -107,7 +107,10 @@ mod tests {
         assert!(got
             .iter()
             .all(|r| r.op == Op::Read && r.len == 4096 && r.arrival_ns.is_none()));
-        assert!(read(&[]).unwrap().is_empty());
+        match read(&[]) {
+            Err(Error::Trace { msg, .. }) => assert!(msg.contains("no requests"), "{msg}"),
+            other => panic!("an empty trace must be an error, not {other:?}"),
+        }
     }
 
     #[test]
