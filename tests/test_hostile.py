@@ -331,6 +331,16 @@ def test_export_failure_leaves_no_file(tmp_path):
     with pytest.raises(DatabaseError, match="cannot write"):
         db.export(target)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(DatabaseError, match="not a regular file"):
+        db.export(fifo)
+    assert fifo.is_fifo()  # a special file is never replaced (as /dev/full would have been)
+    real = tmp_path / "real.csv"
+    real.write_text("old")
+    (tmp_path / "link.csv").symlink_to(real)
+    assert db.export(tmp_path / "link.csv") == 1
+    assert (tmp_path / "link.csv").is_symlink() and real.read_text().startswith("run_id")
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mount") is None, reason="needs root to mount a tmpfs")

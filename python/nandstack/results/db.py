@@ -459,9 +459,13 @@ class ResultsDB:
 def _write_atomically(target: Path, data: pl.DataFrame) -> None:
     """Write `data` (Parquet for `.parquet`/`.pq`, else CSV) to a temporary file beside `target`, then
     rename it into place: a full or read-only filesystem leaves no partial file, and the error names
-    `target` (`DatabaseError`)."""
+    `target` (`DatabaseError`). Only a regular file (or nothing) is replaced: a device node, folder or
+    other special file at `target` is refused; a symlink's target file is replaced, the link kept."""
     import polars as pl
 
+    target = target.resolve() if target.is_symlink() else target  # a link's file is replaced, not the link
+    if target.exists() and not target.is_file():
+        raise DatabaseError(f"cannot write {target}: it is not a regular file (export writes only files)")
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:6]}")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
