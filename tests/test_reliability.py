@@ -41,7 +41,15 @@ def _limit_address_space() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (kib, kib))
 
 
+def default_signals() -> None:
+    """In a child: SIGINT, SIGTERM and SIGHUP at their defaults, whatever the test process inherited (a
+    shell without job control starts background jobs with SIGINT ignored)."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def popen(args: list[str], cwd: Path, **kw) -> subprocess.Popen:
+    """`python -m nandstack ARGS` in `cwd`, its signals at their defaults (or `preexec_fn`)."""
     return subprocess.Popen(
         [sys.executable, "-m", "nandstack", *args],
         cwd=cwd,
@@ -49,7 +57,7 @@ def popen(args: list[str], cwd: Path, **kw) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=kw.pop("preexec_fn", lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)),
+        preexec_fn=kw.pop("preexec_fn", default_signals),
         **kw,
     )
 

@@ -19,25 +19,10 @@ import pytest
 
 from conftest import TINY, TINY_ARGS
 from nandstack._output import verify_manifest
+from test_reliability import _running, default_signals
+from test_reliability import popen as start
 
 LONG = ["--set", "workload.requests=100000000000"]
-
-
-def default_signals() -> None:
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, signal.SIG_DFL)
-
-
-def start(args: list[str], cwd: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "nandstack", *args],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=default_signals,
-    )
 
 
 def wait_for(proc: subprocess.Popen, text: str) -> list[str]:
@@ -94,15 +79,7 @@ def test_a_run_started_under_nohup_keeps_ignoring_sighup(tmp_path):
         default_signals()
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "nandstack", "run", *TINY_ARGS, *LONG, "--out", "out", "--no-record"],
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=nohup,
-    )
+    proc = start(["run", *TINY_ARGS, *LONG, "--out", "out", "--no-record"], tmp_path, preexec_fn=nohup)
     wait_for(proc, "measure")
     proc.send_signal(signal.SIGHUP)
     time.sleep(0.5)
@@ -144,14 +121,6 @@ def test_reproduce_on_sigterm_exits_143_and_leaves_no_temporary_folder(tmp_path)
     assert proc.returncode == 143, err
     assert "interrupted by SIGTERM" in err and "Traceback" not in err
     assert not (tmp_path / "rep").exists() and hidden(tmp_path) == []
-
-
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split()[2]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 # --- threads at interpreter exit --------------------------------------------------------------------------
