@@ -53,8 +53,8 @@ impl Drop for Released {
 }
 
 /// `Python::allow_threads` for the engine: run `f` with the GIL released. `f` may touch Python only
-/// through [`with_gil`].
-pub fn detached<T>(_py: Python<'_>, f: impl FnOnce() -> T) -> T {
+/// through [`with_gil`]; being `Send`, it cannot hold a `Python` token (PyO3's `Ungil` on stable).
+pub fn detached<T: Send>(_py: Python<'_>, f: impl FnOnce() -> T + Send) -> T {
     // SAFETY: the GIL is held (`_py`); it is given back by `Released`'s drop on this thread.
     let _released = Released(unsafe { PyEval_SaveThread() });
     f()
