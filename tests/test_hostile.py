@@ -304,6 +304,20 @@ def test_a_damaged_database_is_a_named_error_that_says_what_to_do(tmp_path, monk
     (tmp_path / "file").write_text("x")
     with pytest.raises(DatabaseError):
         ResultsDB(tmp_path / "file" / "db.duckdb").count()
+    import duckdb
+
+    for setup in (
+        "CREATE TABLE meta (key VARCHAR, value VARCHAR); INSERT INTO meta VALUES ('schema_version', 'x')",
+        "CREATE TABLE meta (key VARCHAR, value VARCHAR); INSERT INTO meta VALUES ('schema_version', '1')",
+        "CREATE TABLE meta (key INTEGER)",
+    ):  # a DuckDB file that is not (or no longer) a nandstack database
+        other = tmp_path / f"other{abs(hash(setup))}.duckdb"
+        con = duckdb.connect(str(other))
+        con.execute(setup)
+        con.close()
+        for action in (lambda db: db.count(), lambda db: db.record(_result(1))):
+            with pytest.raises(DatabaseError, match=str(other)):
+                action(ResultsDB(other))
 
 
 def test_a_damaged_database_never_costs_the_runs_output(tmp_path, capsys):

@@ -136,7 +136,7 @@ class ResultsDB:
         with _file_lock(self.path):
             con = self._open()
             try:
-                _ensure_schema(con)
+                _ensure_schema(con, self.path)
                 yield con
             except (duckdb.IOException, duckdb.SerializationException, duckdb.InternalException) as e:
                 raise _damaged(self.path, e) from None
@@ -480,7 +480,7 @@ def _write_atomically(target: Path, data: pl.DataFrame) -> None:
         raise DatabaseError(f"cannot write {target}: {e}; nothing was written there") from None
 
 
-def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+def _ensure_schema(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     import duckdb
 
     try:
@@ -488,9 +488,13 @@ def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     except duckdb.CatalogException:
         row = None
     if row:
+        if not str(row[0]).isdigit():
+            raise DatabaseError(
+                f"results database {path}: schema version `{row[0]}` is no number (not a nandstack database)"
+            )
         if int(row[0]) > SCHEMA_VERSION:
             raise DatabaseError(
-                f"results database schema v{row[0]} is newer than this nandstack (v{SCHEMA_VERSION})"
+                f"results database {path}: schema v{row[0]} is newer than this nandstack (v{SCHEMA_VERSION})"
             )
         return
     con.execute("BEGIN TRANSACTION")
