@@ -31,6 +31,7 @@ from typing import Any
 __all__ = [
     "EXIT_INTERRUPTED",
     "GRACE_SECONDS",
+    "STOP_SIGNALS",
     "cleanup_on_exit",
     "deadline_on_sigint",
     "interrupt_exit_code",
@@ -38,8 +39,10 @@ __all__ = [
 ]
 
 EXIT_INTERRUPTED = 130
-#: The signals a command stops on as on Ctrl-C.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: The signals a command stops on as on Ctrl-C (Windows has no SIGHUP).
+STOP_SIGNALS = tuple(
+    s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None
+)
 #: Seconds the engine has to stop after the first Ctrl-C before the process exits regardless.
 GRACE_SECONDS = 3.0
 
@@ -137,7 +140,7 @@ def _handled_signals() -> dict[int, Any]:
     handlers: dict[int, Any] = {}
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         handlers[signal.SIGINT] = _on_sigint
-    for signum in (signal.SIGTERM, signal.SIGHUP):
+    for signum in STOP_SIGNALS[1:]:
         if signal.getsignal(signum) == signal.SIG_DFL:
             handlers[signum] = _as_sigint
     return handlers

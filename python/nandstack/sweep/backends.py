@@ -178,7 +178,9 @@ def _init_worker(parent_pid: int) -> None:
     SIGINT or SIGHUP to the whole process group, `kill -TERM -PGID` SIGTERM; an idle worker would
     otherwise die with a traceback, a busy one break the pool before the parent could stop it), and die
     with the parent even when it is killed outright (`kill -9`), so no worker outlives its sweep."""
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    from .._interrupt import STOP_SIGNALS
+
+    for signum in STOP_SIGNALS:
         signal.signal(signum, signal.SIG_IGN)
     die_with_parent(parent_pid)
 
