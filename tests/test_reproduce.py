@@ -169,7 +169,7 @@ def test_reproduce_list_and_errors(cli):
 
 def test_missing_matplotlib_is_explained(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(NandstackError, match=r"pip install 'nandstack\[plots\]'"):
+    with pytest.raises(NandstackError, match=r"pip install 'matplotlib>=3.6'"):
         plots.import_pyplot()
 
 
