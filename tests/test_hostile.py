@@ -182,7 +182,16 @@ def test_a_memory_trace_that_never_ends_is_an_error(fmt):
     if not os.path.exists("/dev/zero"):
         pytest.skip("no /dev/zero")
     process = {"name": "t", "workload": {"type": "trace", "path": "/dev/zero", "format": fmt}}
-    with pytest.raises(NandstackError, match="longer than"):
+    with pytest.raises(NandstackError, match="not a regular file"):
+        nandstack.run(set={"workload.kind": "host", "workload.processes": [process]}, record=False)
+
+
+@pytest.mark.parametrize("fmt", ["auto", "vm", "lirs", "ucsd"])
+def test_a_memory_trace_line_that_never_ends_is_an_error(tmp_path, fmt):
+    path = tmp_path / "one-line.trace"
+    path.write_bytes(b"0" * (1 << 20))  # a regular file with a 1 MiB line
+    process = {"name": "t", "workload": {"type": "trace", "path": str(path), "format": fmt}}
+    with pytest.raises(NandstackError, match=r"one-line\.trace.*longer than"):
         nandstack.run(set={"workload.kind": "host", "workload.processes": [process]}, record=False)
 
 

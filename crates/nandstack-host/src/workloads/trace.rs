@@ -21,10 +21,17 @@ use crate::config::{RefFormat, TraceRefsConfig};
 const MAX_SPAN: u64 = 1 << 26;
 
 fn open(path: &str) -> Result<Box<dyn BufRead + Send>> {
-    let f = File::open(path).map_err(|e| Error::Io {
+    let io = |e| Error::Io {
         path: path.into(),
         source: e,
-    })?;
+    };
+    let f = File::open(path).map_err(io)?;
+    if !f.metadata().map_err(io)?.is_file() {
+        let msg =
+            "not a regular file: a memory trace is read twice (first to size the address space), \
+                   so it cannot be a device, pipe or folder";
+        return Err(trace_err(path, 0, "", msg.into()));
+    }
     nandstack_workload::trace::decompress(f)
         .map(|(_, r)| r)
         .map_err(|e| Error::Io {
@@ -315,7 +322,8 @@ mod tests {
         assert!(parse_line(RefFormat::Ucsd, "x 0x1 1").is_err());
     }
 
-    /// A path that never ends a line (`/dev/zero`) is a named trace error, not an allocation abort.
+    /// A file that never ends a line is a named trace error, not an allocation abort; a path that is
+    /// no regular file (`/dev/zero`, a pipe) is refused before it is read.
     #[test]
     fn endless_lines_are_a_trace_error() {
         let mut r: &[u8] = &[0u8; 70 * 1024];
@@ -337,7 +345,7 @@ mod tests {
                 match build(&c, 1) {
                     Err(Error::Trace { file, msg, .. }) => {
                         assert_eq!(file, "zero");
-                        assert!(msg.contains("longer than"), "{msg}");
+                        assert!(msg.contains("not a regular file"), "{msg}");
                     }
                     Err(other) => panic!("{other}"),
                     Ok(_) => panic!("/dev/zero read as a trace"),
