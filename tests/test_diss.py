@@ -82,3 +82,28 @@ def test_swap_in_kinds_of_a_capture(tmp_path):
 def test_setup_names_the_device_and_schemes(quick):
     s = diss.setup(quick)
     assert "Table 1" in s["device"] and "iTRIM" in s["schemes"]
+
+
+def test_a_damaged_capture_json_is_a_named_capture_error(tmp_path, monkeypatch):
+    """A capture whose JSON has the registry's size but wrong content (so the data set's size check
+    passes) is a `CaptureError` naming the file and the key, not a KeyError from deep inside a task."""
+    from nandstack import data
+    from nandstack.experiments._captures import CaptureError
+
+    try:
+        src = data.require("kernel-swap")
+    except data.DataError:
+        pytest.skip("data set kernel-swap not found (see `nandstack data`)")
+    folder = tmp_path / "kernel-swap"
+    folder.mkdir()
+    for f in src.iterdir():
+        (folder / f.name).symlink_to(f)
+    name = "kswap_hot_w30_r1"
+    target = folder / f"{name}.json"
+    size = target.stat().st_size
+    target.unlink()
+    text = '{"swap_mb": "lots"}'
+    target.write_text(text + " " * (size - len(text)))
+    monkeypatch.setenv("NANDSTACK_DATA", str(tmp_path))
+    with pytest.raises(CaptureError, match=r"kswap_hot_w30_r1\.json: `swap_mb` is \"lots\""):
+        diss.trace_task(diss.QUICK, name, "diss")

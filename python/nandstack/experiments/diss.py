@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import functools
 import gzip
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import data
 from ..sweep.spec import Task
+from . import _captures
 from .base import Analysis, Experiment, Figure, Series, Table, make_preset_task
 
 if TYPE_CHECKING:
@@ -158,10 +158,13 @@ def host_task(plan: dict[str, Any], name: str, scenario: str, seed: int) -> Task
 def trace_task(plan: dict[str, Any], capture: str, name: str) -> Task:
     """A capture replayed on the device at its own times, the swap device at the device's start."""
     d = kswap_dir()
-    meta = json.loads((d / f"{capture}.json").read_text())
     trace: dict[str, Any] = {"path": str(d / f"{capture}.csv.gz"), "format": "kswap"}
     if OVERRIDES[name]["host.swap.register_range"]:
-        trace["swap_range"] = {"offset_mib": 0, "size_mib": int(meta["swap_mb"])}
+        # The capture's JSON read with the capture experiments' checks: a damaged one is a CaptureError
+        # naming the file and key (docs/reliability.md, "Hostile files and databases").
+        meta = _captures.read_json(d / f"{capture}.json")
+        swap_mb = _captures.number(meta, f"{capture}.json", "swap_mb", whole=True)
+        trace["swap_range"] = {"offset_mib": 0, "size_mib": int(swap_mb)}
     device = {k: v for k, v in {**plan["overrides"], **OVERRIDES[name]}.items() if k.startswith("device.")}
     overrides = {
         **device,
