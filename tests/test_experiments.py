@@ -23,7 +23,8 @@ def test_registry_finds_the_engine_experiments():
 
 @pytest.mark.parametrize("experiment", experiments.all_experiments(), ids=lambda e: e.name)
 def test_every_experiment_declares_its_parts(experiment):
-    for text in (experiment.title, experiment.paper, experiment.claim, experiment.method):
+    methods = [experiment.method_text(quick) for quick in (True, False)]
+    for text in (experiment.title, experiment.paper, experiment.claim, *methods):
         assert isinstance(text, str) and len(text) > 10
     for quick in (True, False):
         setup = experiment.setup(quick)
