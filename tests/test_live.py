@@ -5,6 +5,7 @@ kill -9, and the machine's swap/loop/mount/cgroup state identical before and aft
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -13,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -123,23 +125,31 @@ def _memtouch_sink(argv: list[str]) -> str:
     return out.split("sink=")[1].split()[0]
 
 
-@needs_live
-def test_verified_read_back_through_the_daemon(tmp_path: Path, clean_machine: object) -> None:
-    """The daemon alone: random data written to its file at scattered offsets reads back byte for byte,
-    the device counts exactly the bytes of the measured window, and --verify checked every page read."""
-    cfg = _cli_live.effective_config(_args())
-    (tmp_path / "config.json").write_text(json.dumps(cfg))
+@contextlib.contextmanager
+def _daemon(tmp_path: Path, *extra: str) -> Iterator[Path]:
+    """The daemon alone, serving a 64 MiB file from the default preset; yields its mount point."""
+    (tmp_path / "config.json").write_text(json.dumps(_cli_live.effective_config(_args())))
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    report = tmp_path / "report.json"
     cmd = [str(live.daemon_binary()), "--config", str(tmp_path / "config.json"), "--mount", str(mnt)]
-    cmd += ["--size", str(64 << 20), "--report", str(report), "--verify", "--trace", str(tmp_path / "t.csv")]
+    cmd += ["--size", str(64 << 20), "--report", str(tmp_path / "report.json"), *extra]
     daemon = subprocess.Popen(cmd, start_new_session=True)
     try:
         deadline = time.monotonic() + 30
         while not live._mounted(mnt):
             assert daemon.poll() is None and time.monotonic() < deadline, "the daemon did not mount"
             time.sleep(0.02)
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+        daemon.wait(timeout=10)
+
+
+@needs_live
+def test_verified_read_back_through_the_daemon(tmp_path: Path, clean_machine: object) -> None:
+    """The daemon alone: random data written to its file at scattered offsets reads back byte for byte,
+    the device counts exactly the bytes of the measured window, and --verify checked every page read."""
+    with _daemon(tmp_path, "--verify", "--trace", str(tmp_path / "t.csv")) as mnt:
         (mnt / "control").write_text("start")
         rng = random.Random(5)
         slots = rng.sample(range(0, (64 << 20) // 4096, 8), 40)  # 8-page slots: the chunks never overlap
@@ -153,16 +163,39 @@ def test_verified_read_back_through_the_daemon(tmp_path: Path, clean_machine: ob
         finally:
             os.close(fd)
         (mnt / "control").write_text("stop")
-    finally:
-        subprocess.run(["umount", str(mnt)], check=False)
-        daemon.wait(timeout=10)
-    r = json.loads(report.read_text())
+    r = json.loads((tmp_path / "report.json").read_text())
     assert r["host_write_bytes"] == sum(len(d) for d in chunks.values())
     assert r["host_read_bytes"] == r["host_write_bytes"]
     v = r["live"]["verify"]
     assert v["pages_checked"] >= len(chunks) and v["pages_mismatched"] == 0
     rows = (tmp_path / "t.csv").read_text().splitlines()
     assert rows[0] == "time_s,op,sector,sectors,comm" and len(rows) == 1 + r["requests"]
+
+
+@needs_live
+def test_replies_wait_for_the_model_in_real_time(tmp_path: Path, clean_machine: object) -> None:
+    """--time-scale 500: each read is answered no sooner than the model's latency x 500 of wall time (the
+    test's own clock against the model's latency figures), and not much later (the lag is reported)."""
+    with _daemon(tmp_path, "--time-scale", "500") as mnt:
+        fd = os.open(mnt / "swap", os.O_RDWR)
+        try:
+            for i in range(8):
+                os.pwrite(fd, bytes([i + 1]) * 4096, i * (1 << 20))
+            os.fsync(fd)  # a device Flush: the pages leave the write buffer, the reads go to flash
+            (mnt / "control").write_text("start")
+            walls = []
+            for i in range(8):
+                t0 = time.monotonic()
+                assert os.pread(fd, 4096, i * (1 << 20)) == bytes([i + 1]) * 4096
+                walls.append(time.monotonic() - t0)
+        finally:
+            os.close(fd)
+        (mnt / "control").write_text("stop")
+    r = json.loads((tmp_path / "report.json").read_text())
+    model_s = r["read_latency_us"]["mean"] * 1e-6 * 500  # the reads are serial: no queueing
+    assert r["read_latency_us"]["count"] == 8 and model_s > 0.005
+    assert sum(walls) / 8 >= model_s * 0.98, (walls, model_s)
+    assert sum(walls) / 8 <= model_s + 0.05 + r["live"]["lag_us"]["max"] * 1e-6, (walls, model_s)
 
 
 def _args(*extra: str) -> object:
@@ -174,12 +207,12 @@ def _args(*extra: str) -> object:
 @needs_live
 def test_memtouch_swaps_onto_the_device(tmp_path: Path, clean_machine: object) -> None:
     """A 64 MiB program in a 32 MiB cgroup: it completes with the same data it computes unlimited, the
-    device saw every page the kernel swapped (within 1%), every page read was verified, the trace and the
-    manifest are there."""
+    device saw every page the kernel swapped (within 1%), every page read was verified, the manifest is
+    whole, the model agrees (--compare) and the trace replays."""
     exe = str(_cli_live.memtouch_binary())
     argv = [exe, "16384", "20000", "uniform", "50", "3"]
     out = tmp_path / "out"
-    opts = ["--memory-limit", "32", "--swap-size", "256", "--verify", "--no-record", "--quiet"]
+    opts = ["--memory-limit", "32", "--swap-size", "256", "--verify", "--compare", "--no-record", "--quiet"]
     rc = main(["live", *opts, "--out", str(out), "--", *argv])
     assert rc == 0
     s = json.loads((out / "summary.json").read_text())
@@ -191,6 +224,11 @@ def test_memtouch_swaps_onto_the_device(tmp_path: Path, clean_machine: object) -
     assert s["live"]["verify"]["pages_mismatched"] == 0 and s["live"]["verify"]["pages_checked"] > 0
     assert s["command"]["output_tail"].split("sink=")[1].split()[0] == _memtouch_sink(argv)
     assert verify_manifest(out) == []
+    # --compare: the host model on the same program, within 15% of the kernel's page volumes.
+    m = s["model"]
+    assert m["kernel"]["pswpout"] == k["pswpout"] and m["kernel"]["pswpin"] == k["pswpin"]
+    assert abs(m["model_over_kernel"]["pswpout"] - 1) <= 0.15, m
+    assert abs(m["model_over_kernel"]["pswpin"] - 1) <= 0.15, m
     # The trace replays: the same requests, the same bytes.
     replay = tmp_path / "replay"
     opts = ["--trace", str(out / "trace.csv.gz"), "--format", "kswap", "--no-record", "--quiet"]

@@ -10,7 +10,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use fuser::{ReplyData, ReplyWrite};
+use fuser::{ReplyData, ReplyEmpty, ReplyWrite};
 use nandstack_core::Histogram;
 
 #[derive(Copy, Clone)]
@@ -33,13 +33,15 @@ impl Clock {
 pub enum Reply {
     Data(ReplyData, Vec<u8>),
     Written(ReplyWrite, u32),
+    Done(ReplyEmpty),
 }
 
 impl Reply {
-    fn send(self) {
+    pub fn send(self) {
         match self {
             Reply::Data(r, d) => r.data(&d),
             Reply::Written(r, n) => r.written(n),
+            Reply::Done(r) => r.ok(),
         }
     }
 }

@@ -19,6 +19,8 @@ use crate::store::PageStore;
 pub enum Op {
     Read,
     Write,
+    /// fsync of the file (the loop device turns the kernel's flushes into one): NVMe Flush.
+    Flush,
 }
 
 pub struct Engine {
@@ -33,6 +35,7 @@ pub struct Engine {
     reads: Histogram,
     writes: Histogram,
     requests: u64,
+    flushes: u64,
     last_issue: u64,
     first_issue: Option<u64>,
     last_done: u64,
@@ -64,6 +67,7 @@ impl Engine {
             reads: Histogram::new(),
             writes: Histogram::new(),
             requests: 0,
+            flushes: 0,
             last_issue: 0,
             first_issue: None,
             last_done: 0,
@@ -80,9 +84,12 @@ impl Engine {
         let cmd = match op {
             Op::Read => Command::read(offset, len),
             Op::Write => Command::write(offset, len),
+            Op::Flush => Command::Flush,
         };
         let done = self.dev.submit(Nanos(issue), cmd)?.done.0.max(issue);
-        if self.started.is_some() {
+        if self.started.is_some() && op == Op::Flush {
+            self.flushes += 1;
+        } else if self.started.is_some() {
             let h = if op == Op::Read {
                 &mut self.reads
             } else {
@@ -114,6 +121,7 @@ impl Engine {
         self.reads.reset();
         self.writes.reset();
         self.requests = 0;
+        self.flushes = 0;
         self.first_issue = None;
         self.last_done = 0;
         if let Ok(mut l) = self.lag.lock() {
@@ -189,6 +197,7 @@ impl Engine {
         });
         serde_json::json!({
             "time_scale": self.clock.time_scale,
+            "flushes": self.flushes,
             "data_store": "memory",
             "data_held_bytes": self.store.held_bytes(),
             "measured_wall_seconds": wall,

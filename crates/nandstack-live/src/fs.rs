@@ -106,11 +106,7 @@ impl LiveFs {
         };
         let p = Pending { due, seq, reply };
         if let Err(e) = self.tx.lock().expect("tx lock").send(p) {
-            // The responder is gone (shutting down): answer now.
-            match e.0.reply {
-                Reply::Data(r, d) => r.data(&d),
-                Reply::Written(r, n) => r.written(n),
-            }
+            e.0.reply.send(); // the responder is gone (shutting down): answer now
         }
     }
 
@@ -263,8 +259,22 @@ impl Filesystem for LiveFs {
         reply.ok();
     }
 
-    fn fsync(&self, _r: &Request, _i: INodeNo, _fh: FileHandle, _d: bool, reply: ReplyEmpty) {
-        reply.ok();
+    fn fsync(&self, _r: &Request, ino: INodeNo, _fh: FileHandle, _d: bool, reply: ReplyEmpty) {
+        if ino.0 != SWAP {
+            return reply.ok();
+        }
+        let mut eng = self.shared.engine.lock().expect("engine lock");
+        match eng.serve(Op::Flush, 0, 0) {
+            Ok(due) => {
+                drop(eng);
+                self.later(due, Reply::Done(reply));
+            }
+            Err(e) => {
+                eng.errors += 1;
+                eng.first_error.get_or_insert(e.to_string());
+                reply.error(Errno::EIO);
+            }
+        }
     }
 
     fn readdir(
