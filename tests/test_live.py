@@ -318,3 +318,28 @@ def test_cleanup_after_kill_9(
     assert main(["live", "--cleanup"]) == 0
     assert f"cleaned up after run {proc.pid}" in capsys.readouterr().out
     assert live.leftovers() == []
+
+
+@needs_live
+def test_reproduce_live_vs_model(monkeypatch: pytest.MonkeyPatch, clean_machine: object) -> None:
+    """The experiment on one small program: the model's tasks run, the analysis runs the program live and
+    compares; the device saw every page the kernel swapped."""
+    from nandstack import experiments
+    from nandstack.experiments import live_vs_model
+    from nandstack.sweep import SerialBackend, run_tasks
+
+    monkeypatch.setattr(live_vs_model, "PROGRAMS", (("small", 16384, "uniform", 50, 32),))
+    monkeypatch.setattr(live_vs_model, "QUICK", ("small",))
+    monkeypatch.setattr(live_vs_model, "QUICK_OPS", 20000)
+    experiment = experiments.get("live-vs-model")
+    tasks = experiment.tasks(True)
+    assert [t.params["argv"] for t in tasks] == ["memtouch 16384 20000 uniform 50 11"]
+    outcome = run_tasks(tasks, backend=SerialBackend(), record=False, resume=False)
+    assert outcome.ok, outcome.errors
+    analysis = experiment.analyze(tasks, outcome.results)
+    rows = analysis.data["checks"]
+    assert [r["figure"] for r in rows] == list(live_vs_model.TOLERANCE)
+    assert all(r["device_written_over_pswpout"] == pytest.approx(1, abs=0.01) for r in rows)
+    by = {r["figure"]: r for r in rows}
+    assert by["pswpout"]["live"] > 5000 and by["pswpout"]["within"], by["pswpout"]
+    assert analysis.verdict in ("agrees", "partly agrees")

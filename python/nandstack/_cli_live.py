@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +89,12 @@ def effective_config(args: argparse.Namespace) -> dict[str, Any]:
         cfg = config.apply_overrides(preset_config(preset), args.overrides)
     else:
         cfg = config.load_config(args.config, args.overrides)
-    # The workload and the host are the real program and the real kernel: only the drive is kept.
+    return checked_config(cfg)
+
+
+def checked_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The drive of `cfg`, checked, every default filled in (the workload and the host are the real
+    program and the real kernel: only `seed` and `device` are kept); refuses a zoned drive."""
     cfg = {k: v for k, v in cfg.items() if k in ("seed", "device")}
     if cfg.get("device", {}).get("kind") == "zoned":
         raise live.LiveError(
@@ -206,13 +212,11 @@ def cmd_live(args: argparse.Namespace) -> int:
         raise ConfigError("--swap-size and --memory-limit are MiB > 0")
     if not args.time_scale > 0:
         raise ConfigError("--time-scale must be > 0")
-    opts = live.Options(
-        config_json=json.dumps(cfg),
-        swap_bytes=args.swap_size << 20,
-        limit_bytes=args.memory_limit << 20,
-        time_scale=args.time_scale,
-        verify=args.verify,
-    )
+    if args.compare:
+        from ._live_compare import memtouch_args
+
+        memtouch_args(argv)  # refused before the run, not after it
+    plan = Plan(cfg, argv, args.memory_limit, args.swap_size, args.time_scale, args.verify)
     out: Path = args.out if args.out is not None else DEFAULT_OUT
     from ._config_obj import config_hash
 
@@ -224,18 +228,9 @@ def cmd_live(args: argparse.Namespace) -> int:
             meta,
         ),
     ):
-        session = live.Session(opts)
-        with session:
-            facts = run_program(session, argv, tmp / "command.log")
-        try:
-            summary = _summary(session, facts, args)
-            _write_trace(session.trace_path, tmp, summary, args)
-        finally:
-            session.discard()
-        if session.problems:
-            raise live.LiveError("teardown could not undo everything:\n  " + "\n  ".join(session.problems))
+        summary = run_live(plan, tmp)
         if args.compare:
-            summary["model"] = _compare(cfg, argv, args, summary, tmp)
+            summary["model"] = _compare(plan, summary, tmp)
         (tmp / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         from . import config as config_mod
 
@@ -252,7 +247,50 @@ def cmd_live(args: argparse.Namespace) -> int:
     return 0 if summary["command"]["exit_status"] == 0 else 1
 
 
-def _summary(session: live.Session, facts: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+@dataclass
+class Plan:
+    """One live run: the checked config (its drive), the program, the limit and swap size (MiB)."""
+
+    cfg: dict[str, Any]
+    argv: list[str]
+    memory_limit: int
+    swap_size: int
+    time_scale: float = 1.0
+    verify: bool = False
+
+
+def run_live(plan: Plan, folder: Path) -> dict[str, Any]:
+    """Set up, run `plan.argv`, tear down; the summary. Writes `command.log`, `trace.csv.gz` and
+    `trace.json` into `folder` (a kernel-swap captures folder)."""
+    opts = live.Options(
+        config_json=json.dumps(plan.cfg),
+        swap_bytes=plan.swap_size << 20,
+        limit_bytes=plan.memory_limit << 20,
+        time_scale=plan.time_scale,
+        verify=plan.verify,
+    )
+    session = live.Session(opts)
+    with session:
+        facts = run_program(session, plan.argv, folder / "command.log")
+    try:
+        summary = _summary(session, facts, plan)
+        _write_trace(session.trace_path, folder, summary, plan)
+    finally:
+        session.discard()
+    if session.problems:
+        raise live.LiveError("teardown could not undo everything:\n  " + "\n  ".join(session.problems))
+    return summary
+
+
+def kernel_side(folder: Path) -> dict[str, float]:
+    """The kernel-swap experiment's figures of a live run's trace (pages out/in, pages per request)."""
+    from .experiments.kernel_swap import Capture, kernel_figures
+
+    meta = json.loads((folder / "trace.json").read_text())
+    return kernel_figures(Capture("trace", meta), folder)
+
+
+def _summary(session: live.Session, facts: dict[str, Any], plan: Plan) -> dict[str, Any]:
     try:
         report = json.loads(session.report_path.read_text())
     except (OSError, ValueError) as e:
@@ -261,8 +299,8 @@ def _summary(session: live.Session, facts: dict[str, Any], args: argparse.Namesp
         raise live.LiveError(f"the daemon left no report ({e}) {detail}") from None
     report.pop("config", None)
     kernel = facts["kernel"]
-    kernel["memory_limit_bytes"] = args.memory_limit << 20
-    kernel["swap_bytes"] = args.swap_size << 20
+    kernel["memory_limit_bytes"] = plan.memory_limit << 20
+    kernel["swap_bytes"] = plan.swap_size << 20
     kernel["swap_priority"] = live.SWAP_PRIORITY
     kernel.update(_consistency(report, kernel))
     report["kernel"] = kernel
@@ -272,7 +310,7 @@ def _summary(session: live.Session, facts: dict[str, Any], args: argparse.Namesp
     return report
 
 
-def _write_trace(src: Path, folder: Path, summary: dict[str, Any], args: argparse.Namespace) -> None:
+def _write_trace(src: Path, folder: Path, summary: dict[str, Any], plan: Plan) -> None:
     """The requests as a kernel-swap capture: `trace.csv.gz` (time_s,op,sector,sectors,comm) and
     `trace.json` (the captures' metadata), so the folder reads as a captures folder."""
     import gzip
@@ -285,8 +323,8 @@ def _write_trace(src: Path, folder: Path, summary: dict[str, Any], args: argpars
     k, c = summary["kernel"], summary["command"]
     meta = {
         "command": [Path(c["argv"][0]).name.split("-")[0], *c["argv"][1:]],
-        "memory_limit_mb": args.memory_limit,
-        "swap_mb": args.swap_size,
+        "memory_limit_mb": plan.memory_limit,
+        "swap_mb": plan.swap_size,
         "discard": "none",
         "kernel": os.uname().release,
         "wall_s": c["wall_seconds"],
@@ -298,17 +336,11 @@ def _write_trace(src: Path, folder: Path, summary: dict[str, Any], args: argpars
     (folder / "trace.json").write_text(json.dumps(meta, indent=1) + "\n")
 
 
-def _compare(
-    cfg: dict[str, Any], argv: list[str], args: argparse.Namespace, summary: dict[str, Any], folder: Path
-) -> dict[str, Any]:
-    from ._live_compare import compare, memtouch_args
-    from .experiments.kernel_swap import Capture, kernel_figures
+def _compare(plan: Plan, summary: dict[str, Any], folder: Path) -> dict[str, Any]:
+    from ._live_compare import compare
 
-    memtouch_args(argv)  # refuse early what the model does not know
-    meta = json.loads((folder / "trace.json").read_text())
-    kernel = kernel_figures(Capture("trace", meta), folder)
     solid = bool(summary["kernel"]["swap_solid_state"])
-    return compare(cfg, argv, args.memory_limit, args.swap_size, solid, kernel)
+    return compare(plan.cfg, plan.argv, plan.memory_limit, plan.swap_size, solid, kernel_side(folder))
 
 
 def _print(summary: dict[str, Any], out: Path) -> None:
