@@ -343,3 +343,18 @@ def test_reproduce_live_vs_model(monkeypatch: pytest.MonkeyPatch, clean_machine:
     by = {r["figure"]: r for r in rows}
     assert by["pswpout"]["live"] > 5000 and by["pswpout"]["within"], by["pswpout"]
     assert analysis.verdict in ("agrees", "partly agrees")
+
+
+@needs_live
+def test_teardown_when_the_daemon_dies(tmp_path: Path, clean_machine: object) -> None:
+    """kill -9 of the daemon mid-run: the run ends with a named error and everything is undone."""
+    cmd = [sys.executable, "-m", "nandstack", "live", "--memory-limit", "32", "--swap-size", "256"]
+    argv = [str(_cli_live.memtouch_binary()), "16384", "100000000", "uniform", "50", "1"]
+    proc = subprocess.Popen([*cmd, "--no-record", "--quiet", "--out", str(tmp_path / "o"), "--", *argv],
+                            stderr=subprocess.PIPE)  # fmt: skip
+    _wait_for_cgroup(proc)
+    state = json.loads((live.RUN_ROOT / str(proc.pid) / "state.json").read_text())
+    os.kill(state["daemon_pid"], signal.SIGKILL)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert b"daemon died during the run (killed by signal 9)" in err, err

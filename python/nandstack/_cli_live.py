@@ -167,9 +167,9 @@ def run_program(session: live.Session, argv: list[str], log: Path) -> dict[str, 
     after = live.vmstat()
     stat = session.cgroup_stat()
     session.stop()
-    from ._live_compare import loop_solid_state
+    from ._live_compare import loop_queue
 
-    solid = loop_solid_state(session.res.loop)
+    queue = loop_queue(session.res.loop)
     delta = {k: after[k] - before.get(k, 0) for k in after}
     return {
         "kernel": {
@@ -177,7 +177,7 @@ def run_program(session: live.Session, argv: list[str], log: Path) -> dict[str, 
             "vmstat_scope": "system-wide deltas over the program's run",
             "memory_stat": stat,
             "cgroup": session.res.cgroup_kind,
-            "swap_solid_state": solid,
+            **queue,
         },
         "command": {
             "argv": argv,
@@ -296,7 +296,12 @@ def _summary(session: live.Session, facts: dict[str, Any], plan: Plan) -> dict[s
     except (OSError, ValueError) as e:
         log = session.res.folder / "daemon.log"
         detail = log.read_text(errors="replace").strip() if log.exists() else ""
-        raise live.LiveError(f"the daemon left no report ({e}) {detail}") from None
+        rc = session.daemon.returncode if session.daemon is not None else None
+        how = f"killed by signal {-rc}" if rc is not None and rc < 0 else f"exit status {rc}"
+        raise live.LiveError(
+            f"the nandstack-live daemon died during the run ({how}) and left no report ({e}); "
+            f"everything was torn down. {detail}".strip()
+        ) from None
     report.pop("config", None)
     kernel = facts["kernel"]
     kernel["memory_limit_bytes"] = plan.memory_limit << 20
@@ -339,8 +344,9 @@ def _write_trace(src: Path, folder: Path, summary: dict[str, Any], plan: Plan) -
 def _compare(plan: Plan, summary: dict[str, Any], folder: Path) -> dict[str, Any]:
     from ._live_compare import compare
 
-    solid = bool(summary["kernel"]["swap_solid_state"])
-    return compare(plan.cfg, plan.argv, plan.memory_limit, plan.swap_size, solid, kernel_side(folder))
+    k = summary["kernel"]
+    queue = {"swap_solid_state": k["swap_solid_state"], "max_request_kib": k["max_request_kib"]}
+    return compare(plan.cfg, plan.argv, plan.memory_limit, plan.swap_size, queue, kernel_side(folder))
 
 
 def _print(summary: dict[str, Any], out: Path) -> None:

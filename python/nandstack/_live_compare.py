@@ -42,10 +42,12 @@ def memtouch_args(argv: list[str]) -> dict[str, Any]:
 
 
 def model_config(
-    cfg: dict[str, Any], argv: list[str], limit_mib: int, swap_mib: int, solid: bool
+    cfg: dict[str, Any], argv: list[str], limit_mib: int, swap_mib: int, queue: dict[str, Any]
 ) -> dict[str, Any]:
     """The host run of the live program: the same device, a cgroup with the same limit, swap of the same
-    size at the device's start, the kernel-swap captures' reclaim costs."""
+    size at the device's start with the loop device's queue (`loop_queue`), the kernel-swap captures'
+    reclaim costs."""
+    solid = bool(queue["swap_solid_state"])
     model = {k: v for k, v in cfg.items() if k in ("seed", "device")}
     model["workload"] = {
         "kind": "host",
@@ -59,30 +61,42 @@ def model_config(
         "costs": {"reclaim_scan_ns": 1000, "reclaim_write_ns": 3300},
         "cgroups": [{"name": "live", "limit_mib": limit_mib}],
     }
+    if queue.get("max_request_kib"):
+        model["host"]["swap"]["max_request_kib"] = int(queue["max_request_kib"])
     return model
 
 
-def loop_solid_state(loop: str | None) -> bool:
-    """Whether the kernel saw the loop device as non-rotational (SWP_SOLIDSTATE)."""
+def loop_queue(loop: str | None) -> dict[str, Any]:
+    """What the kernel's block layer knows of the loop device: non-rotational (SWP_SOLIDSTATE) and its
+    largest request (`max_sectors_kb`), both given to the model."""
+    out: dict[str, Any] = {"swap_solid_state": False, "max_request_kib": None}
     if not loop:
-        return False
+        return out
+    q = Path(f"/sys/block/{Path(loop).name}/queue")
     try:
-        return Path(f"/sys/block/{Path(loop).name}/queue/rotational").read_text().strip() == "0"
-    except OSError:
-        return False
+        out["swap_solid_state"] = (q / "rotational").read_text().strip() == "0"
+        out["max_request_kib"] = int((q / "max_sectors_kb").read_text())
+    except (OSError, ValueError):
+        pass
+    return out
 
 
 def compare(
-    cfg: dict[str, Any], argv: list[str], limit_mib: int, swap_mib: int, solid: bool, kernel: dict[str, float]
+    cfg: dict[str, Any],
+    argv: list[str],
+    limit_mib: int,
+    swap_mib: int,
+    queue: dict[str, Any],
+    kernel: dict[str, float],
 ) -> dict[str, Any]:
     """Run the model; its figures, the kernel's and the model/kernel ratios."""
     from ._api import run as api_run
     from .experiments.kernel_swap import model_figures
 
-    result = api_run(model_config(cfg, argv, limit_mib, swap_mib, solid), record=False)
+    result = api_run(model_config(cfg, argv, limit_mib, swap_mib, queue), record=False)
     figures = model_figures(result.summary)
     ratios = {
         k: round(figures[k] / kernel[k], 4) if kernel.get(k) else None
         for k in ("pswpout", "pswpin", "write_pages_mean", "read_pages_mean")
     }
-    return {**figures, "kernel": kernel, "model_over_kernel": ratios, "solid_state": solid}
+    return {**figures, "kernel": kernel, "model_over_kernel": ratios, "queue": queue}
