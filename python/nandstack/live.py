@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._core import NandstackError
+from ._output import _alive
 
 __all__ = ["LiveError", "Session", "cleanup", "daemon_binary", "leftovers", "machine_state", "preflight"]
 
@@ -127,16 +128,6 @@ def machine_state() -> dict[str, list[str]]:
 
 
 # ---- one run's resources ------------------------------------------------------------------------------
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _run(*cmd: str, check: bool = True) -> str:

@@ -115,6 +115,12 @@ impl Engine {
         Ok(self.clock.wall_at(done))
     }
 
+    /// A request the model refused (answered EIO): counted, the first one named in the report.
+    pub fn refused(&mut self, e: &nandstack_core::Error) {
+        self.errors += 1;
+        self.first_error.get_or_insert(e.to_string());
+    }
+
     /// `start`: zero the counters, open the trace, measure from now.
     pub fn start(&mut self) -> Result<()> {
         self.dev.reset_counters();

@@ -208,8 +208,7 @@ impl Filesystem for LiveFs {
                 self.later(due, Reply::Data(reply, data));
             }
             Err(e) => {
-                eng.errors += 1;
-                eng.first_error.get_or_insert(e.to_string());
+                eng.refused(&e);
                 reply.error(Errno::EIO);
             }
         }
@@ -248,8 +247,7 @@ impl Filesystem for LiveFs {
                 self.later(due, Reply::Written(reply, data.len() as u32));
             }
             Err(e) => {
-                eng.errors += 1;
-                eng.first_error.get_or_insert(e.to_string());
+                eng.refused(&e);
                 reply.error(Errno::EIO);
             }
         }
@@ -270,8 +268,7 @@ impl Filesystem for LiveFs {
                 self.later(due, Reply::Done(reply));
             }
             Err(e) => {
-                eng.errors += 1;
-                eng.first_error.get_or_insert(e.to_string());
+                eng.refused(&e);
                 reply.error(Errno::EIO);
             }
         }
