@@ -258,19 +258,10 @@ def test_redis_swaps_onto_the_device(tmp_path: Path, clean_machine: object) -> N
     assert abs(s["kernel"]["written_over_pswpout"] - 1) <= 0.01
 
 
-def _cli(out: Path, argv: list[str]) -> subprocess.Popen[bytes]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "nandstack",
-        "live",
-        "--memory-limit",
-        "32",
-        "--swap-size",
-        "256",
-        "--no-record",
-    ]
-    return subprocess.Popen([*cmd, "--quiet", "--out", str(out), "--", *argv], stderr=subprocess.DEVNULL)
+def _cli(out: Path, argv: list[str], *extra: str) -> subprocess.Popen[bytes]:
+    cmd = [sys.executable, "-m", "nandstack", "live", "--memory-limit", "32", "--swap-size", "256"]
+    cmd += ["--no-record", "--quiet", *extra, "--out", str(out), "--", *argv]
+    return subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
 
 
 def _wait_for_cgroup(proc: subprocess.Popen[bytes]) -> None:
@@ -303,16 +294,36 @@ def test_teardown_when_the_program_fails(tmp_path: Path, clean_machine: object) 
 
 
 @needs_live
+@pytest.mark.skipif(not live.zswap_params(), reason="this kernel has no zswap")
+def test_zswap_is_turned_on_for_the_run_only(tmp_path: Path, clean_machine: object) -> None:
+    """--zswap: the kernel compresses the program's pages (zswpout > 0; the device gets only what zswap
+    writes back), and zswap's parameters are restored (the fixture compares them)."""
+    compressor = live.zswap_params()["compressor"]
+    argv = [str(_cli_live.memtouch_binary()), "16384", "20000", "uniform", "50", "3"]
+    opts = ["--memory-limit", "32", "--swap-size", "256", "--zswap", compressor, "--no-record", "--quiet"]
+    assert main(["live", *opts, "--out", str(tmp_path / "o"), "--", *argv]) == 0
+    k = json.loads((tmp_path / "o" / "summary.json").read_text())["kernel"]
+    assert k["zswap"] == {"enabled": True, "compressor": compressor}
+    assert k["zswpout"] > 5000, k
+    assert k["device_written_4k_pages"] == k["pswpout"]
+
+
+@needs_live
 def test_cleanup_after_kill_9(
     tmp_path: Path, clean_machine: object, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    proc = _cli(
-        tmp_path / "out", [str(_cli_live.memtouch_binary()), "16384", "100000000", "uniform", "50", "1"]
-    )
+    """kill -9 of `nandstack live` (with zswap on, when the kernel has it): everything stays until
+    `--cleanup`, which undoes it all, zswap's parameters included."""
+    # The shell outlives memtouch should the cgroup's OOM killer end it (zswap's pool is charged to it).
+    argv = ["sh", "-c", f"{_cli_live.memtouch_binary()} 16384 100000000 uniform 50 1; sleep 60"]
+    zswap = ["--zswap", live.zswap_params()["compressor"]] if live.zswap_params() else []
+    proc = _cli(tmp_path / "out", argv, *zswap)
     _wait_for_cgroup(proc)
     proc.kill()
     proc.wait(timeout=10)
     assert [r.owner for r in live.leftovers()] == [proc.pid]
+    if zswap:
+        assert live.zswap_params()["enabled"] == "Y"  # left on by the killed run
     assert main(["live", "--no-record", "--", "true"]) == 2
     assert "run `nandstack live --cleanup` first" in capsys.readouterr().err
     assert main(["live", "--cleanup"]) == 0

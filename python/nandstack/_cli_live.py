@@ -59,6 +59,11 @@ def add_parser(commands: Any) -> None:
         metavar="X",
         help="wall seconds per device second: 2 makes the drive twice as slow, 0.5 twice as fast (default 1)",
     )
+    p.add_argument(
+        "--zswap",
+        metavar="COMPRESSOR",
+        help="turn zswap on with this compressor (lzo, lz4, zstd, ...) for the run; restored afterwards",
+    )
     p.add_argument("--verify", action="store_true", help="check every read against the last write")
     p.add_argument(
         "--compare", action="store_true", help="also run the host model on the same program (memtouch)"
@@ -216,7 +221,7 @@ def cmd_live(args: argparse.Namespace) -> int:
         from ._live_compare import memtouch_args
 
         memtouch_args(argv)  # refused before the run, not after it
-    plan = Plan(cfg, argv, args.memory_limit, args.swap_size, args.time_scale, args.verify)
+    plan = Plan(cfg, argv, args.memory_limit, args.swap_size, args.time_scale, args.verify, args.zswap)
     out: Path = args.out if args.out is not None else DEFAULT_OUT
     from ._config_obj import config_hash
 
@@ -257,6 +262,7 @@ class Plan:
     swap_size: int
     time_scale: float = 1.0
     verify: bool = False
+    zswap: str | None = None
 
 
 def run_live(plan: Plan, folder: Path) -> dict[str, Any]:
@@ -268,6 +274,7 @@ def run_live(plan: Plan, folder: Path) -> dict[str, Any]:
         limit_bytes=plan.memory_limit << 20,
         time_scale=plan.time_scale,
         verify=plan.verify,
+        zswap=plan.zswap,
     )
     session = live.Session(opts)
     with session:
@@ -307,6 +314,7 @@ def _summary(session: live.Session, facts: dict[str, Any], plan: Plan) -> dict[s
     kernel["memory_limit_bytes"] = plan.memory_limit << 20
     kernel["swap_bytes"] = plan.swap_size << 20
     kernel["swap_priority"] = live.SWAP_PRIORITY
+    kernel["zswap"] = {"enabled": True, "compressor": plan.zswap} if plan.zswap else {"enabled": False}
     kernel.update(_consistency(report, kernel))
     report["kernel"] = kernel
     report["command"] = facts["command"]

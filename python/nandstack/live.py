@@ -35,6 +35,9 @@ CGROUP_PREFIX = "nandstack-live-"
 SWAP_PRIORITY = 32767
 TOOLS = ("losetup", "mkswap", "swapon", "swapoff", "umount")
 DEV_FUSE = Path("/dev/fuse")
+#: zswap's module parameters (`--zswap`): the run sets `compressor` and `enabled`, and restores them.
+ZSWAP = Path("/sys/module/zswap/parameters")
+ZSWAP_KEYS = ("compressor", "enabled")
 LOOP_CONTROL = Path("/dev/loop-control")
 
 
@@ -109,7 +112,8 @@ def daemon_binary() -> Path:
 
 
 def machine_state() -> dict[str, list[str]]:
-    """What a run must leave as it found: swap areas, loop devices, FUSE mounts, memory cgroups."""
+    """What a run must leave as it found: zswap's parameters, swap areas, loop devices, FUSE mounts,
+    memory cgroups."""
 
     def lines(*cmd: str) -> list[str]:
         out = subprocess.run(cmd, capture_output=True, text=True, check=False).stdout
@@ -120,6 +124,7 @@ def machine_state() -> dict[str, list[str]]:
     root = CGROUP_V1 if kind == "v1" else CGROUP_V2
     groups = sorted(p.name for p in root.iterdir() if p.is_dir()) if kind else []
     return {
+        "zswap": [f"{k}={v}" for k, v in zswap_params().items()],
         "swaps": Path("/proc/swaps").read_text().splitlines()[1:],
         "loops": lines("losetup", "-a"),
         "fuse_mounts": sorted(mounts),
@@ -147,6 +152,8 @@ class Resources:
     loop: str | None = None
     swap_on: bool = False
     cgroup: str | None = None
+    #: zswap's parameters before the run changed them (None: not changed).
+    zswap_saved: dict[str, str] | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
     @property
@@ -158,9 +165,7 @@ class Resources:
         return self.folder / "mnt"
 
     def save(self) -> None:
-        state = {
-            k: getattr(self, k) for k in ("owner", "cgroup_kind", "daemon_pid", "loop", "swap_on", "cgroup")
-        }
+        state = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "extra"}
         tmp = self.folder / "state.json.tmp"
         tmp.write_text(json.dumps(state))
         os.replace(tmp, self.folder / "state.json")
@@ -235,6 +240,8 @@ def teardown(res: Resources, keep_files: bool = False) -> list[str]:
         if _swapped_on(loop):
             step(f"swapoff {loop}", lambda loop=loop: _run("swapoff", loop))
         step(f"losetup -d {loop}", lambda loop=loop: _detach(loop))
+    if res.zswap_saved:
+        step("restoring zswap's parameters", lambda: _set_zswap(res.zswap_saved or {}))
     if _mounted(res.mount):
         step(f"umount {res.mount}", lambda: _unmount(res.mount))
     if res.daemon_pid is not None:
@@ -246,6 +253,23 @@ def teardown(res: Resources, keep_files: bool = False) -> list[str]:
         with contextlib.suppress(OSError):
             RUN_ROOT.rmdir()  # only when no other run is using it
     return problems
+
+
+def zswap_params() -> dict[str, str]:
+    """zswap's `compressor` and `enabled` now ({} when the kernel has no zswap)."""
+    out = {}
+    for k in ZSWAP_KEYS:
+        with contextlib.suppress(OSError):
+            out[k] = (ZSWAP / k).read_text().strip()
+    return out
+
+
+def _set_zswap(values: dict[str, str]) -> None:
+    """Write zswap's parameters (compressor first, then enabled), each only when it differs."""
+    now = zswap_params()
+    for k in ZSWAP_KEYS:
+        if k in values and now.get(k) != values[k]:
+            (ZSWAP / k).write_text(values[k])
 
 
 def _detach(loop: str) -> None:
@@ -342,6 +366,8 @@ class Options:
     time_scale: float = 1.0
     verify: bool = False
     trace: bool = True
+    #: zswap's compressor for the run (None: zswap left as it is).
+    zswap: str | None = None
 
 
 class Session:
@@ -408,6 +434,8 @@ class Session:
         self._start_daemon()
         res.loop = _run("losetup", "--direct-io=on", "--show", "-f", str(res.mount / "swap"))
         res.save()
+        if self.opts.zswap:
+            self._enable_zswap(self.opts.zswap)
         _run("mkswap", res.loop)
         _run("swapon", "-p", str(SWAP_PRIORITY), res.loop)
         res.swap_on = True
@@ -419,6 +447,19 @@ class Session:
         res.save()
         limit = str(self.opts.limit_bytes)
         (path / ("memory.limit_in_bytes" if res.cgroup_kind == "v1" else "memory.max")).write_text(limit)
+
+    def _enable_zswap(self, compressor: str) -> None:
+        if not (ZSWAP / "enabled").exists():
+            raise LiveError(f"--zswap: this kernel has no zswap ({ZSWAP} is missing)")
+        self.res.zswap_saved = zswap_params()
+        self.res.save()
+        try:
+            _set_zswap({"compressor": compressor, "enabled": "Y"})
+        except OSError as e:
+            raise LiveError(
+                f"--zswap {compressor}: the kernel refused it ({e.strerror}); compressors it has: "
+                "see /proc/crypto (e.g. lzo, lz4, zstd)"
+            ) from None
 
     def _start_daemon(self) -> None:
         res, o = self.res, self.opts

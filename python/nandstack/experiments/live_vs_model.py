@@ -122,7 +122,7 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
         f"{ok} of {len(rows)} checks within tolerance over {len(rows) // len(TOLERANCE)} program(s)"
         + (f"; model runs failed: {', '.join(failed)}" if failed else "")
         + "; the device saw every page the kernel swapped out (device written / pswpout "
-        + ", ".join(f"{r['device_written_over_pswpout']:.3f}" for r in rows[:: len(TOLERANCE)])
+        + ", ".join(_ratio(r["device_written_over_pswpout"]) for r in rows[:: len(TOLERANCE)])
         + ")."
     )
     table = Table(
@@ -132,6 +132,10 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
         caption="Volumes within 15%, mean pages per request within 25%.",
     )
     return Analysis(measured=measured, verdict=verdict, tables=[table], notes=notes, data={"checks": rows})
+
+
+def _ratio(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
 
 
 def setup(quick: bool) -> dict[str, str]:
