@@ -287,6 +287,14 @@ def test_teardown_on_a_signal(tmp_path: Path, clean_machine: object, sig: signal
 
 
 @needs_live
+def test_refuses_a_swap_larger_than_the_drive(
+    clean_machine: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["live", "--swap-size", "10000000", "--no-record", "--", "true"]) == 2
+    assert "must be a whole number of 4 KiB pages and fit the drive's" in capsys.readouterr().err
+
+
+@needs_live
 def test_teardown_when_the_program_fails(tmp_path: Path, clean_machine: object) -> None:
     rc = main(["live", "--no-record", "--quiet", "--out", str(tmp_path / "o"), "--", "sh", "-c", "exit 3"])
     assert rc == 1

@@ -114,9 +114,11 @@ fn engine(args: &Args) -> Result<Engine, String> {
         .map_err(|e| e.to_string())?;
     if args.size == 0 || args.size % 4096 != 0 || args.size > dev.capacity_bytes() {
         return Err(format!(
-            "--size {} bytes: must be a multiple of 4096, > 0 and at most the device's {} logical bytes",
+            "the swap area ({} bytes = {} MiB) must be a whole number of 4 KiB pages and fit the drive's \
+             logical capacity of {} MiB",
             args.size,
-            dev.capacity_bytes()
+            args.size >> 20,
+            dev.capacity_bytes() >> 20
         ));
     }
     let clock = Clock {
