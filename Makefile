@@ -41,6 +41,8 @@ PIP_NOISE := ^ *(Requirement already satisfied|Using pip |Looking in links|Obtai
 build: deps ## build the extension (release) and install nandstack editable (current python)
 	@echo "building the Rust engine (release): a first build takes a few minutes; cargo's progress follows"
 	@$(PIP) install -v --no-build-isolation --editable . 2>&1 | grep --line-buffered -v -E '$(PIP_NOISE)'
+	@echo "building the live-mode daemon (target/release/nandstack-live; docs/live.md)"
+	@$(CARGO) build --release -p nandstack-live
 
 run: build ## build, then run the default simulation (results in results/latest; RUN_ARGS=...)
 	$(PYTHON) -m nandstack run $(RUN_ARGS)

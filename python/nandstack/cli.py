@@ -1,4 +1,4 @@
-"""The `nandstack` command line: run, sweep, reproduce, results, bench, config, data.
+"""The `nandstack` command line: run, sweep, reproduce, results, bench, config, data, live.
 
 Exit codes: 0 success, 2 usage or nandstack error (`error: <message>` on stderr, no traceback),
 1 internal error (a bug: `error: internal error: ...`; `--debug` shows the traceback), 128 + the signal
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import _cli_data, _cli_experiments, _cli_results, _core, config
+from . import _cli_data, _cli_experiments, _cli_live, _cli_results, _core, config
 from . import _output as output
 from ._api import Interrupted, Result
 from ._api import run as api_run
@@ -166,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_experiments.add_parsers(commands)
     _cli_results.add_parser(commands)
     _cli_data.add_parser(commands)
+    _cli_live.add_parser(commands)
 
     bench = commands.add_parser(
         "bench", help="run a built-in benchmark", description="Run a built-in benchmark and print ops/s."

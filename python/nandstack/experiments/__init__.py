@@ -7,8 +7,10 @@ hyphens) defining `EXPERIMENT = Experiment(...)`; it is found automatically. See
     >>> names = [e.name for e in experiments.all_experiments()]
     >>> names[:5]
     ['diss', 'ezswap', 'gc-policies-vs-op', 'hot-cold-skew', 'kernel-swap']
-    >>> names[5:]
-    ['kernel-zram', 'kernel-zswap', 'rl-slc-cache', 'sup-gc', 'tail-latency', 'trace-replay', 'znswap']
+    >>> names[5:10]
+    ['kernel-zram', 'kernel-zswap', 'live-vs-model', 'rl-slc-cache', 'sup-gc']
+    >>> names[10:]
+    ['tail-latency', 'trace-replay', 'znswap']
 """
 
 from __future__ import annotations
