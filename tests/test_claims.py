@@ -1,0 +1,128 @@
+"""The claims machinery (experiments/_claims.py): the verdict rule on hand-computed cases, the entry shape
+of report.json `claims`, the seed shift of `reproduce --seed`, and the claims table of the HTML page."""
+
+from __future__ import annotations
+
+import pytest
+
+from nandstack.experiments._claims import Ablation, Claim, claims_markdown, effect, verdict
+from nandstack.experiments.base import Analysis, Experiment, _shift_seed_keys, make_task, shift_seeds
+
+
+@pytest.mark.parametrize(
+    ("ours", "paper", "kind", "expected"),
+    [
+        # percent changes: same sign and |ours|/|paper| in [1/1.5, 1.5]
+        (-30.0, -44.7, "change", "reproduced"),  # 30/44.7 = 0.671 ≥ 0.667
+        (-29.0, -44.7, "change", "direction only"),  # 29/44.7 = 0.649 < 0.667
+        (-67.0, -44.7, "change", "reproduced"),  # 67/44.7 = 1.499
+        (-67.1, -44.7, "change", "direction only"),  # 1.501
+        (2.8, -44.7, "change", "differs"),
+        (0.0, 15.7, "change", "differs"),
+        (None, 54.1, "change", "not measured"),
+        (float("nan"), 54.1, "change", "not measured"),
+        # ratios and WAFs count by their excess over 1 (the issue's example: 0.93 vs 1.27 differs)
+        (0.93, 1.27, "ratio", "differs"),
+        (1.2, 1.27, "ratio", "reproduced"),  # 0.2/0.27 = 0.741
+        (1.15, 1.27, "ratio", "direction only"),  # 0.15/0.27 = 0.556
+        (8.0, 10.0, "ratio", "reproduced"),  # 7/9 = 0.778
+        (4.0, 2.5, "ratio", "direction only"),  # 3/1.5 = 2
+        # a level (a share) is compared as it is
+        (94.0, 94.5, "level", "reproduced"),
+    ],
+)
+def test_verdict_rule(ours: float | None, paper: float, kind: str, expected: str) -> None:
+    assert verdict(ours, paper, kind) == expected
+
+
+def test_effect_and_bad_kind() -> None:
+    assert effect(1.27, "ratio") == pytest.approx(0.27)
+    assert effect(-20.3, "change") == -20.3
+    with pytest.raises(ValueError, match="claim kind"):
+        effect(1.0, "percent")
+    with pytest.raises(ValueError, match="no sign"):
+        verdict(1.0, 1.0, "ratio")
+    with pytest.raises(ValueError, match="claim id"):
+        Claim("S 1", "x", "§1", "%", 1.0)
+
+
+def test_entry_shape_matches_issue() -> None:
+    claim = Claim("S2a", "GC page moves vs Cosmos+ at 50 % writes", "§5.3.2", "%", -44.7)
+    entry = claim.entry(
+        today=2.8,
+        paper_platform=-31.23456,
+        ablations=[Ablation("per-die GC", "garbage_collection.c:71", -10.0)],
+        why="measured",
+    )
+    assert list(entry) == [
+        "id",
+        "claim",
+        "where",
+        "unit",
+        "paper",
+        "today",
+        "paper_platform",
+        "ablations",
+        "verdict",
+        "why",
+    ]
+    assert entry["paper"] == -44.7
+    assert entry["paper_platform"] == -31.235
+    assert entry["verdict"] == "reproduced"  # 31.2/44.7 = 0.70
+    ablation = {"change": "per-die GC", "source": "garbage_collection.c:71", "value": -10.0}
+    assert entry["ablations"] == [ablation]
+    table = claims_markdown([entry, Claim("S4", "tps", "§5.3.3", "%", 54.1).entry(None, None)])
+    assert "| S2a |" in table and "+2.8 %" in table and "-31.2 %" in table
+    assert table.endswith("2 claims: 1 reproduced, 1 not measured.")
+
+
+def test_shift_seeds_moves_every_seed_and_keeps_params() -> None:
+    task = make_task({"workload.requests": 100}, {"seed": 3, "scheme": "a"})
+    shifted = shift_seeds(task, 100)
+    assert shifted.config["seed"] == 103
+    assert shifted.params == {"seed": 3, "scheme": "a"}
+    assert shifted.config_hash != task.config_hash and "seeds +100" in shifted.label
+    assert task.config["seed"] == 3  # the original is untouched
+    assert shift_seeds(task, 0) is task
+    unseeded = make_task({"workload.requests": 100}, {})
+    unseeded.config.pop("seed", None)
+    assert shift_seeds(unseeded, 5).config["seed"] == 47  # the default 42, shifted
+    # nested seeds (a host program's generator, a policy's `*_seed`) move too; other keys do not
+    programs = [{"seed": 11}, {"lottery_seed": 2, "seed_x": 5, "on": True}]
+    nested = {"seed": 1, "workload": {"programs": programs}}
+    _shift_seed_keys(nested, 10)
+    assert nested == {
+        "seed": 11,
+        "workload": {"programs": [{"seed": 21}, {"lottery_seed": 12, "seed_x": 5, "on": True}]},
+    }
+
+
+def test_claims_table_in_html(tmp_path) -> None:
+    from nandstack.report.html import render_page
+
+    experiment = Experiment(
+        name="demo",
+        title="Demo",
+        paper="p",
+        claim="c",
+        method="m",
+        tasks=lambda quick: [],
+        analyze=lambda t, r: Analysis("", ""),
+        setup=lambda quick: {},
+    )
+    entry = Claim("R2", "WAF vs the others", "§4.1", "%", -20.3).entry(
+        12.7, -25.0, [Ablation("UST as published", "Yang et al. §3", 3.0)], "why text"
+    )
+    analysis = Analysis("measured", "differs", claims=[entry])
+    page = render_page(experiment, analysis, out_dir=tmp_path, figures={}, tables={}, info={}, runs=[])
+    assert page.index('id="claims"') < page.index("<h2>Runs</h2>")
+    assert 'id="claim-R2"' in page and "reproduced" in page and "UST as published" in page
+    assert "why text" in page
+
+
+def test_reproduce_rejects_a_bad_seed_shift(tmp_path) -> None:
+    from nandstack.report import reproduce
+
+    for bad in (-1, True, 1.5):
+        with pytest.raises(ValueError, match="seed shift"):
+            reproduce("sup-gc", quick=True, out=tmp_path / "r", seed=bad, record=False)
