@@ -127,8 +127,7 @@ def fill_and_measure(
     """One fill-and-measure run; `platform` = (name, overrides over today's device) for the paper
     platform and the ablations (`_sup_gc_claims`), whose I/O volume is 70% of their own capacity."""
     extra = platform[1] if platform else {}
-    op = float(extra.get("device.ftl.over_provisioning", 0.07))
-    volume = int(0.7 * logical_bytes(quick, blocks, op))
+    volume = int(0.7 * platform_logical_bytes(quick, blocks, extra))
     trigger, burst = SCHEDULES[schedule]
     overrides = {
         **device(quick, blocks),
@@ -164,11 +163,10 @@ def platform_tasks(quick: bool) -> list[Task]:
         )
 
     def sysbench(scheme: str, name: str, over: dict[str, Any]) -> Task:
-        op = float(over.get("device.ftl.over_provisioning", 0.07))
         overrides = {
             **device(quick, blocks),
             **SCHEMES[scheme],
-            **_claims_mod.sysbench_overrides(logical_bytes(quick, blocks, op)),
+            **_claims_mod.sysbench_overrides(platform_logical_bytes(quick, blocks, over)),
             **over,
         }
         return make_task(overrides, {"scheme": scheme, "platform": name, "bench": "sysbench", "seed": 1})
@@ -176,8 +174,23 @@ def platform_tasks(quick: bool) -> list[Task]:
     return _claims_mod.platform_tasks(quick, fill, sysbench, paper_blocks_per_die(quick))
 
 
+def platform_logical_bytes(quick: bool, blocks: int, overrides: dict[str, Any]) -> int:
+    """Logical capacity of today's device with `overrides` (a geometry table, an over-provisioning)."""
+    op = float(overrides.get("device.ftl.over_provisioning", 0.07))
+    geo = overrides.get("device.geometry")
+    if geo is None:
+        return logical_bytes(quick, blocks, op)
+    units = geo["channels"] * geo["chips_per_channel"] * geo["dies_per_chip"] * geo["planes_per_die"]
+    raw = units * geo["blocks_per_plane"] * geo["pages_per_block"] * geo["page_size_bytes"]
+    return int(raw / (1.0 + op)) // 4096 * 4096
+
+
 def paper_blocks_per_die(quick: bool) -> int:
-    """Blocks per die of the scaled Cosmos+ drive: the same raw capacity as today's device (64 dies)."""
+    """Blocks per die of the scaled Cosmos+ drive: the full run has today's raw capacity over 64 dies
+    (128 blocks per die); the quick run 64 per die (today's quick device, 14 per die, or 32 leave the
+    firmware's thresholds no room at its over-provisioning)."""
+    if quick:
+        return 64
     channels, chips, blocks = shape(quick)
     return channels * chips * 2 * blocks // 64
 
