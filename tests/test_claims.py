@@ -126,3 +126,48 @@ def test_reproduce_rejects_a_bad_seed_shift(tmp_path) -> None:
     for bad in (-1, True, 1.5):
         with pytest.raises(ValueError, match="seed shift"):
             reproduce("sup-gc", quick=True, out=tmp_path / "r", seed=bad, record=False)
+
+
+def test_cosmos_platform_settings_follow_the_firmware() -> None:
+    from nandstack.experiments import _cosmos
+
+    # logical = 90% of the blocks less one per die: 1 / (0.9 − 1/8192) − 1, by hand 0.111262...
+    assert _cosmos.firmware_op() == pytest.approx(1 / (0.9 - 1 / 8192) - 1, rel=1e-12)
+    assert 0.1112 < _cosmos.firmware_op() < 0.1114
+    full = _cosmos.cosmos_overrides(128)
+    geo = full["device.geometry"]
+    assert geo["channels"] * geo["chips_per_channel"] * geo["dies_per_chip"] == 64
+    assert (geo["planes_per_die"], geo["pages_per_block"], geo["page_size_bytes"]) == (1, 128, 16384)
+    assert geo["cell_mode"] == "slc" and "device.geometry.cell_mode" not in full
+    assert full["device.ftl.gc.burst"] == "one_victim" and full["device.ftl.gc.start_free_blocks"] == 2
+    assert full["device.ftl.allocation"] == "dynamic"
+    sup = _cosmos.cosmos_overrides(128, streams=2)
+    assert sup["device.ftl.gc.start_free_blocks"] == 3  # room for two open blocks per die
+    only = _cosmos.cosmos_overrides(128, "slc_mode")
+    assert only == {"device.geometry.cell_mode": "slc"}
+    with pytest.raises(ValueError, match="unknown platform difference"):
+        _cosmos.cosmos_overrides(128, "ext5")
+    assert all(d.source for d in _cosmos.DIFFERENCES)
+
+
+def test_sup_gc_platform_tasks_build_valid_configs() -> None:
+    from nandstack.experiments import sup_gc
+
+    tasks = [t for t in sup_gc.tasks(False) if "platform" in t.params]
+    platforms = {t.params["platform"] for t in tasks}
+    assert platforms == {
+        "paper",
+        "today",
+        "+dies",
+        "+gc_schedule",
+        "+striping",
+        "+op",
+        "+slc_mode",
+        "+fio_layout",
+    }
+    paper = [t for t in tasks if t.params["platform"] == "paper" and "write_ratio" in t.params]
+    assert sorted({t.params["write_ratio"] for t in paper}) == [0.25, 0.5, 0.75, 0.99]
+    # the volume is 70% of the paper drive's own logical capacity (64 dies × 128 blocks × 2 MiB)
+    raw = 64 * 128 * 128 * 16384
+    logical = int(raw / (1 + round(1 / (0.9 - 1 / 8192) - 1, 5))) // 4096 * 4096
+    assert paper[0].config["workload"]["requests"] == int(0.7 * logical) // 4096

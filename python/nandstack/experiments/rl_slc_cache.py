@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..sweep.spec import Task
 from ..workloads import trace_stats
+from . import _rl_claims
 from .base import Analysis, Experiment, Figure, Series, Table, make_hybrid_task
 from .trace_replay import trace_dir
 from .trace_replay import traces as shared_traces
@@ -138,6 +139,16 @@ def tasks(quick: bool) -> list[Task]:
                 "pretrain": [_standin(w, scale) for w in p["pretrain_on"]],
             }
             params = {"part": "pretrained", "workload": name, "manager": "rl", "seed": seed}
+            out.append(make_hybrid_task(overrides, params))
+    for seed in seeds(quick):  # the R1/R2 ablation: DWA with Table 2's Setting 2 (_rl_claims)
+        for name in p["standins"]:
+            overrides = {
+                **device,
+                "device.manager.kind": "dwa",
+                "device.manager.dwa.setting": 2,
+                "workload": _standin(name, scale),
+            }
+            params = {"part": "dwa_setting2", "workload": name, "manager": "dwa", "seed": seed}
             out.append(make_hybrid_task(overrides, params))
     if not quick:  # a half-filled device: QLC GC appears, the capacity rule bounds every SLC cache
         for seed in seeds(quick)[:3]:
@@ -485,6 +496,7 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
         err=False,
     )
     measured, verdict = _verdict(head, means)
+    claims = _claims(frame, means, pre)
     measured += pre_text + aged_text + trace_text
     if failed:
         measured += f" {failed} run(s) failed."
@@ -495,7 +507,18 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
         "why it keeps a small footprint entirely in SLC on an empty device.",
         "RL is seed-dependent: std over seeds is shown as whiskers in Fig. 4.",
     ]
-    return Analysis(measured, verdict, figures, tables, notes)
+    return Analysis(measured, verdict, figures, tables, notes, claims=claims)
+
+
+def _claims(frame: pl.DataFrame, means: pl.DataFrame, pre: pl.DataFrame) -> list[dict[str, Any]]:
+    """R1–R4 (`_rl_claims`), with the DWA Setting 2 runs as manager `dwa2` beside the stand-in means."""
+    import polars as pl
+
+    setting2 = _mean_table(frame, "dwa_setting2")
+    if not setting2.is_empty():
+        setting2 = setting2.with_columns(pl.lit("dwa2").alias("manager")).select(means.columns)
+        means = pl.concat([means, setting2], how="vertical_relaxed")
+    return _rl_claims.claim_entries(frame, means, pre)
 
 
 def _extra_part(
