@@ -171,3 +171,61 @@ def test_sup_gc_platform_tasks_build_valid_configs() -> None:
     raw = 64 * 128 * 128 * 16384
     logical = int(raw / (1 + round(1 / (0.9 - 1 / 8192) - 1, 5))) // 4096 * 4096
     assert paper[0].config["workload"]["requests"] == int(0.7 * logical) // 4096
+
+
+def test_rl_claims_by_hand() -> None:
+    import polars as pl
+
+    from nandstack.experiments import _rl_claims
+
+    rows = [
+        # workload, manager, throughput, waf
+        ("pc", "rl", 30.0, 1.2),
+        ("pc", "dwa", 20.0, 1.5),
+        ("pc", "ust", 10.0, 1.0),
+        ("pc", "dwa2", 15.0, 1.5),
+        ("oltp", "rl", 12.0, 1.1),
+        ("oltp", "dwa", 10.0, 1.1),
+        ("oltp", "ust", 12.0, 2.2),
+        ("oltp", "dwa2", 8.0, 1.1),
+    ]
+    means = pl.DataFrame(rows, schema=["workload", "manager", "throughput_mib_s", "waf"], orient="row")
+    costs = {
+        "cost_slc_to_qlc_s": [4.0, 8.0],
+        "cost_qlc_to_qlc_s": [1.0, 2.0],
+        "cost_slc_to_slc_s": [0.0, 0.0],
+    }
+    frame = pl.DataFrame({"part": ["standin"] * 2, "workload": ["pc"] * 2, "manager": ["rl", "ust"], **costs})
+    pretrain = pl.DataFrame({"workload": ["tpcc", "oltp"], "gain_pct": [3.0, 9.5]})
+    r1, r2, r3, r4 = _rl_claims.claim_entries(frame, means, pretrain)
+    # R1: vs DWA (30/20 − 1 + 12/10 − 1) / 2 = 0.35; vs UST (30/10 − 1 + 12/12 − 1) / 2 = 1.0; mean 67.5%
+    assert r1["today"] == pytest.approx(67.5) and r1["paper_platform"] == r1["today"]
+    # R2: vs DWA (1.2/1.5 − 1 + 0) / 2 = −0.1; vs UST (0.2 + 0.5 − 1) / 2 = −0.15; mean −12.5%
+    assert r2["today"] == pytest.approx(-12.5)
+    assert r3["today"] == pytest.approx(-50.0)  # (4 + 1) / (8 + 2) − 1
+    assert r4["today"] == 9.5 and r4["verdict"] == "reproduced"  # 9.5 / 12.8 = 0.74
+    # the Setting 2 ablation: vs DWA2 (30/15 − 1 + 12/8 − 1) / 2 = 0.75; with UST's 1.0: 87.5%
+    assert r1["ablations"][0]["value"] == pytest.approx(87.5)
+    # 67.5 / 77.6 = 0.87: reproduced; −12.5 / −20.3 = 0.62 < 1/1.5: direction only
+    assert r1["verdict"] == "reproduced" and r2["verdict"] == "direction only"
+
+
+def test_dwa_settings_table_picks_the_faster_setting() -> None:
+    import polars as pl
+
+    from nandstack.experiments import _dwa_settings
+
+    base = {f"cost_{c}_s": [1.0, 1.0] for c in _dwa_settings.COST_COLUMNS}
+    frame = pl.DataFrame(
+        {
+            "part": ["fig2", "fig2"],
+            "workload": ["pc", "pc"],
+            "utilisation": [0.2, 0.2],
+            "setting": [1, 2],
+            "write_cost_s": [5.0, 4.0],
+            **base,
+        }
+    )
+    table = _dwa_settings.table(frame)
+    assert table["faster_setting"].to_list() == [2, 2]
+    assert _dwa_settings.table(pl.DataFrame()).is_empty()
