@@ -131,7 +131,7 @@ fn one_victim_block_open_collects_one_block_and_the_host_continues_in_gc_block()
     let c = f.counters();
     assert_eq!(gc_counts(c), (2, 2, 4, 2));
     assert_eq!(c.flash_program_pages, 28);
-    for (lpn, pua) in [
+    let placed = [
         (2, 20),
         (3, 21),
         (0, 22),
@@ -140,22 +140,32 @@ fn one_victim_block_open_collects_one_block_and_the_host_continues_in_gc_block()
         (7, 1),
         (1, 2),
         (5, 3),
-    ] {
+    ];
+    // Survivors and host writes share blocks 5 and 0.
+    assert_layout(&f, &placed, &[1, 1, 0, 0, 0, 0], 1, (5, 0, 2));
+}
+
+/// Where each lpn lives, the erase counts, the free blocks and the sealed-block composition
+/// (host-only, migrated-only, mixed) after a scenario.
+fn assert_layout(
+    f: &Ftl,
+    placed: &[(u32, u32)],
+    erases: &[u32],
+    free: u32,
+    sealed: (u64, u64, u64),
+) {
+    for &(lpn, pua) in placed {
         assert_eq!(f.lookup(lpn), Some(pua), "lpn {lpn}");
     }
-    assert_eq!(&f.blocks().erase_count, &[1, 1, 0, 0, 0, 0]);
-    assert_eq!(f.free_blocks(), 1);
+    assert_eq!(&f.blocks().erase_count, erases);
+    assert_eq!(f.free_blocks(), free);
     let c = f.counters();
-    let sealed = (
+    let got = (
         c.sealed_blocks_host_only,
         c.sealed_blocks_migrated_only,
         c.sealed_blocks_mixed,
     );
-    assert_eq!(
-        sealed,
-        (5, 0, 2),
-        "survivors and host writes share blocks 5 and 0"
-    );
+    assert_eq!(got, sealed);
 }
 
 #[test]
@@ -171,7 +181,7 @@ fn every_write_fifo_interleaves_survivors_with_host_writes() {
     assert_eq!(c.gc_read_pages, 4);
     assert_eq!(c.host_write_units, 24);
     assert_eq!(c.flash_program_pages, 28);
-    for (lpn, pua) in [
+    let placed = [
         (2, 17),
         (3, 18),
         (6, 21),
@@ -180,20 +190,9 @@ fn every_write_fifo_interleaves_survivors_with_host_writes() {
         (4, 1),
         (1, 2),
         (5, 3),
-    ] {
-        assert_eq!(f.lookup(lpn), Some(pua), "lpn {lpn}");
-    }
-    assert_eq!(&f.blocks().erase_count, &[1, 1, 1, 0, 0, 0]);
-    assert_eq!(f.free_blocks(), 2);
+    ];
     // Blocks 0..3 and the final block 0 hold host data only; blocks 4 and 5 mix survivors and host writes.
-    assert_eq!(
-        (
-            c.sealed_blocks_host_only,
-            c.sealed_blocks_migrated_only,
-            c.sealed_blocks_mixed
-        ),
-        (5, 0, 2)
-    );
+    assert_layout(&f, &placed, &[1, 1, 1, 0, 0, 0], 2, (5, 0, 2));
 }
 
 #[test]
