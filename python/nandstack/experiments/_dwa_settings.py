@@ -21,12 +21,15 @@ COST_COLUMNS = ("host_to_slc", "host_to_qlc", "slc_to_qlc", "qlc_to_qlc")
 
 
 def tasks(
-    device: dict[str, Any], standin: Callable[[str], dict[str, Any]], make: Callable[..., Task]
+    device: dict[str, Any],
+    standin: Callable[[str], dict[str, Any]],
+    make: Callable[..., Task],
+    workloads: tuple[str, ...] = WORKLOADS,
 ) -> list[Task]:
     """Every Fig. 2 run (part `fig2`), one seed: DWA per setting × workload × utilisation."""
     out = []
     for setting, theta in SETTINGS:
-        for name in WORKLOADS:
+        for name in workloads:
             for util in UTILISATIONS:
                 overrides = {
                     **device,

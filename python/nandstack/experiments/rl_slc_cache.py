@@ -151,7 +151,8 @@ def tasks(quick: bool) -> list[Task]:
             params = {"part": "dwa_setting2", "workload": name, "manager": "dwa", "seed": seed}
             out.append(make_hybrid_task(overrides, params))
     if not quick:  # Fig. 2: DWA's two Table 2 settings against utilisation
-        out += _dwa_settings.tasks(device, lambda name: _standin(name, scale), make_hybrid_task)
+        fig2 = tuple(w for w in _dwa_settings.WORKLOADS if w in p["standins"])
+        out += _dwa_settings.tasks(device, lambda name: _standin(name, scale), make_hybrid_task, fig2)
     if not quick:  # a half-filled device: QLC GC appears, the capacity rule bounds every SLC cache
         for seed in seeds(quick)[:3]:
             for name in p["standins"]:
