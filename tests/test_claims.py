@@ -229,3 +229,17 @@ def test_dwa_settings_table_picks_the_faster_setting() -> None:
     table = _dwa_settings.table(frame)
     assert table["faster_setting"].to_list() == [2, 2]
     assert _dwa_settings.table(pl.DataFrame()).is_empty()
+
+
+def test_sup_gc_claim_change_by_hand() -> None:
+    from nandstack.experiments._sup_gc_claims import _change
+
+    finals = {
+        ("paper", 0.5, "Cosmos+"): {"iops": 40.0, "gc_moves": 0.0},
+        ("paper", 0.5, "SUP-GC"): {"iops": 54.0, "gc_moves": 0.0},
+        ("paper", 0.75, "Cosmos+"): {"iops": 10.0, "gc_moves": 200.0},
+    }
+    assert _change(finals, "paper", 0.5, "iops") == pytest.approx(35.0)  # 54 / 40 − 1
+    assert _change(finals, "paper", 0.5, "gc_moves") == 0.0  # no GC in either: no change
+    assert _change(finals, "paper", 0.75, "iops") is None  # SUP-GC's run is missing
+    assert _change(finals, "+op", 0.5, "iops") is None
