@@ -164,6 +164,7 @@ def test_sup_gc_platform_tasks_build_valid_configs() -> None:
         "+op",
         "+slc_mode",
         "+fio_layout",
+        "paper, 4x blocks per die",
     }
     paper = [t for t in tasks if t.params["platform"] == "paper" and "write_ratio" in t.params]
     assert sorted({t.params["write_ratio"] for t in paper}) == [0.25, 0.5, 0.75, 0.99]

@@ -16,7 +16,7 @@ the firmware, which the scaled drive keeps), on the valid fraction of victims (s
 to the capacity and the over-provisioning, both kept) and on the 64-way parallelism under 10 outstanding
 requests (kept); the firmware's reserve of one block per die is a larger share of a smaller die, which is
 why the over-provisioning is the firmware's at its real size (below) and why the `sup-gc` report re-runs
-one point at 4× the blocks per die.
+the 75% point of the paper platform at 4× the blocks per die (its `ablations` table).
 """
 
 from __future__ import annotations

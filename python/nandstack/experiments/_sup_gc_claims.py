@@ -98,7 +98,15 @@ def platform_tasks(
             if key is None or key != "fio_layout":  # the fio layout does not apply to Sysbench
                 out.append(sysbench(scheme, name, {k: v for k, v in over.items() if not _fio_only(k)}))
     out += [sysbench(s, "today", {}) for s in ("Cosmos+", "SUP-GC")]
+    if not quick:  # the scaling check: the paper platform at 4× the blocks per die, 75% writes
+        for scheme in ("Cosmos+", "SUP-GC"):
+            over = _cosmos.cosmos_overrides(4 * blocks_per_die, streams=2 if scheme == "SUP-GC" else 1)
+            out.append(fill(0.75, scheme, SCALED, over))
     return out
+
+
+#: The platform name of the scaling check.
+SCALED = "paper, 4x blocks per die"
 
 
 def _fio_only(key: str) -> bool:
@@ -146,6 +154,8 @@ def claim_entries(
         rows += [{"claim": claim.id, "change": "today's platform", "value": now}]
         rows += [{"claim": claim.id, "change": f"+ {a.change}", "value": a.value} for a in ablations]
         rows += [{"claim": claim.id, "change": "paper platform (all of them)", "value": paper}]
+        if (SCALED, ratio, "Cosmos+") in finals:
+            rows += [{"claim": claim.id, "change": SCALED, "value": _change(finals, SCALED, ratio, metric)}]
         entries.append(claim.entry(now, paper, ablations, _why(claim, now, paper, ablations)))
     return entries, rows
 
