@@ -176,6 +176,7 @@ def test_rl_slc_cache_small(monkeypatch, tmp_path):
     parts = [t.params["part"] for t in tasks]
     assert parts.count("standin") == 10 and parts.count("pretrained") == 1 and parts.count("trace") == 5
     assert parts.count("aged") == 10
+    assert parts.count("dwa_setting2") == 2 and parts.count("fig2") == 14  # Fig. 2: pc only here
     assert all(t.config["device"]["kind"] == "hybrid" for t in tasks)
     trace_task = next(t for t in tasks if t.params["part"] == "trace")
     # 1,350 writes of 16 KiB per pass; 64 MiB needs 4 passes.
@@ -216,6 +217,12 @@ def test_rl_slc_cache_small(monkeypatch, tmp_path):
     assert pre["workload"].to_list() == ["tpcc"]
     assert analysis.verdict in ("agrees", "partly agrees", "differs")
     assert "+77.6%" in analysis.measured
+    claims = {c["id"]: c for c in analysis.claims}
+    assert list(claims) == ["R1", "R2", "R3", "R4"]
+    assert claims["R1"]["today"] == pytest.approx(expected, abs=0.01)  # R1 is the headline's number
+    assert claims["R1"]["ablations"][0]["change"].startswith("DWA with Table 2's Setting 2")
+    fig2 = tables["fig2_dwa_settings"]
+    assert fig2.height == 14 and set(fig2["setting"].to_list()) == {1, 2}
 
 
 def test_rl_slc_cache_uses_the_shared_traces_that_write():

@@ -81,8 +81,26 @@ def add_parsers(commands: Any) -> None:
         "set kernel-swap, kernel-zswap or kernel-zram under --data DIR / $NANDSTACK_DATA, else "
         "../shared/traces; `nandstack data`)",
     )
+    reproduce.add_argument(
+        "--seed",
+        type=_seed_shift,
+        default=0,
+        metavar="N",
+        help="shift every seed of every run by N (default 0: the experiment's own seeds), to check that a "
+        "result or a claim's verdict is not one draw",
+    )
     _backend_options(reproduce)
     reproduce.set_defaults(func=cmd_reproduce)
+
+
+def _seed_shift(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seed takes a non-negative integer, got `{text}`") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"--seed takes a non-negative integer, got {value}")
+    return value
 
 
 def _backend(args: argparse.Namespace) -> Any:
@@ -160,10 +178,17 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             record=not args.no_record,
             resume=args.resume,
             progress=bar,
+            seed=args.seed,
         )
     analysis = report.analysis
     print(f"{report.experiment.title}: {analysis.verdict}")
     print(textwrap.fill(analysis.measured, 100))
+    if analysis.claims:
+        from .experiments._claims import claims_markdown
+
+        quick = " --quick" if args.quick else ""
+        print(f"\nClaims (nandstack reproduce {args.name}{quick} --seed {args.seed}):")
+        print(claims_markdown(analysis.claims))
     print(report.outcome.summary_line(), file=sys.stderr)
     print(f"report: {report.index}", file=sys.stderr)
     return 1 if report.outcome.failures() else 0

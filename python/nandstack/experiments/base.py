@@ -35,6 +35,7 @@ __all__ = [
     "plane_device",
     "random_waf",
     "results_frame",
+    "shift_seeds",
     "summarize",
 ]
 
@@ -89,6 +90,9 @@ class Analysis:
     headline: dict[str, Any] = field(default_factory=dict)
     #: Extra keys of `report.json` (JSON-serialisable), e.g. a `headline` or per-program figures.
     data: dict[str, Any] = field(default_factory=dict)
+    #: The paper's headline numbers against ours (`_claims.Claim.entry` dicts): `report.json` `claims`
+    #: and the first table of `index.html`.
+    claims: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -182,6 +186,42 @@ def _task(config: dict[str, Any], params: Mapping[str, Any]) -> Task:
         config["seed"] = int(params["seed"])
     label = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
     return Task(config=config, params=dict(params), config_hash=config_hash(config), label=label)
+
+
+#: The run seed when a config sets none (docs/config-reference.md, `seed`).
+DEFAULT_SEED = 42
+
+
+def shift_seeds(task: Task, shift: int) -> Task:
+    """`task` with every seed of its config moved by `shift`: the run seed (`seed`, 42 when unset) and
+    every integer `seed` / `*_seed` key at any depth (e.g. a host program's generator seed). The params
+    keep their values (analyses group by them); the label says the shift and the config hash changes.
+    `shift = 0` returns the task unchanged."""
+    import copy
+
+    if shift == 0:
+        return task
+    config = copy.deepcopy(task.config)
+    config.setdefault("seed", DEFAULT_SEED)
+    _shift_seed_keys(config, shift)
+    label = f"{task.label} (seeds +{shift})" if task.label else f"seeds +{shift}"
+    return Task(config=config, params=dict(task.params), config_hash=config_hash(config), label=label)
+
+
+def _shift_seed_keys(node: Any, shift: int) -> None:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if (
+                (key == "seed" or key.endswith("_seed"))
+                and isinstance(value, int)
+                and not isinstance(value, bool)
+            ):
+                node[key] = value + shift
+            else:
+                _shift_seed_keys(value, shift)
+    elif isinstance(node, list):
+        for item in node:
+            _shift_seed_keys(item, shift)
 
 
 def plane_device(blocks: int, pages_per_block: int = 64, timing: bool = False) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..sweep.spec import Task
 from ..workloads import trace_stats
+from . import _dwa_settings, _rl_claims
 from .base import Analysis, Experiment, Figure, Series, Table, make_hybrid_task
 from .trace_replay import trace_dir
 from .trace_replay import traces as shared_traces
@@ -139,6 +140,19 @@ def tasks(quick: bool) -> list[Task]:
             }
             params = {"part": "pretrained", "workload": name, "manager": "rl", "seed": seed}
             out.append(make_hybrid_task(overrides, params))
+    for seed in seeds(quick):  # the R1/R2 ablation: DWA with Table 2's Setting 2 (_rl_claims)
+        for name in p["standins"]:
+            overrides = {
+                **device,
+                "device.manager.kind": "dwa",
+                "device.manager.dwa.setting": 2,
+                "workload": _standin(name, scale),
+            }
+            params = {"part": "dwa_setting2", "workload": name, "manager": "dwa", "seed": seed}
+            out.append(make_hybrid_task(overrides, params))
+    if not quick:  # Fig. 2: DWA's two Table 2 settings against utilisation
+        fig2 = tuple(w for w in _dwa_settings.WORKLOADS if w in p["standins"])
+        out += _dwa_settings.tasks(device, lambda name: _standin(name, scale), make_hybrid_task, fig2)
     if not quick:  # a half-filled device: QLC GC appears, the capacity rule bounds every SLC cache
         for seed in seeds(quick)[:3]:
             for name in p["standins"]:
@@ -423,6 +437,12 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
             caption="norm_thr = throughput ÷ QLC-only's (same stand-in and seed).",
         ),
         Table("cost_breakdown", "Write cost by cause, seconds (Fig. 7; mean over seeds)", _cost_table(frame)),
+        Table(
+            "fig2_dwa_settings",
+            "DWA under Table 2's Setting 1 (θ 64 KB) and Setting 2 (θ 16 KB) vs space utilisation (Fig. 2)",
+            _dwa_settings.table(frame),
+            "Write time in seconds by cause; faster_setting: the setting with the lower total at that point.",
+        ),
     ]
     pre = _pretrain_table(frame)
     pre_text = ""
@@ -484,7 +504,9 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
         where="on the shared traces",
         err=False,
     )
+    tables = [t for t in tables if t.name != "fig2_dwa_settings" or not t.frame.is_empty()]
     measured, verdict = _verdict(head, means)
+    claims = _claims(frame, means, pre)
     measured += pre_text + aged_text + trace_text
     if failed:
         measured += f" {failed} run(s) failed."
@@ -495,7 +517,18 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
         "why it keeps a small footprint entirely in SLC on an empty device.",
         "RL is seed-dependent: std over seeds is shown as whiskers in Fig. 4.",
     ]
-    return Analysis(measured, verdict, figures, tables, notes)
+    return Analysis(measured, verdict, figures, tables, notes, claims=claims)
+
+
+def _claims(frame: pl.DataFrame, means: pl.DataFrame, pre: pl.DataFrame) -> list[dict[str, Any]]:
+    """R1–R4 (`_rl_claims`), with the DWA Setting 2 runs as manager `dwa2` beside the stand-in means."""
+    import polars as pl
+
+    setting2 = _mean_table(frame, "dwa_setting2")
+    if not setting2.is_empty():
+        setting2 = setting2.with_columns(pl.lit("dwa2").alias("manager")).select(means.columns)
+        means = pl.concat([means, setting2], how="vertical_relaxed")
+    return _rl_claims.claim_entries(frame, means, pre)
 
 
 def _extra_part(

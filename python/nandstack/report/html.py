@@ -101,6 +101,8 @@ def render_page(
         parts.append("<h2>Failed runs</h2><ul class='errors'>")
         parts += [f"<li>{e(msg)}</li>" for msg in errors]
         parts.append("</ul>")
+    if analysis.claims:
+        parts.append(_claims_html(analysis.claims))
     if analysis.figures:
         parts.append("<h2>Figures</h2>")
     for figure in analysis.figures:
@@ -150,6 +152,52 @@ def _table_html(table: Table, csv: Path | None) -> str:
         f'<h3 id="table-{e(table.name)}">{e(table.title)}</h3><p class="meta">{caption}{link}</p>'
         f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
         "</table></div>"
+    )
+
+
+CLAIM_COLORS = {
+    "reproduced": "#1b7f3b",
+    "direction only": "#9a6700",
+    "differs": "#b3261e",
+    "not measured": "#57606a",
+}
+
+
+def _claims_html(claims: Sequence[Mapping[str, Any]]) -> str:
+    """The claims table (before the figures): the paper's number, ours on today's platform and on the
+    paper's, the verdict, then each ablation (one paper-platform difference switched on alone) and why."""
+    e = html.escape
+    rows = []
+    for c in claims:
+        color = CLAIM_COLORS.get(str(c.get("verdict")), CLAIM_COLORS["not measured"])
+        ablations = "".join(
+            f"<li>{e(str(a['change']))}: <strong>{_fmt(a.get('value'))}</strong> "
+            f'<span class="meta">({e(str(a.get("source", "")))})</span></li>'
+            for a in c.get("ablations", [])
+        )
+        detail = (f"<ul>{ablations}</ul>" if ablations else "") + e(str(c.get("why", "")))
+        unit = e(str(c.get("unit", "")))
+        rows.append(
+            f'<tr id="claim-{e(str(c["id"]))}"><td><strong>{e(str(c["id"]))}</strong></td>'
+            f"<td>{e(str(c['claim']))} <span class='meta'>({e(str(c['where']))})</span></td>"
+            f'<td class="num">{_fmt(c["paper"])} {unit}</td>'
+            f'<td class="num">{_fmt(c.get("today"))} {unit}</td>'
+            f'<td class="num">{_fmt(c.get("paper_platform"))} {unit}</td>'
+            f'<td><span class="badge" style="background:{color}">{e(str(c["verdict"]))}</span></td>'
+            f"<td>{detail}</td></tr>"
+        )
+    counts: dict[str, int] = {}
+    for c in claims:
+        counts[str(c["verdict"])] = counts.get(str(c["verdict"]), 0) + 1
+    summary = ", ".join(f"{n} {e(v)}" for v, n in counts.items())
+    return (
+        f'<h2 id="claims">Claims</h2><p class="meta">{len(claims)} claims: {summary}. "reproduced": the '
+        "paper platform's number has the paper's sign and lies within 1.5× of it (a ratio or a WAF by its "
+        'excess over 1); "direction only": the sign agrees; "differs": it does not. Ablations: from '
+        "today's platform, one paper-platform difference switched on at a time.</p>"
+        '<div class="scroll"><table><thead><tr><th>id</th><th>claim (where)</th><th>paper</th><th>today</th>'
+        "<th>paper platform</th><th>verdict</th><th>ablations · why</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 

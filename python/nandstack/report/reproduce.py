@@ -17,6 +17,7 @@ from .. import experiments
 from .._core import __version__
 from .._output import atomic_output_dir, check_out_dir
 from ..config import dumps
+from ..experiments.base import shift_seeds
 from ..results import git_commit
 from ..sweep.runner import TaskOutcome, run_tasks
 from .html import render_page
@@ -59,15 +60,19 @@ def reproduce(
     record: bool = True,
     resume: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
+    seed: int = 0,
 ) -> Report:
     """Run experiment `name` (`quick`: the ~1 minute version) and write its report folder under `out`.
     Runs are recorded in the results database (tagged with the experiment) unless `record=False`;
-    `resume` reuses recorded runs of the same configs instead of running them again."""
+    `resume` reuses recorded runs of the same configs instead of running them again. `seed` shifts
+    every seed of every run by that much (`experiments.base.shift_seeds`; 0: the experiment's own)."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed shift must be a non-negative integer, got {seed!r}")
     experiment = experiments.get(name)
     import_pyplot()  # fail before the runs, not after, when matplotlib is missing
     out_dir = out if out is not None else default_out_dir(experiment.name, quick)
     out_dir = check_out_dir(out_dir, overwrite=True)  # refused now, not after the runs
-    tasks = experiment.tasks(quick)
+    tasks = [shift_seeds(task, seed) for task in experiment.tasks(quick)]
     outcome = run_tasks(
         tasks,
         backend=backend,
@@ -85,13 +90,19 @@ def reproduce(
     # (replacing a previous report): a reader never sees half a report.
     about = {"nandstack_version": __version__, "command": "reproduce", "experiment": experiment.name}
     with atomic_output_dir(out_dir, overwrite=True, info=about) as (tmp, _):
-        files = _write_report(tmp, experiment, analysis, outcome, tasks, quick)
+        files = _write_report(tmp, experiment, analysis, outcome, tasks, quick, seed)
     files = [out_dir / p.relative_to(tmp) for p in files]
     return Report(out_dir, experiment, analysis, outcome, files)
 
 
 def _write_report(
-    out_dir: Path, experiment: Any, analysis: Any, outcome: Any, tasks: list[Any], quick: bool
+    out_dir: Path,
+    experiment: Any,
+    analysis: Any,
+    outcome: Any,
+    tasks: list[Any],
+    quick: bool,
+    seed: int = 0,
 ) -> list[Path]:
     """Every file of the report folder, written under `out_dir`; returns their paths."""
     files: list[Path] = []
@@ -120,6 +131,7 @@ def _write_report(
         "experiment": experiment.name,
         "quick": quick,
         "mode": "quick" if quick else "full",
+        "seed_shift": seed,
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "version": __version__,
         "git_commit": git_commit(),
@@ -152,6 +164,7 @@ def _write_report(
         "measured": analysis.measured,
         "verdict": analysis.verdict,
         "headline": analysis.headline,
+        "claims": analysis.claims,
         "figures": {name: [p.name for p in paths] for name, paths in figure_files.items()},
         "tables": {name: path.name for name, path in table_files.items()},
         "errors": errors,

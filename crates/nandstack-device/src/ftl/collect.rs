@@ -24,16 +24,25 @@ impl Ftl {
         let target = match gc.burst {
             GcBurst::ToStart => gc.start_free_blocks,
             GcBurst::ToStop => gc.stop_free_blocks,
+            GcBurst::OneVictim => {
+                self.counters.gc_invocations += 1;
+                return self.collect_one(scope);
+            }
         };
         self.counters.gc_invocations += 1;
         self.gc_until(scope, |f| f.free_in_scope(scope) >= target)
     }
 
-    /// Called before a host write opens a new block in `plane`: with `trigger = block_open`, the threshold
-    /// test; always, keep more than one free block per stream in the plane so that migrations find room.
-    pub(super) fn maybe_gc(&mut self, plane: u32) -> Result<()> {
+    /// Called before a host write opens a new block for open-block `slot` in `plane`: with
+    /// `trigger = block_open`, the threshold test; then (unless `burst = one_victim` and that GC opened a
+    /// block for `slot`, which the write takes instead of a free block) keep more than one free block per
+    /// stream in the plane so that migrations find room.
+    pub(super) fn maybe_gc(&mut self, plane: u32, slot: usize) -> Result<()> {
         if self.cfg.gc.trigger == GcTrigger::BlockOpen {
             self.gc_if_below_start(plane)?;
+            if self.cfg.gc.burst == GcBurst::OneVictim && self.active[slot] != NONE {
+                return Ok(());
+            }
         }
         let floor = self.streams;
         if self.free[plane as usize].len() as u32 <= floor {

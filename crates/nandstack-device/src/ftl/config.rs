@@ -113,6 +113,14 @@ pub enum GcBurst {
     ToStart,
     /// Victims until free blocks reach `stop_free_blocks` (hysteresis: collect in bursts).
     ToStop,
+    /// Exactly one victim per invocation, and a host write that finds a block opened by that victim's
+    /// migrations in its stream writes there without the per-stream floor (it takes no free block) — the
+    /// Cosmos+ OpenSSD GreedyFTL: `GarbageCollection(dieNo)` collects one victim
+    /// (`garbage_collection.c`), and `FindFreeVirtualSlice` then continues in the die's current block,
+    /// which GC's copies opened (`address_translation.c`). With `trigger = "block_open"` and
+    /// `start_free_blocks = 2` this is the firmware's schedule (GC when a die's free blocks are at
+    /// `RESERVED_FREE_BLOCK_COUNT` = 1).
+    OneVictim,
 }
 /// Where GC looks for victims and counts free blocks.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -154,7 +162,7 @@ pub struct GcConfig {
     /// When the threshold is checked: `every_write` (default) or `block_open`. See docs/model-ftl.md.
     #[serde(default)]
     pub trigger: GcTrigger,
-    /// What one invocation collects: `to_start` (default) or `to_stop`.
+    /// What one invocation collects: `to_start` (default), `to_stop` or `one_victim`.
     #[serde(default)]
     pub burst: GcBurst,
     /// `same_plane` (default) or `any_plane`.

@@ -437,7 +437,7 @@ impl Ftl {
     pub fn mean_held_free_blocks(&self) -> f64 {
         let gc = &self.cfg.gc;
         let target = match gc.burst {
-            config::GcBurst::ToStart => gc.start_free_blocks,
+            config::GcBurst::ToStart | config::GcBurst::OneVictim => gc.start_free_blocks,
             config::GcBurst::ToStop => gc.stop_free_blocks,
         } as f64;
         let mean = (gc.start_free_blocks as f64 + target) / 2.0;

@@ -15,6 +15,10 @@ fn tiny(victim: VictimConfig) -> Ftl {
 }
 
 fn tiny_with(victim: VictimConfig, trigger: GcTrigger) -> Ftl {
+    tiny_burst(victim, trigger, GcBurst::ToStart)
+}
+
+fn tiny_burst(victim: VictimConfig, trigger: GcTrigger, burst: GcBurst) -> Ftl {
     let geo = Geometry {
         channels: 1,
         chips_per_channel: 1,
@@ -34,6 +38,7 @@ fn tiny_with(victim: VictimConfig, trigger: GcTrigger) -> Ftl {
         start_free_blocks: 2,
         stop_free_blocks: 2,
         trigger,
+        burst,
         ..GcConfig::default()
     };
     let mut f = Ftl::new(geo, cfg, 1).unwrap();
@@ -112,6 +117,58 @@ fn block_open_fifo_migrates_the_oldest_blocks() {
 }
 
 #[test]
+fn one_victim_block_open_collects_one_block_and_the_host_continues_in_gc_block() {
+    // The Cosmos+ GreedyFTL schedule. Round 4's first write needs a block with one free (< 2): GC takes
+    // FIFO block 0 alone (lpn 2, 3 into block 5, the last free block; erase: 1 free) and the host goes on
+    // in block 5 (lpn 0, 4), with no second victim. Lpn 1 then needs a block, again with 1 free: GC takes
+    // block 1 alone (lpn 6, 7 into block 0), and the host fills block 0 (lpn 1, 5).
+    let mut f = tiny_burst(VictimConfig::Fifo, GcTrigger::BlockOpen, GcBurst::OneVictim);
+    write_units(&mut f, &[0, 1, 2, 3, 4, 5, 6, 7]);
+    for _ in 0..4 {
+        write_units(&mut f, &[0, 4, 1, 5]);
+    }
+    f.verify_all_versions().unwrap();
+    let c = f.counters();
+    assert_eq!(gc_counts(c), (2, 2, 4, 2));
+    assert_eq!(c.flash_program_pages, 28);
+    let placed = [
+        (2, 20),
+        (3, 21),
+        (0, 22),
+        (4, 23),
+        (6, 0),
+        (7, 1),
+        (1, 2),
+        (5, 3),
+    ];
+    // Survivors and host writes share blocks 5 and 0.
+    assert_layout(&f, &placed, &[1, 1, 0, 0, 0, 0], 1, (5, 0, 2));
+}
+
+/// Where each lpn lives, the erase counts, the free blocks and the sealed-block composition
+/// (host-only, migrated-only, mixed) after a scenario.
+fn assert_layout(
+    f: &Ftl,
+    placed: &[(u32, u32)],
+    erases: &[u32],
+    free: u32,
+    sealed: (u64, u64, u64),
+) {
+    for &(lpn, pua) in placed {
+        assert_eq!(f.lookup(lpn), Some(pua), "lpn {lpn}");
+    }
+    assert_eq!(&f.blocks().erase_count, erases);
+    assert_eq!(f.free_blocks(), free);
+    let c = f.counters();
+    let got = (
+        c.sealed_blocks_host_only,
+        c.sealed_blocks_migrated_only,
+        c.sealed_blocks_mixed,
+    );
+    assert_eq!(got, sealed);
+}
+
+#[test]
 fn every_write_fifo_interleaves_survivors_with_host_writes() {
     // Round 3's first write (lpn 0) opens block 4 (free 2 → 1). The next write finds 1 < 2 free: GC first.
     // FIFO takes block 0 (valid 2, 3), moves them into block 4 behind lpn 0, erases it (free 2); then
@@ -124,7 +181,7 @@ fn every_write_fifo_interleaves_survivors_with_host_writes() {
     assert_eq!(c.gc_read_pages, 4);
     assert_eq!(c.host_write_units, 24);
     assert_eq!(c.flash_program_pages, 28);
-    for (lpn, pua) in [
+    let placed = [
         (2, 17),
         (3, 18),
         (6, 21),
@@ -133,20 +190,9 @@ fn every_write_fifo_interleaves_survivors_with_host_writes() {
         (4, 1),
         (1, 2),
         (5, 3),
-    ] {
-        assert_eq!(f.lookup(lpn), Some(pua), "lpn {lpn}");
-    }
-    assert_eq!(&f.blocks().erase_count, &[1, 1, 1, 0, 0, 0]);
-    assert_eq!(f.free_blocks(), 2);
+    ];
     // Blocks 0..3 and the final block 0 hold host data only; blocks 4 and 5 mix survivors and host writes.
-    assert_eq!(
-        (
-            c.sealed_blocks_host_only,
-            c.sealed_blocks_migrated_only,
-            c.sealed_blocks_mixed
-        ),
-        (5, 0, 2)
-    );
+    assert_layout(&f, &placed, &[1, 1, 1, 0, 0, 0], 2, (5, 0, 2));
 }
 
 #[test]

@@ -148,7 +148,7 @@ impl Ftl {
             return Ok(());
         }
         if host {
-            self.maybe_gc(plane)?;
+            self.maybe_gc(plane, slot)?;
             if self.active[slot] != NONE {
                 return Ok(()); // GC opened a block for this very slot (shared host/GC stream).
             }

@@ -18,7 +18,7 @@ use nandstack_device::ftl::{
 use nandstack_device::nand::{CellMode, Geometry};
 use nandstack_device::Ftl;
 
-use super::reference::{Placement, RefConfig, RefFtl, State, Trigger, Victim};
+use super::reference::{Burst, Placement, RefConfig, RefFtl, State, Trigger, Victim};
 
 const U: u64 = 4096;
 
@@ -62,7 +62,7 @@ struct Case {
     place: Place,
     device_scope: bool,
     trigger: Trigger,
-    to_stop: bool,
+    burst: Burst,
 }
 
 fn victim_config(v: Victim) -> VictimConfig {
@@ -120,7 +120,7 @@ fn build(dev: &Dev, case: &Case, hot: &[bool], seed: u64, ref_seed: u64) -> (Ftl
             logical_units: ftl.logical_units(),
             start,
             stop,
-            to_stop: case.to_stop,
+            burst: case.burst,
             trigger: case.trigger,
             device_scope: case.device_scope,
             victim: case.victim,
@@ -167,10 +167,10 @@ fn engine_config(dev: &Dev, case: &Case) -> (Geometry, FtlConfig) {
                 Trigger::EveryWrite => GcTrigger::EveryWrite,
                 Trigger::BlockOpen => GcTrigger::BlockOpen,
             },
-            burst: if case.to_stop {
-                GcBurst::ToStop
-            } else {
-                GcBurst::ToStart
+            burst: match case.burst {
+                Burst::ToStart => GcBurst::ToStart,
+                Burst::ToStop => GcBurst::ToStop,
+                Burst::OneVictim => GcBurst::OneVictim,
             },
             ..GcConfig::default()
         },
@@ -381,13 +381,13 @@ fn all_cases() -> Vec<Case> {
         for place in PLACES {
             for device_scope in [false, true] {
                 for trigger in [Trigger::EveryWrite, Trigger::BlockOpen] {
-                    for to_stop in [false, true] {
+                    for burst in [Burst::ToStart, Burst::ToStop, Burst::OneVictim] {
                         v.push(Case {
                             victim,
                             place,
                             device_scope,
                             trigger,
-                            to_stop,
+                            burst,
                         });
                     }
                 }
@@ -514,7 +514,7 @@ fn steady_state_waf_agrees_with_the_reference_within_two_percent() {
                         place,
                         device_scope,
                         trigger: Trigger::EveryWrite,
-                        to_stop: false,
+                        burst: Burst::ToStart,
                     };
                     // Randomized victims' WAF is noisy: average it over seeds on both sides.
                     let seeds = match victim {
@@ -583,7 +583,7 @@ fn lockstep_on_random_geometries() {
             } else {
                 Trigger::BlockOpen
             },
-            to_stop: rng.chance(0.5),
+            burst: [Burst::ToStart, Burst::ToStop, Burst::OneVictim][rng.below(3) as usize],
         };
         let pattern = match rng.below(3) {
             0 => Pattern::Uniform,

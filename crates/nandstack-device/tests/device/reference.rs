@@ -11,8 +11,10 @@
 //! * free blocks are taken in the order they became free (initially by block id) per plane;
 //! * GC schedule: `every_write` tests the threshold before every host unit write, `block_open` only
 //!   when the host write needs a new block (before taking it); a burst collects victims until free
-//!   blocks in scope reach `start` (`to_start`) or `stop` (`to_stop`); a host write that needs a new
-//!   block never leaves its plane with `streams` or fewer free blocks (plane GC first);
+//!   blocks in scope reach `start` (`to_start`) or `stop` (`to_stop`), or exactly one victim
+//!   (`one_victim`); a host write that needs a new block never leaves its plane with `streams` or fewer
+//!   free blocks (plane GC first) — except, with `one_victim` and `block_open`, when the threshold GC
+//!   left an open block in the write's stream: the write goes there;
 //! * migrations keep the victim's plane and go to the stream the placement gives them, in slot order;
 //! * greedy: fewest valid units; device scope breaks ties on the lower plane first; then by when the
 //!   block reached its count (sealed, or lost a valid unit while sealed): oldest or newest;
@@ -36,6 +38,14 @@ pub enum Victim {
     Fifo,
     Random,
     DChoices(u32),
+}
+
+/// What one GC invocation collects.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Burst {
+    ToStart,
+    ToStop,
+    OneVictim,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -62,7 +72,7 @@ pub struct RefConfig {
     pub logical_units: u32,
     pub start: u32,
     pub stop: u32,
-    pub to_stop: bool,
+    pub burst: Burst,
     pub trigger: Trigger,
     pub device_scope: bool,
     pub victim: Victim,
@@ -214,7 +224,10 @@ impl RefFtl {
             if self.cfg.trigger == Trigger::BlockOpen {
                 self.gc_if_below_start(plane);
             }
-            while self.free[plane as usize].len() as u32 <= self.streams {
+            let took_gc_block = self.cfg.trigger == Trigger::BlockOpen
+                && self.cfg.burst == Burst::OneVictim
+                && self.open[(stream * self.cfg.planes + plane) as usize].is_some();
+            while !took_gc_block && self.free[plane as usize].len() as u32 <= self.streams {
                 self.collect(Some(plane));
             }
         }
@@ -311,12 +324,15 @@ impl RefFtl {
         if self.free_in_scope(plane) >= self.cfg.start {
             return;
         }
-        let target = if self.cfg.to_stop {
-            self.cfg.stop
-        } else {
-            self.cfg.start
-        };
         let scope = (!self.cfg.device_scope).then_some(plane);
+        let target = match self.cfg.burst {
+            Burst::ToStart => self.cfg.start,
+            Burst::ToStop => self.cfg.stop,
+            Burst::OneVictim => {
+                self.collect(scope);
+                return;
+            }
+        };
         let mut guard = 0;
         while self.free_in_scope(plane) < target {
             self.collect(scope);
