@@ -93,14 +93,24 @@ def add_parsers(commands: Any) -> None:
     reproduce.set_defaults(func=cmd_reproduce)
 
 
-def _seed_shift(text: str) -> int:
+def _whole(text: str, minimum: int, what: str) -> int:
+    """An option's whole-number value, at least `minimum` (refused, never clamped: `-j -3` is an error)."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--seed takes a non-negative integer, got `{text}`") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"--seed takes a non-negative integer, got {value}")
+        raise argparse.ArgumentTypeError(f"{what} takes a whole number, got `{text}`") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{what} takes a whole number >= {minimum}, got {value}")
     return value
+
+
+def _seed_shift(text: str) -> int:
+    return _whole(text, 0, "--seed")
+
+
+def _positive(text: str) -> int:
+    """`-j N`: a whole number of workers, at least 1."""
+    return _whole(text, 1, "-j/--workers")
 
 
 def _backend(args: argparse.Namespace) -> Any:
@@ -192,14 +202,3 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     print(report.outcome.summary_line(), file=sys.stderr)
     print(f"report: {report.index}", file=sys.stderr)
     return 1 if report.outcome.failures() else 0
-
-
-def _positive(text: str) -> int:
-    """`-j N`: a whole number of workers, at least 1 (never clamped: `-j -3` is refused)."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"`{text}` is not a whole number") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{n} workers: give at least 1")
-    return n
