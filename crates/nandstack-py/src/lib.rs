@@ -62,8 +62,8 @@ fn trace_stats(py: Python<'_>, path: String, format: String) -> PyResult<String>
 #[pyfunction]
 fn kswap_setup_json() -> String {
     serde_json::json!({
-        "seed": nandstack_host::kswap::SEED,
-        "backend": nandstack_host::kswap::loop_backend_json(),
+        "seed": nandstack_kernel::kswap::SEED,
+        "backend": nandstack_kernel::kswap::loop_backend_json(),
     })
     .to_string()
 }
@@ -72,7 +72,7 @@ fn kswap_setup_json() -> String {
 #[pyfunction]
 #[pyo3(signature = (quick=false))]
 fn bench_host(py: Python<'_>, quick: bool) -> PyResult<String> {
-    py.allow_threads(|| nandstack_host::bench_host(quick))
+    py.allow_threads(|| nandstack_sim::hostrun::bench_host(quick))
         .map_err(errors::to_py_err)
 }
 

@@ -20,6 +20,7 @@ pub mod report;
 pub mod run;
 pub mod series;
 pub mod source;
+pub mod usage;
 
 use nandstack_core::Result;
 

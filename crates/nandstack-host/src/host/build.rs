@@ -6,12 +6,13 @@ use std::collections::BinaryHeap;
 
 use nandstack_core::rng::Rng;
 use nandstack_core::{Error, Result};
+use nandstack_device::Device;
 
 use super::{Host, HostStats, Params};
 use crate::block::BlockLayer;
 use crate::config::{
-    mib, DiscardMode, HostSimConfig, ReadaheadPolicyKind, ReclaimPolicyKind, SwapAllocatorKind,
-    SwapBackendConfig,
+    mib, BlockTraceOut, DiscardMode, HostConfig, ProcessConfig, ReadaheadPolicyKind,
+    ReclaimPolicyKind, SwapAllocatorKind, SwapBackendConfig,
 };
 use crate::pagecache::PageCache;
 use crate::reclaim::{ClockReclaim, FifoReclaim, LinuxReclaim, ReclaimPolicy};
@@ -29,23 +30,37 @@ use crate::vm::page::{MAX_FRAMES, MAX_SLOTS};
 use crate::vm::{Vm, Vma, VmaKind, VmaRa};
 use crate::workloads::{MapKind, Workload};
 
+/// What a host is built from: the host and its processes (checked by the run's config), the seed of its
+/// random streams, and where to write its block trace.
+#[derive(Clone, Copy)]
+pub struct HostSetup<'a> {
+    pub seed: u64,
+    pub host: &'a HostConfig,
+    pub processes: &'a [ProcessConfig],
+    pub block_trace: Option<&'a BlockTraceOut>,
+}
+
 impl Host {
-    /// Build the host for `cfg` running `workloads` (one per process, in order).
-    pub fn build(cfg: &HostSimConfig, workloads: &[Workload], verify: bool) -> Result<Host> {
-        Self::build_polled(cfg, workloads, verify, &mut |_, _| Ok(()))
+    /// Build the host for `cfg` on the device `dev` running `workloads` (one per process, in order).
+    pub fn build(
+        cfg: &HostSetup,
+        dev: Box<dyn Device>,
+        workloads: &[Workload],
+        verify: bool,
+    ) -> Result<Host> {
+        Self::build_polled(cfg, dev, workloads, verify, &mut |_, _| Ok(()))
     }
 
     /// [`Host::build`], calling `poll(done, total)` while the RAM's frame table is built (the one
     /// part whose time grows with the config: up to 1 TiB of RAM); an error from it ends the build.
     pub fn build_polled(
-        cfg: &HostSimConfig,
+        cfg: &HostSetup,
+        dev: Box<dyn Device>,
         workloads: &[Workload],
         verify: bool,
         poll: &mut dyn FnMut(u64, u64) -> Result<()>,
     ) -> Result<Host> {
-        let h = &cfg.host;
-        // Read-after-write version checks and FTL invariants in the device too, under verify.
-        let dev = nandstack_device::build(&cfg.device, cfg.seed, verify, None)?;
+        let h = cfg.host;
         let capacity = dev.capacity_bytes();
         let dev_zones = dev.zone_model();
         // Partitions.
@@ -259,7 +274,7 @@ impl Host {
         // Processes.
         let mut file_base = 0u32;
         let mut need = vec![0u64; vm.memcgs.len()];
-        for (i, (w, pcfg)) in workloads.iter().zip(&cfg.processes).enumerate() {
+        for (i, (w, pcfg)) in workloads.iter().zip(cfg.processes).enumerate() {
             let m = match &pcfg.cgroup {
                 Some(name) => {
                     1 + h
@@ -334,11 +349,7 @@ impl Host {
                 ),
             ));
         }
-        let mut io = BlockLayer::new(
-            dev,
-            h.swap.max_request_kib / 4,
-            cfg.run.block_trace.as_ref(),
-        )?;
+        let mut io = BlockLayer::new(dev, h.swap.max_request_kib / 4, cfg.block_trace)?;
         swap.backend.swapon(&mut io, swap.nslots)?;
         let worker_packs = swap.backend.may_retime();
         let p = Params {

@@ -217,6 +217,16 @@ pub struct Host {
 }
 
 impl Host {
+    /// The device below the host (the runner preconditions, flushes and reports it).
+    pub fn device(&self) -> &dyn nandstack_device::Device {
+        self.io.dev.as_ref()
+    }
+
+    /// The device below the host, to precondition or flush it between the host's steps.
+    pub fn device_mut(&mut self) -> &mut dyn nandstack_device::Device {
+        self.io.dev.as_mut()
+    }
+
     /// The reclaim policy's name.
     pub fn policy_name(&self) -> &'static str {
         self.policy.as_ref().map_or("?", |p| p.name())
@@ -547,6 +557,23 @@ impl Host {
         }
         self.rotate_batch = v;
         self.rotate_batch.clear();
+    }
+
+    /// The host's background work due at `now`, in this order: the zswap worker, I/O completions, the
+    /// swap backend's own work (ZNSwap's zone resets and GC steps), idle-time discards, the flusher.
+    pub fn background(&mut self, now: u64) -> Result<()> {
+        self.zswap_worker_run(now)?;
+        self.process_completions(now);
+        self.swap_backend_tick(now)?;
+        self.idle_discards(now)?;
+        self.flusher_tick(now)
+    }
+
+    /// The end of the run at `now`: the per-CPU slot caches go back and the discards still asked for are
+    /// issued, so writes in flight complete.
+    pub fn settle(&mut self, now: u64) -> Result<()> {
+        self.swap.drain_slot_caches();
+        self.flush_discards(now)
     }
 
     /// Issue the discards the swap area asked for (by the `kworker` discard work, at `now`).
