@@ -77,12 +77,23 @@ pub const ZRAM_FIGURES: [&str; 10] = [
     "pool_bytes_per_stored_page",
 ];
 
-/// Figures in bytes (their floor in the tolerance is 1000 pages of 4 KiB).
+/// The figures in bytes (their floor in the tolerance is 1000 pages of 4 KiB).
+pub const BYTE_FIGURES: [&str; 4] = [
+    "pool_total_size",
+    "orig_data_size",
+    "compr_data_size",
+    "mem_used_total",
+];
+
+/// Whether `figure` is in bytes ([`BYTE_FIGURES`]).
 pub fn is_bytes(figure: &str) -> bool {
-    matches!(
-        figure,
-        "pool_total_size" | "orig_data_size" | "compr_data_size" | "mem_used_total"
-    )
+    BYTE_FIGURES.contains(&figure)
+}
+
+/// The figure lists as JSON, `{"zswap": [...], "zram": [...], "bytes": [...]}`: the Python experiments
+/// `kernel-zswap` and `kernel-zram` read them from here (written once).
+pub fn figures_json() -> serde_json::Value {
+    json!({"zswap": ZSWAP_FIGURES, "zram": ZRAM_FIGURES, "bytes": BYTE_FIGURES})
 }
 
 /// One capture (one repetition of a program).

@@ -68,6 +68,13 @@ fn kswap_setup_json() -> String {
     .to_string()
 }
 
+/// The kernel-zswap and kernel-zram figure lists (Rust's `kcswap`): `{"zswap": [...], "zram": [...],
+/// "bytes": [...]}` as JSON.
+#[pyfunction]
+fn kcswap_figures_json() -> String {
+    nandstack_kernel::kcswap::figures_json().to_string()
+}
+
 /// The host memory/swap model's benchmark (GIL released); returns its report as JSON.
 #[pyfunction]
 #[pyo3(signature = (quick=false))]
@@ -96,6 +103,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(bench_host, m)?)?;
     m.add_function(wrap_pyfunction!(kswap_setup_json, m)?)?;
+    m.add_function(wrap_pyfunction!(kcswap_figures_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_toml, m)?)?;
     m.add_function(wrap_pyfunction!(config_reference_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(bench_py, m)?)?;

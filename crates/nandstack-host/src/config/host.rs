@@ -328,7 +328,7 @@ pub enum SwapBackendConfig {
     Znswap(super::znswap::ZnswapConfig),
 }
 /// When the loop worker is packed onto the waking task's CPU (`host.swap.backend.packing`). The defaults
-/// are [`LoopPacking::VCPU`]: the pooled figures of seven `trace-reclaim.sh --sched` traces of four
+/// are `LoopPacking::VCPU` (`kswap::VCPU_PACKING`): the pooled figures of seven `trace-reclaim.sh --sched` traces of four
 /// programs on a VM of the captures' kind (docs/kernel-swap-comparison.md, "Waking the loop worker, and
 /// where it runs").
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]

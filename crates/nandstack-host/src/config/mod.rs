@@ -11,13 +11,18 @@ mod compress;
 mod diss;
 mod ezswap;
 mod host;
-pub mod launch;
-mod workload;
 mod znswap;
 
+pub use crate::workloads::config::{
+    AppProfile, EtcConfig, InlineConfig, KeyDistribution, MemtouchConfig, MemtouchPattern,
+    MobileConfig, MobileScenario, PmbenchConfig, RefFormat, TraceRefsConfig, VmScalConfig,
+    VmScalPattern, WorkloadConfig, YcsbConfig,
+};
+pub use crate::workloads::launch_config as launch;
+pub use crate::workloads::launch_config::{LaunchApp, LaunchConfig};
 pub use compress::{
-    AlgorithmCost, CompressionCosts, CompressorKind, FullPoolPolicy, ZpoolKind, ZramConfig,
-    ZramWritebackConfig, ZramWritebackMode, ZswapConfig,
+    page_ns, AlgorithmCost, CompressionCosts, CompressorKind, FullPoolPolicy, ZpoolKind,
+    ZramConfig, ZramWritebackConfig, ZramWritebackMode, ZswapConfig,
 };
 pub use diss::IdleTrimConfig;
 pub use ezswap::{AdmissionKind, EntropySample, EzswapConfig, ReplacementKind};
@@ -26,14 +31,8 @@ pub use host::{
     ReadaheadConfig, ReadaheadPolicyKind, ReclaimConfig, ReclaimPolicyKind, SwapAllocatorKind,
     SwapBackendConfig, SwapConfig,
 };
-pub use launch::{LaunchApp, LaunchConfig};
 pub use nandstack_device::config::GeometryOverrides;
 pub use nandstack_device::spec::DeviceSpec;
-pub use workload::{
-    AppProfile, EtcConfig, InlineConfig, KeyDistribution, MemtouchConfig, MemtouchPattern,
-    MobileConfig, MobileScenario, PmbenchConfig, RefFormat, TraceRefsConfig, VmScalConfig,
-    VmScalPattern, WorkloadConfig, YcsbConfig,
-};
 pub use znswap::{validate_backend, ZnswapConfig, ZonePolicyConfig};
 
 use nandstack_core::{Error, Result};

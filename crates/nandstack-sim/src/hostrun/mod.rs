@@ -37,7 +37,7 @@ pub fn build(
 /// Check `cfg`, build it and run every thread to its end (no preconditioning, no flush of the drive,
 /// no summary): for tests and the kernel comparisons, which read the finished host.
 pub fn simulate(cfg: &SimConfig, verify: bool) -> Result<Sim> {
-    crate::run::check(cfg)?;
+    cfg.check()?;
     let mut sim = build(cfg, verify, &mut |_, _, _| true)?;
     sim.run(&mut |_, _, _| true)?;
     Ok(sim)
@@ -120,7 +120,7 @@ fn age(
         cfg.workload.synthetic.validate(dev.capacity_bytes())?;
     }
     let mut ticker = crate::progress::Ticker::new("precondition", 0, cb)?;
-    crate::run::prepare(cfg, dev, cfg.seed, verify, &mut ticker, Some(fractions))?;
+    crate::precondition::prepare(cfg, dev, cfg.seed, verify, &mut ticker, Some(fractions))?;
     Ok(())
 }
 

@@ -20,13 +20,13 @@
 
 use nandstack_core::Result;
 
-use super::policy::Pick;
-use super::MAX_RECLAIM_RETRIES;
-use crate::host::{Ctx, Host, COMM_KWORKER};
+use super::{Ctx, Host, COMM_KWORKER};
 use crate::swap::backend::SwapPage;
 use crate::swap::MAP_CACHE;
 use crate::vm::page::*;
 use crate::vm::workingset::is_shadow;
+use crate::zswap::policy::Pick;
+use crate::zswap::MAX_RECLAIM_RETRIES;
 
 impl Host {
     /// Run zswap's writeback worker until its clock reaches `now` (or it has nothing to do).

@@ -164,10 +164,7 @@ pub fn parse_mix(key: &str, text: &str) -> Result<[u32; CLASSES.len()]> {
 impl LaunchConfig {
     pub fn validate(&self, key: &str) -> Result<()> {
         let k = |f: &str| format!("{key}.{f}");
-        let apps = self
-            .apps
-            .clone()
-            .unwrap_or_else(crate::workloads::launch::table2);
+        let apps = self.apps.clone().unwrap_or_else(super::launch::table2);
         if self.app_count == 0 || self.app_count as usize > apps.len() {
             return Err(Error::config(
                 k("app_count"),

@@ -15,11 +15,11 @@
 
 use nandstack_core::{Error, Result};
 
-use super::Store;
+use super::{Ctx, FaultKind, Host};
 use crate::contents::{is_zero, PageContents};
-use crate::host::{Ctx, FaultKind, Host};
 use crate::swap::backend::{Submit, SwapBackend, SwapPage};
 use crate::vm::page::*;
+use crate::zswap::Store;
 
 /// Host-level state of compressed swap: page contents per process, the frames the pools hold, scratch.
 pub struct CswapState {
@@ -34,7 +34,7 @@ pub struct CswapState {
     /// Swap writes the backend refused (the pages stayed dirty in memory).
     pub failed_writes: u64,
     /// All-page accommodation: file page → virtual page, write versions.
-    pub apa: super::apa::ApaState,
+    pub apa: crate::zswap::apa::ApaState,
 }
 
 impl Default for CswapState {

@@ -25,8 +25,8 @@
 
 use nandstack_core::Result;
 
-use super::policy::Pick;
-use crate::host::{Ctx, Host};
+use super::{Ctx, Host};
+use crate::zswap::policy::Pick;
 
 /// `z3fold_reclaim_page(pool, 8)` / `zbud_reclaim_page(pool, 8)`: victim pages tried per shrink.
 pub const SHRINK_RETRIES: u32 = 8;

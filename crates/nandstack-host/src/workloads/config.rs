@@ -21,7 +21,7 @@ pub enum WorkloadConfig {
     /// Mobile app switching per Table 2 of the DISS paper (Video/Game/Social/Office).
     Mobile(MobileConfig),
     /// The ezswap paper's app launch cycle (Table 2 apps launched in turn, repeated), with contents.
-    Launch(super::launch::LaunchConfig),
+    Launch(super::launch_config::LaunchConfig),
     /// Replay of a memory-reference trace file (vm `hexaddr R|W`, UCSD `l|s 0xADDR n`, LIRS, nsref).
     Trace(TraceRefsConfig),
     /// A short reference string given in the config (tests, textbook examples).
