@@ -3,7 +3,7 @@
 for byte: the proof that a refactoring moved code without changing behaviour.
 
     python tools/identical.py record DIR [--fast]     # run everything, write the figures to DIR
-    python tools/identical.py compare BASE NEW        # byte-compare two recordings, print the first differences
+    python tools/identical.py compare BASE NEW        # byte-compare two recordings (first differences)
     python tools/identical.py check BASE [--fast]     # record into a temporary folder, compare with BASE
 
 What is recorded (run with the python whose `nandstack` is the build under test):
@@ -15,8 +15,8 @@ Left out because they are wall-clock or host-specific, not figures: every key na
 (run time, rates per wall second, CPU seconds), and in `report.json` `date`, `version` and `git_commit`.
 Plots (PNG/SVG) are drawn from the CSV tables and are not compared.
 
-`--fast` records the presets and `kernel-swap` only (a few minutes); the full set takes longer (see
-docs/testing.md).
+`--fast` records the presets and `kernel-swap` only (about 3 minutes); the full set about 6–11 minutes
+(docs/testing.md, "Byte-identical figures across a refactoring").
 """
 
 from __future__ import annotations
@@ -58,7 +58,10 @@ def _nandstack(*args: str) -> None:
 
 def _presets() -> list[str]:
     out = subprocess.run(
-        [sys.executable, "-m", "nandstack", "run", "--list-presets"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "nandstack", "run", "--list-presets"],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     return [line.split()[0] for line in out.splitlines() if line.strip()]
 
@@ -79,7 +82,15 @@ def record(dest: Path, fast: bool) -> None:
         for name, quick in experiments:
             t0 = time.monotonic()
             out = work / f"reproduce-{name}"
-            _nandstack("reproduce", name, "--out", str(out), "--no-record", "--quiet", *(["--quick"] if quick else []))
+            _nandstack(
+                "reproduce",
+                name,
+                "--out",
+                str(out),
+                "--no-record",
+                "--quiet",
+                *(["--quick"] if quick else []),
+            )
             target = dest / "reproduce" / name
             target.mkdir(parents=True, exist_ok=True)
             for csv in sorted(out.glob("*.csv")):
@@ -113,7 +124,11 @@ def compare(base: Path, new: Path, max_lines: int = 30) -> bool:
         same = False
         print(f"DIFFERS: {rel}")
         diff = difflib.unified_diff(
-            a.decode(errors="replace").splitlines(), b.decode(errors="replace").splitlines(), "before", "after", n=1
+            a.decode(errors="replace").splitlines(),
+            b.decode(errors="replace").splitlines(),
+            "before",
+            "after",
+            n=1,
         )
         for i, line in enumerate(diff):
             if i >= max_lines:
@@ -126,7 +141,9 @@ def compare(base: Path, new: Path, max_lines: int = 30) -> bool:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="cmd", required=True)
     rec = sub.add_parser("record", help="run everything and write the figures to DIR")
     rec.add_argument("dir", type=Path)
