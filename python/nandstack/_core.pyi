@@ -76,6 +76,10 @@ def trace_stats(path: str, format: str) -> str:
 def bench_host(quick: bool = False) -> str:
     """The host memory/swap model's benchmark (GIL released); returns its report JSON."""
 
+def kcswap_figures_json() -> str:
+    """The kernel-zswap and kernel-zram figure lists (Rust's `kcswap`): `{"zswap": [...], "zram": [...],
+    "bytes": [...]}` as JSON."""
+
 def kswap_setup_json() -> str:
     """The kernel-swap captures' setup shared with Rust's `kswap::config`: `{"seed": …, "backend": …}` (the
     seed and `host.swap.backend`), as JSON."""

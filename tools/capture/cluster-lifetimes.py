@@ -5,7 +5,7 @@
 
 Each file is a capture in `capture-swap.sh`'s format (`time_s,op,sector,sectors,comm`; sectors of 512
 bytes from the swap device's start) — a kernel capture, or the model's run of one written by
-`cargo run --release -p nandstack-host --example kswap_trace NAME OUT.csv`. Clusters are 512 slots of
+`cargo run --release -p nandstack-kernel --example kswap_trace NAME OUT.csv`. Clusters are 512 slots of
 4 KiB. For the first 64 clusters in the order they were first written, it prints how many of the slots
 written there were never read back after their last write (a slot freed without a read was freed by a
 swap-cache hit: its page was faulted back before reclaim freed it; one still held at the end is a page

@@ -26,6 +26,11 @@ pub enum Region {
 /// Request size histograms are kept exactly up to this many pages.
 pub const HIST_PAGES: usize = 1024;
 
+/// Issuer ids of kernel threads in the block trace (the first entries of the layer's `comms`).
+pub const COMM_KSWAPD: u16 = 0;
+pub const COMM_KWORKER: u16 = 1;
+pub const COMM_FLUSH: u16 = 2;
+
 /// Requests and pages indexed `[region][kind]`, and request sizes.
 #[derive(Clone, Debug)]
 pub struct IoCounters {

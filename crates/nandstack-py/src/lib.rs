@@ -64,17 +64,24 @@ fn trace_stats(py: Python<'_>, path: String, format: String) -> PyResult<String>
 #[pyfunction]
 fn kswap_setup_json() -> String {
     serde_json::json!({
-        "seed": nandstack_host::kswap::SEED,
-        "backend": nandstack_host::kswap::loop_backend_json(),
+        "seed": nandstack_kernel::kswap::SEED,
+        "backend": nandstack_kernel::kswap::loop_backend_json(),
     })
     .to_string()
+}
+
+/// The kernel-zswap and kernel-zram figure lists (Rust's `kcswap`): `{"zswap": [...], "zram": [...],
+/// "bytes": [...]}` as JSON.
+#[pyfunction]
+fn kcswap_figures_json() -> String {
+    nandstack_kernel::kcswap::figures_json().to_string()
 }
 
 /// The host memory/swap model's benchmark (GIL released); returns its report as JSON.
 #[pyfunction]
 #[pyo3(signature = (quick=false))]
 fn bench_host(py: Python<'_>, quick: bool) -> PyResult<String> {
-    gil::detached(py, || nandstack_host::bench_host(quick)).map_err(errors::to_py_err)
+    gil::detached(py, || nandstack_sim::hostrun::bench_host(quick)).map_err(errors::to_py_err)
 }
 
 /// ezswap: entropy-vs-compression-ratio correlation on the Silesia pages in `corpus_dir`, every
@@ -97,6 +104,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(bench_host, m)?)?;
     m.add_function(wrap_pyfunction!(kswap_setup_json, m)?)?;
+    m.add_function(wrap_pyfunction!(kcswap_figures_json, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_toml, m)?)?;
     m.add_function(wrap_pyfunction!(config_reference_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(bench_py, m)?)?;

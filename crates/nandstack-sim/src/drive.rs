@@ -77,7 +77,7 @@ pub fn drive(
     ticker: &mut Ticker,
     sink: Option<SeriesSink>,
 ) -> Result<Measured> {
-    let cpu0 = crate::bench::cpu_seconds();
+    let cpu0 = crate::usage::cpu_seconds();
     let mut rec = Recorder::new(intervals, dev, sink)?;
     let (mut reads, mut writes, mut trims) = (Histogram::new(), Histogram::new(), Histogram::new());
     let mut outstanding: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
@@ -148,7 +148,7 @@ pub fn drive(
     // Write back the buffer and pad open pages; device-internal, so not part of the measured time.
     let flush_done_ns = dev.flush(Nanos(last_done))?.0;
     rec.finish(dev, last_done, n)?;
-    let cpu_seconds = cpu0.zip(crate::bench::cpu_seconds()).map(|(a, b)| b - a);
+    let cpu_seconds = cpu0.zip(crate::usage::cpu_seconds()).map(|(a, b)| b - a);
     Ok(Measured {
         requests: n,
         reads,

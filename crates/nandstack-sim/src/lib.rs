@@ -13,6 +13,7 @@ pub mod frontend;
 pub mod hostrun;
 pub mod limits;
 pub mod nvme;
+pub mod precondition;
 pub mod presets;
 pub mod progress;
 pub mod reference;
@@ -20,6 +21,7 @@ pub mod report;
 pub mod run;
 pub mod series;
 pub mod source;
+pub mod usage;
 
 use nandstack_core::Result;
 
@@ -76,7 +78,7 @@ pub use bench::bench_json;
 /// limit is checked when the run starts: it changes from moment to moment).
 pub fn validate_config_json(config_json: &str) -> Result<String> {
     let cfg = SimConfig::from_json(config_json)?;
-    run::check(&cfg)?;
+    cfg.check()?;
     if let Some(bytes) = cfg.run.memory_limit_bytes {
         let e = limits::estimate(&cfg, false, false)?;
         limits::check(

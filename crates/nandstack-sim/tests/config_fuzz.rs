@@ -147,7 +147,7 @@ fn contract(base: &Value, leaves: &[Vec<String>], picks: &[Pick]) -> Result<(), 
     keep_outputs_in_temp(&mut v);
     CASES.fetch_add(1, Ordering::Relaxed);
     let outcome = SimConfig::from_value(v).and_then(|cfg| {
-        run::check(&cfg)?;
+        cfg.check()?;
         let e = limits::estimate(&cfg, false, false)?;
         if e.total_bytes() > 256 << 20 {
             return Ok(());

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import data
+from .. import _core, data
 from .._core import NandstackError
 from ..sweep.spec import Task
 from ._phases import FLUSH_PHASES_MS, STATS_FLUSH_MS, first_finished, median_figures, phase_note, phase_params
@@ -29,35 +29,10 @@ if TYPE_CHECKING:
 #: Environment variable naming the captures folder (`nandstack reproduce … --captures DIR` sets it).
 CAPTURES_ENV = "NANDSTACK_CAPTURES"
 
-FIGURES = {
-    "zswap": (
-        "zswpout",
-        "zswpin",
-        "zswpwb",
-        "pswpout",
-        "pswpin",
-        "swpout_zero",
-        "swpin_zero",
-        "stored_pages",
-        "pool_total_size",
-        "stored_incompressible_pages",
-        "pool_limit_hit",
-        "pool_bytes_per_stored_page",
-    ),
-    "zram": (
-        "pswpout",
-        "pswpin",
-        "swpout_zero",
-        "swpin_zero",
-        "orig_data_size",
-        "compr_data_size",
-        "mem_used_total",
-        "huge_pages",
-        "notify_free",
-        "pool_bytes_per_stored_page",
-    ),
-}
-BYTE_FIGURES = frozenset({"pool_total_size", "orig_data_size", "compr_data_size", "mem_used_total"})
+#: The figures compared per kind and those in bytes: written once, in Rust (`nandstack-kernel`'s `kcswap`).
+_FIGURE_LISTS = json.loads(_core.kcswap_figures_json())
+FIGURES = {kind: tuple(_FIGURE_LISTS[kind]) for kind in ("zswap", "zram")}
+BYTE_FIGURES = frozenset(_FIGURE_LISTS["bytes"])
 #: The programs of `--quick` (the fastest to run).
 QUICK = {
     "zswap": ("kzswap_normal_w50_random_lzo", "kzswap_uniform_w50_sparse_lzo"),

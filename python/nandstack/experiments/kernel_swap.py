@@ -117,7 +117,7 @@ def _checked(folder: Path, name: str) -> Capture:
 
 def capture_overrides(c: Capture) -> dict[str, Any]:
     """The config that runs the capture's program on the captures' setup — the same as the Rust test's
-    `kswap::config` (crates/nandstack-host/src/kswap.rs explains each value): a cgroup-v1 limit, swap on a
+    `kswap::config` (crates/nandstack-kernel/src/kswap.rs explains each value): a cgroup-v1 limit, swap on a
     loop device over a tmpfs file (rotational: cluster readahead, one global cluster; its idle worker
     woken in 10 µs, the captures' swap-in round trip, plus the VM's traced wake-up tail, and packed onto
     memtouch's CPU as the VM's scheduler does — backend and seed come from Rust, `kswap_setup_json`), the

@@ -429,3 +429,8 @@ impl ZramConfig {
         Ok(())
     }
 }
+
+/// CPU time of `cycles_per_byte` over a 4 KiB page at `mhz`, ns (zswap's and zram's compression costs).
+pub fn page_ns(cycles_per_byte: f64, mhz: f64) -> u64 {
+    (cycles_per_byte * 4096.0 * 1000.0 / mhz).round() as u64
+}

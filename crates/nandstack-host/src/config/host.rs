@@ -328,7 +328,7 @@ pub enum SwapBackendConfig {
     Znswap(super::znswap::ZnswapConfig),
 }
 /// When the loop worker is packed onto the waking task's CPU (`host.swap.backend.packing`). The defaults
-/// are `kswap::VCPU_PACKING`: the pooled figures of seven `trace-reclaim.sh --sched` traces of four
+/// are `LoopPacking::VCPU` (`kswap::VCPU_PACKING`): the pooled figures of seven `trace-reclaim.sh --sched` traces of four
 /// programs on a VM of the captures' kind (docs/kernel-swap-comparison.md, "Waking the loop worker, and
 /// where it runs").
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -349,9 +349,21 @@ pub struct LoopPacking {
     /// Scheduler tick (HZ 250), µs: a packed worker waits at most until the next one. Default 4000.
     pub tick_us: f64,
 }
+impl LoopPacking {
+    /// The kernel captures' VM (`nandstack-kernel`'s `kswap::VCPU_PACKING`): the pooled figures of seven
+    /// `trace-reclaim.sh --sched` traces of four programs.
+    pub const VCPU: LoopPacking = LoopPacking {
+        near_idle_us: 10.0,
+        enter_near_idle: 0.73,
+        enter: 0.03,
+        stay: 0.87,
+        max_util: 0.5,
+        tick_us: 4000.0,
+    };
+}
 impl Default for LoopPacking {
     fn default() -> LoopPacking {
-        crate::kswap::VCPU_PACKING
+        LoopPacking::VCPU
     }
 }
 fn d_loop_req() -> f64 {

@@ -140,7 +140,7 @@ impl Host {
         let fr = self.vm.frames[f as usize];
         debug_assert!(fr.has(F_DIRTY) && !fr.has(F_WRITEBACK) && !fr.has(F_MAPPED));
         let file = fr.is_file();
-        if !file && self.swap_writeout(ctx, f)? != crate::zswap::swapio::Writeout::Queue {
+        if !file && self.swap_writeout(ctx, f)? != super::swapio::Writeout::Queue {
             return Ok(());
         }
         let (region, off) = if file {

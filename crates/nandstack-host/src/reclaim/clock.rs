@@ -5,22 +5,23 @@
 use nandstack_core::Result;
 
 use super::fifo::evict_tails;
+use super::ReclaimHost;
 use super::{ReclaimPolicy, ReclaimRequest};
-use crate::host::{Ctx, Host};
+use crate::vm::counters::Ctx;
 
 #[derive(Default)]
 pub struct ClockReclaim {
     batch: Vec<u32>,
 }
 
-impl ReclaimPolicy for ClockReclaim {
+impl<H: ReclaimHost + ?Sized> ReclaimPolicy<H> for ClockReclaim {
     fn name(&self) -> &'static str {
         "clock"
     }
     fn uses_active_lists(&self) -> bool {
         false
     }
-    fn reclaim(&mut self, h: &mut Host, ctx: &mut Ctx, req: &ReclaimRequest) -> Result<u64> {
+    fn reclaim(&mut self, h: &mut H, ctx: &mut Ctx, req: &ReclaimRequest) -> Result<u64> {
         // Up to two passes: a referenced page comes round again with its bit cleared.
         evict_tails(
             h,
@@ -34,10 +35,10 @@ impl ReclaimPolicy for ClockReclaim {
 }
 
 /// A page whose read is in flight or whose accessed bit was set (now cleared) goes round again.
-fn second_chance(h: &mut Host, now: u64, folio: u32) -> bool {
+fn second_chance<H: ReclaimHost + ?Sized>(h: &mut H, now: u64, folio: u32) -> bool {
     let again = h.read_locked(folio, now) || h.folio_referenced(folio) > 0;
     if again {
-        h.stats.pgrotated += 1;
+        h.stats_mut().pgrotated += 1;
     }
     again
 }

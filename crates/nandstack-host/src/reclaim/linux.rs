@@ -7,8 +7,9 @@
 
 use nandstack_core::Result;
 
+use super::ReclaimHost;
 use super::{ReclaimPolicy, ReclaimRequest};
-use crate::host::{Ctx, Host};
+use crate::vm::counters::Ctx;
 use crate::vm::page::*;
 
 /// `DEF_PRIORITY`: the first pass scans 1/4096 of each list.
@@ -46,17 +47,21 @@ impl LinuxReclaim {
 }
 
 /// Size of `list` for the target: one cgroup, or all of them (the root lruvec counts its children).
-pub(super) fn lru_size(h: &Host, target: Option<u16>, list: u8) -> u64 {
+pub(super) fn lru_size<H: ReclaimHost + ?Sized>(h: &H, target: Option<u16>, list: u8) -> u64 {
     match target {
-        Some(m) => h.vm.memcgs[m as usize].lru_len(list),
-        None => h.vm.memcgs.iter().map(|m| m.lru_len(list)).sum(),
+        Some(m) => h.vm().memcgs[m as usize].lru_len(list),
+        None => h.vm().memcgs.iter().map(|m| m.lru_len(list)).sum(),
     }
 }
 
 /// `inactive_is_low`: inactive × ratio < active, ratio = √(10 × GiB of the two lists) (1 below 1 GiB),
 /// on the sizes as last flushed ([`crate::vm::vmstats`]).
-pub(super) fn inactive_is_low(h: &Host, target: Option<u16>, inactive: u8) -> bool {
-    let s = h.vm.lruvec_stats(target.unwrap_or(0));
+pub(super) fn inactive_is_low<H: ReclaimHost + ?Sized>(
+    h: &H,
+    target: Option<u16>,
+    inactive: u8,
+) -> bool {
+    let s = h.vm().lruvec_stats(target.unwrap_or(0));
     let i = s.lru[inactive as usize];
     let a = s.lru[inactive as usize + 1];
     let gb = (i + a) >> 18;
@@ -70,18 +75,18 @@ pub(super) fn inactive_is_low(h: &Host, target: Option<u16>, inactive: u8) -> bo
 
 impl LinuxReclaim {
     /// `prepare_scan_control`.
-    fn prepare(&self, h: &Host, sc: &mut Sc) {
+    fn prepare<H: ReclaimHost + ?Sized>(&self, h: &H, sc: &mut Sc) {
         let t = sc.target;
         let root = t.unwrap_or(0) as usize;
-        sc.anon_cost = h.vm.memcgs[root].anon_cost;
-        sc.file_cost = h.vm.memcgs[root].file_cost;
+        sc.anon_cost = h.vm().memcgs[root].anon_cost;
+        sc.file_cost = h.vm().memcgs[root].file_cost;
         // The workingset and list figures as last flushed (`lruvec_page_state`).
-        let flushed = h.vm.lruvec_stats(root as u16);
+        let flushed = h.vm().lruvec_stats(root as u16);
         if sc.force_deactivate {
             sc.may_deactivate = [true, true];
         } else {
             let act = flushed.activations;
-            let snap = h.vm.memcgs[root].refaults_snapshot;
+            let snap = h.vm().memcgs[root].refaults_snapshot;
             sc.may_deactivate = [
                 act[0] != snap[0] || inactive_is_low(h, t, LRU_INACTIVE_ANON),
                 act[1] != snap[1] || inactive_is_low(h, t, LRU_INACTIVE_FILE),
@@ -91,18 +96,18 @@ impl LinuxReclaim {
             (flushed.lru[LRU_INACTIVE_FILE as usize] >> sc.priority) > 0 && !sc.may_deactivate[1];
         // Global reclaim reads the node's counters here, which are exact.
         sc.file_is_tiny = if t.is_none() {
-            let free = h.vm.free_pages();
+            let free = h.vm().free_pages();
             let file = lru_size(h, t, LRU_INACTIVE_FILE) + lru_size(h, t, LRU_ACTIVE_FILE);
             let anon = lru_size(h, t, LRU_INACTIVE_ANON);
-            file + free <= h.vm.wmark.2 && !sc.may_deactivate[0] && (anon >> sc.priority) > 0
+            file + free <= h.vm().wmark.2 && !sc.may_deactivate[0] && (anon >> sc.priority) > 0
         } else {
             false
         };
     }
 
     /// `get_scan_count`: pages to scan from each list of cgroup `m` at this priority.
-    fn scan_count(&self, h: &Host, sc: &Sc, m: u16) -> [u64; 4] {
-        let mc = &h.vm.memcgs[m as usize];
+    fn scan_count<H: ReclaimHost + ?Sized>(&self, h: &H, sc: &Sc, m: u16) -> [u64; 4] {
+        let mc = &h.vm().memcgs[m as usize];
         let swappiness = mc.swappiness as u64;
         #[derive(PartialEq)]
         enum Bal {
@@ -111,7 +116,7 @@ impl LinuxReclaim {
             Anon,
             File,
         }
-        let can_anon = sc.may_swap && h.swap.free_slots() > 0;
+        let can_anon = sc.may_swap && h.swap_free_slots() > 0;
         let bal = if !can_anon || (sc.target.is_some() && swappiness == 0) {
             Bal::File
         } else if sc.priority == 0 && swappiness > 0 {
@@ -161,10 +166,16 @@ impl LinuxReclaim {
     }
 
     /// `shrink_lruvec`.
-    fn shrink_lruvec(&mut self, h: &mut Host, ctx: &mut Ctx, sc: &mut Sc, m: u16) -> Result<()> {
+    fn shrink_lruvec<H: ReclaimHost + ?Sized>(
+        &mut self,
+        h: &mut H,
+        ctx: &mut Ctx,
+        sc: &mut Sc,
+        m: u16,
+    ) -> Result<()> {
         let mut nr = self.scan_count(h, sc, m);
         let targets = nr;
-        let scm = h.p.scm;
+        let scm = h.params().scm;
         let proportional = sc.target.is_none() && !sc.kswapd && sc.priority == DEF_PRIORITY;
         let mut reclaimed = 0u64;
         h.blk_start_plug();
@@ -204,16 +215,16 @@ impl LinuxReclaim {
         // readahead) holds them.
         h.blk_finish_plug(ctx)?;
         sc.reclaimed += reclaimed;
-        if h.swap.usable > 0 && inactive_is_low(h, Some(m), LRU_INACTIVE_ANON) {
+        if h.swap_usable() > 0 && inactive_is_low(h, Some(m), LRU_INACTIVE_ANON) {
             self.shrink_active(h, ctx, sc, m, LRU_ACTIVE_ANON, scm);
         }
         Ok(())
     }
 
     /// `shrink_list`.
-    fn shrink_list(
+    fn shrink_list<H: ReclaimHost + ?Sized>(
         &mut self,
-        h: &mut Host,
+        h: &mut H,
         ctx: &mut Ctx,
         sc: &mut Sc,
         m: u16,
@@ -233,9 +244,9 @@ impl LinuxReclaim {
 
     /// `shrink_active_list`: deactivate the oldest `n` active pages, except referenced VM_EXEC file
     /// pages, which go round the active list again. Accessed bits are cleared on the way.
-    fn shrink_active(
+    fn shrink_active<H: ReclaimHost + ?Sized>(
         &mut self,
-        h: &mut Host,
+        h: &mut H,
         ctx: &mut Ctx,
         _sc: &mut Sc,
         m: u16,
@@ -244,26 +255,27 @@ impl LinuxReclaim {
     ) {
         let mut batch = std::mem::take(&mut self.batch);
         batch.clear();
-        h.vm.isolate_tail(m, lru, n, &mut batch);
+        h.vm_mut().isolate_tail(m, lru, n, &mut batch);
         let file = lru == LRU_ACTIVE_FILE;
         let mut deactivated = 0;
         for &f in &batch {
-            ctx.now += h.p.scan_ns;
+            ctx.now += h.params().scan_ns;
             let referenced = h.folio_referenced(f);
-            let fr = &mut h.vm.frames[f as usize];
+            let vm = h.vm_mut();
+            let fr = &mut vm.frames[f as usize];
             if referenced > 0 && file && fr.has(F_EXEC) {
                 // Back on the active list (`move_folios_to_lru` ages the workingset clock).
-                h.vm.memcgs[fr.memcg as usize].nonresident_age += 1;
-                h.vm.lru_add_head(f, lru);
+                vm.memcgs[fr.memcg as usize].nonresident_age += 1;
+                vm.lru_add_head(f, lru);
                 continue;
             }
             fr.clear(F_ACTIVE);
             fr.set(F_WORKINGSET);
-            h.vm.lru_add_head(f, lru - 1);
+            vm.lru_add_head(f, lru - 1);
             deactivated += 1;
         }
-        h.stats.pgdeactivate += deactivated;
-        h.vm.memcgs[m as usize].stats.pgdeactivate += deactivated;
+        h.stats_mut().pgdeactivate += deactivated;
+        h.vm_mut().memcgs[m as usize].stats.pgdeactivate += deactivated;
         self.batch = batch;
     }
 }
@@ -276,16 +288,16 @@ impl LinuxReclaim {
 /// periodic flush. (`memcg_vmstats_needs_flush`'s threshold, 64 updates per CPU, is passed by the LRU
 /// moves of any reclaim round; under cgroup v1 the count then returns 0 — the zswap charge counters
 /// it scales by are v2-only — so the shrinker writes nothing back: the captures' `zswpwb` is 0.)
-fn shrink_slab(h: &mut Host, m: u16) {
-    if h.vm.stats_flush_period_ns() == 0 {
+fn shrink_slab<H: ReclaimHost + ?Sized>(h: &mut H, m: u16) {
+    if h.vm_mut().stats_flush_period_ns() == 0 {
         return;
     }
-    if h.swap.zswap.as_ref().is_some_and(|z| z.shrinker_counts(m)) {
-        h.vm.flush_stats_of(m);
+    if h.zswap_shrinker_counts(m) {
+        h.vm_mut().flush_stats_of(m);
     }
 }
 
-impl ReclaimPolicy for LinuxReclaim {
+impl<H: ReclaimHost + ?Sized> ReclaimPolicy<H> for LinuxReclaim {
     fn name(&self) -> &'static str {
         "linux"
     }
@@ -294,10 +306,10 @@ impl ReclaimPolicy for LinuxReclaim {
         true
     }
 
-    fn reclaim(&mut self, h: &mut Host, ctx: &mut Ctx, req: &ReclaimRequest) -> Result<u64> {
+    fn reclaim(&mut self, h: &mut H, ctx: &mut Ctx, req: &ReclaimRequest) -> Result<u64> {
         let scope: Vec<u16> = match req.memcg {
             Some(m) => vec![m],
-            None => (0..h.vm.memcgs.len() as u16).collect(),
+            None => (0..h.vm_mut().memcgs.len() as u16).collect(),
         };
         let mut sc = Sc {
             target: req.memcg,
@@ -314,8 +326,8 @@ impl ReclaimPolicy for LinuxReclaim {
             kswapd: req.kswapd,
             may_swap: req.may_swap,
         };
-        let high = h.vm.wmark.2;
-        let written_before = h.stats.pswpout;
+        let high = h.vm_mut().wmark.2;
+        let written_before = h.stats_mut().pswpout;
         loop {
             for priority in (0..=DEF_PRIORITY).rev() {
                 sc.priority = priority;
@@ -327,7 +339,8 @@ impl ReclaimPolicy for LinuxReclaim {
                         break;
                     }
                 }
-                if sc.reclaimed >= sc.nr_to_reclaim || (sc.kswapd && h.vm.free_pages() > high) {
+                if sc.reclaimed >= sc.nr_to_reclaim || (sc.kswapd && h.vm_mut().free_pages() > high)
+                {
                     break;
                 }
             }
@@ -339,14 +352,15 @@ impl ReclaimPolicy for LinuxReclaim {
             break;
         }
         if !sc.kswapd {
-            h.stats.reclaim_lowest_priority[sc.priority as usize] += 1;
-            let written = h.stats.pswpout - written_before;
-            h.stats.reclaim_written.record(written);
-            h.stats.reclaim_writing_nothing += (written == 0) as u64;
+            h.stats_mut().reclaim_lowest_priority[sc.priority as usize] += 1;
+            let written = h.stats_mut().pswpout - written_before;
+            h.stats_mut().reclaim_written.record(written);
+            h.stats_mut().reclaim_writing_nothing += (written == 0) as u64;
         }
         // `snapshot_refaults` (of the flushed counts).
         let root = req.memcg.unwrap_or(0);
-        h.vm.memcgs[root as usize].refaults_snapshot = h.vm.lruvec_stats(root).activations;
+        h.vm_mut().memcgs[root as usize].refaults_snapshot =
+            h.vm_mut().lruvec_stats(root).activations;
         Ok(sc.reclaimed)
     }
 }

@@ -12,7 +12,8 @@
 use nandstack_core::Result;
 
 use super::linux::{LinuxReclaim, Sc};
-use crate::host::{Ctx, Host};
+use super::ReclaimHost;
+use crate::vm::counters::Ctx;
 use crate::vm::page::*;
 
 enum Outcome {
@@ -41,9 +42,9 @@ struct Stat {
 }
 
 /// `folio_check_references`.
-fn check_references(h: &mut Host, f: u32) -> Refs {
+fn check_references<H: ReclaimHost + ?Sized>(h: &mut H, f: u32) -> Refs {
     let referenced_ptes = h.folio_referenced(f);
-    let fr = &mut h.vm.frames[f as usize];
+    let fr = &mut h.vm_mut().frames[f as usize];
     let referenced_folio = fr.take(F_REFERENCED);
     if referenced_ptes > 0 {
         fr.set(F_REFERENCED);
@@ -60,9 +61,9 @@ fn check_references(h: &mut Host, f: u32) -> Refs {
 
 impl LinuxReclaim {
     /// `shrink_inactive_list`: isolate up to `n` pages from the tail of `lru` and decide each.
-    pub(super) fn shrink_inactive(
+    pub(super) fn shrink_inactive<H: ReclaimHost + ?Sized>(
         &mut self,
-        h: &mut Host,
+        h: &mut H,
         ctx: &mut Ctx,
         sc: &mut Sc,
         m: u16,
@@ -74,19 +75,19 @@ impl LinuxReclaim {
         h.process_completions(ctx.now);
         let mut batch = std::mem::take(&mut self.batch);
         batch.clear();
-        let taken = h.vm.isolate_tail(m, lru, n, &mut batch);
+        let taken = h.vm_mut().isolate_tail(m, lru, n, &mut batch);
         if taken == 0 {
             self.batch = batch;
             return Ok(0);
         }
-        h.stats.pgscan += taken;
-        h.vm.memcgs[m as usize].stats.pgscan += taken;
+        h.stats_mut().pgscan += taken;
+        h.vm_mut().memcgs[m as usize].stats.pgscan += taken;
         let mut ret = std::mem::take(&mut self.ret);
         ret.clear();
         let mut stat = Stat::default();
         let mut reclaimed = 0u64;
         for &f in &batch {
-            ctx.now += h.p.scan_ns;
+            ctx.now += h.params().scan_ns;
             match self.shrink_folio(h, ctx, sc, f, &mut stat)? {
                 Outcome::Freed => reclaimed += 1,
                 Outcome::Keep => ret.push(f),
@@ -98,19 +99,20 @@ impl LinuxReclaim {
         }
         // `move_folios_to_lru`: an active page put back ages the workingset clock.
         for &f in &ret {
-            let fr = h.vm.frames[f as usize];
-            h.vm.lru_add_head(f, fr.lru_for());
+            let fr = h.vm_mut().frames[f as usize];
+            h.vm_mut().lru_add_head(f, fr.lru_for());
             if fr.has(F_ACTIVE) {
-                h.vm.memcgs[fr.memcg as usize].nonresident_age += 1;
+                h.vm_mut().memcgs[fr.memcg as usize].nonresident_age += 1;
             }
         }
         let file = lru == LRU_INACTIVE_FILE;
-        let scm = h.p.scm;
-        h.vm.lru_note_cost(m, file, stat.nr_pageout, taken - reclaimed, scm);
-        h.stats.pgsteal += reclaimed;
-        h.stats.pgactivate += stat.nr_activate;
+        let scm = h.params().scm;
+        h.vm_mut()
+            .lru_note_cost(m, file, stat.nr_pageout, taken - reclaimed, scm);
+        h.stats_mut().pgsteal += reclaimed;
+        h.stats_mut().pgactivate += stat.nr_activate;
         // `trace_mm_vmscan_lru_shrink_inactive`'s figures, summed per priority.
-        let at = &mut h.stats.shrink_inactive_by_priority[sc.priority as usize];
+        let at = &mut h.stats_mut().shrink_inactive_by_priority[sc.priority as usize];
         at.calls += 1;
         at.scanned += taken;
         at.reclaimed += reclaimed;
@@ -118,11 +120,11 @@ impl LinuxReclaim {
         at.ref_keep += stat.nr_ref_keep;
         at.writeback += stat.nr_writeback;
         at.pageout += stat.nr_pageout;
-        let ms = &mut h.vm.memcgs[m as usize].stats;
+        let ms = &mut h.vm_mut().memcgs[m as usize].stats;
         ms.pgsteal += reclaimed;
         ms.pgactivate += stat.nr_activate;
         if file && stat.nr_unqueued_dirty == taken {
-            h.pc.wakeup = true;
+            h.wake_flusher();
         }
         self.batch = batch;
         self.ret = ret;
@@ -130,18 +132,18 @@ impl LinuxReclaim {
     }
 
     /// `activate_locked`: drop the swap-cache copy when swap is full, then mark active.
-    fn activate(h: &mut Host, ctx: &Ctx, f: u32) -> Outcome {
-        if h.vm.frames[f as usize].has(F_SWAPCACHE) && h.swap.is_full() {
+    fn activate<H: ReclaimHost + ?Sized>(h: &mut H, ctx: &Ctx, f: u32) -> Outcome {
+        if h.vm_mut().frames[f as usize].has(F_SWAPCACHE) && h.swap_is_full() {
             h.free_swap_cache(f, ctx.cpu);
         }
-        h.vm.frames[f as usize].set(F_ACTIVE);
+        h.vm_mut().frames[f as usize].set(F_ACTIVE);
         Outcome::Activate
     }
 
     /// The body of `shrink_folio_list` for one page.
-    fn shrink_folio(
+    fn shrink_folio<H: ReclaimHost + ?Sized>(
         &mut self,
-        h: &mut Host,
+        h: &mut H,
         ctx: &mut Ctx,
         sc: &Sc,
         f: u32,
@@ -150,16 +152,19 @@ impl LinuxReclaim {
         if h.read_locked(f, ctx.now) {
             return Ok(Outcome::Keep);
         }
-        h.vm.frames[f as usize].clear(F_LOCKED);
-        let fr = h.vm.frames[f as usize];
+        h.vm_mut().frames[f as usize].clear(F_LOCKED);
+        let fr = h.vm_mut().frames[f as usize];
         if fr.is_file() && fr.has(F_DIRTY) && !fr.has(F_WRITEBACK) {
             stat.nr_unqueued_dirty += 1;
         }
         if fr.has(F_WRITEBACK) {
             if fr.io_done <= ctx.now {
                 h.end_writeback(f, fr.io_done);
-            } else if sc.kswapd || !(sc.target.is_some() && h.p.cgroup_v1) || !fr.has(F_RECLAIM) {
-                h.vm.frames[f as usize].set(F_RECLAIM);
+            } else if sc.kswapd
+                || !(sc.target.is_some() && h.params().cgroup_v1)
+                || !fr.has(F_RECLAIM)
+            {
+                h.vm_mut().frames[f as usize].set(F_RECLAIM);
                 stat.nr_writeback += 1;
                 return Ok(Self::activate(h, ctx, f));
             } else {
@@ -177,16 +182,16 @@ impl LinuxReclaim {
             }
             _ => {}
         }
-        let fr = h.vm.frames[f as usize];
+        let fr = h.vm_mut().frames[f as usize];
         if fr.has(F_ANON) && !fr.has(F_SWAPCACHE) && (!sc.may_swap || !h.add_to_swap(ctx, f)) {
             return Ok(Self::activate(h, ctx, f));
         }
         h.try_to_unmap(f, ctx.now);
-        let fr = h.vm.frames[f as usize];
+        let fr = h.vm_mut().frames[f as usize];
         if fr.has(F_DIRTY) {
             if fr.is_file() && (!sc.kswapd || !fr.has(F_RECLAIM)) {
                 // Left to the flusher; reclaim it once written.
-                h.vm.frames[f as usize].set(F_RECLAIM);
+                h.vm_mut().frames[f as usize].set(F_RECLAIM);
                 return Ok(Self::activate(h, ctx, f));
             }
             if refs == Refs::ReclaimClean {
@@ -194,10 +199,10 @@ impl LinuxReclaim {
             }
             h.pageout(ctx, f)?;
             stat.nr_pageout += 1;
-            let fr = h.vm.frames[f as usize];
+            let fr = h.vm_mut().frames[f as usize];
             if fr.has(F_WRITEBACK) {
                 // The CPU cost of submitting a device write (not of a store in memory).
-                ctx.now += h.p.write_ns;
+                ctx.now += h.params().write_ns;
             }
             if fr.has(F_DIRTY) || fr.has(F_WRITEBACK) {
                 return Ok(Outcome::Keep);

@@ -3,6 +3,7 @@
 //! Everything is Vec-indexed: a PTE array over global virtual page numbers, a frame array with
 //! intrusive LRU links, a stack of free frames. No hashing, no allocation on the hit path.
 
+pub mod counters;
 pub mod memcg;
 pub mod page;
 pub mod vmstats;

@@ -17,8 +17,8 @@ use nandstack_core::{Result, Rng};
 use nandstack_workload::perm::Permutation;
 use nandstack_workload::zipf::Zipf;
 
+use super::config::{EtcConfig, KeyDistribution, YcsbConfig};
 use super::{layout, MapKind, MemRef, RefStream, Workload, OP_BEGIN, OP_END, OP_SLEEP};
-use crate::config::{EtcConfig, KeyDistribution, YcsbConfig};
 
 /// Where a key lives: index/bucket page and the byte range of its item.
 trait Layout: Send {

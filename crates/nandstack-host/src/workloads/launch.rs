@@ -22,8 +22,8 @@ use nandstack_workload::content::Corpus;
 use nandstack_workload::perm::Permutation;
 use nandstack_workload::zipf::Zipf;
 
+use super::launch_config::{parse_mix, LaunchApp, LaunchConfig, CLASSES};
 use super::{layout, MapKind, MemRef, RefStream, Workload, OP_BEGIN, OP_END, OP_SLEEP};
-use crate::config::launch::{parse_mix, LaunchApp, LaunchConfig, CLASSES};
 use crate::contents::PageContents;
 
 const GENERIC_ANON: &str = "zero:20,sparse:30,osdb:15,xml:10,nci:10,random:15";

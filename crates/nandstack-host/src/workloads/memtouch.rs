@@ -19,8 +19,8 @@ use nandstack_workload::content::{
     AccessPattern, ContentSpec, Corpus, MemtouchParams, MemtouchProgram, PageOrigin,
 };
 
+use super::config::{MemtouchConfig, MemtouchPattern};
 use super::{layout, MapKind, MemRef, RefStream, Workload};
-use crate::config::{MemtouchConfig, MemtouchPattern};
 use crate::contents::MemtouchContents;
 
 /// Write references the fill emits for a page of this origin (one per 64-bit store).

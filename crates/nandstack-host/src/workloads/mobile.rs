@@ -20,8 +20,8 @@ use nandstack_core::{Result, Rng};
 use nandstack_workload::perm::Permutation;
 use nandstack_workload::zipf::Zipf;
 
+use super::config::{AppProfile, MobileConfig, MobileScenario};
 use super::{layout, mib_pages, MapKind, MemRef, RefStream, Workload, OP_UNTIL};
-use crate::config::{AppProfile, MobileConfig, MobileScenario};
 
 const APPS: [&str; 4] = ["V", "G", "O", "W"];
 const MINUTES: [u32; 8] = [5, 5, 5, 30, 5, 5, 5, 5];

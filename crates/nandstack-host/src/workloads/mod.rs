@@ -6,8 +6,10 @@
 //! mark the begin/end of an application request (for request latency and throughput), sleep, or wait
 //! until a time since the process started.
 
+pub mod config;
 mod kv;
 pub mod launch;
+pub mod launch_config;
 mod memtouch;
 mod mobile;
 pub mod nsref;
@@ -19,7 +21,7 @@ pub use memtouch::{program_corpus_bytes, Memtouch, DATA_ENV};
 
 use nandstack_core::Result;
 
-use crate::config::WorkloadConfig;
+use super::config::WorkloadConfig;
 use crate::contents::PageContents;
 
 pub const OP_READ: u8 = 0;

@@ -24,9 +24,9 @@ use std::io::{BufWriter, Write};
 
 use nandstack_core::{Error, Result};
 
+use super::config::InlineConfig;
 use super::{layout, MapKind, MemRef, VecStream, Workload};
 use super::{OP_BEGIN, OP_END, OP_READ, OP_SLEEP, OP_UNTIL, OP_WRITE};
-use crate::config::InlineConfig;
 
 /// Parse one record: an op letter and its argument (if any).
 pub fn parse_record(op: &str, arg: Option<&str>) -> std::result::Result<MemRef, String> {

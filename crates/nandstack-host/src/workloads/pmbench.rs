@@ -4,8 +4,8 @@
 
 use nandstack_core::{Result, Rng};
 
+use super::config::PmbenchConfig;
 use super::{layout, mib_pages, MapKind, MemRef, RefStream, Workload};
-use crate::config::PmbenchConfig;
 
 struct Pmbench {
     pages: u32,

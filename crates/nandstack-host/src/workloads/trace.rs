@@ -14,8 +14,8 @@ use std::path::Path;
 
 use nandstack_core::{Error, Result, Rng};
 
+use super::config::{RefFormat, TraceRefsConfig};
 use super::{layout, nsref, MapKind, MemRef, RefStream, Workload, OP_READ, OP_WRITE};
-use crate::config::{RefFormat, TraceRefsConfig};
 
 /// Largest address-space span of a trace, pages (256 GiB).
 const MAX_SPAN: u64 = 1 << 26;

@@ -4,8 +4,8 @@
 
 use nandstack_core::{Result, Rng};
 
+use super::config::{VmScalConfig, VmScalPattern};
 use super::{layout, mib_pages, MapKind, MemRef, RefStream, Workload};
-use crate::config::{VmScalConfig, VmScalPattern};
 
 struct Thread {
     lo: u32,

@@ -30,9 +30,6 @@
 
 pub mod apa;
 pub mod policy;
-pub mod shrink_sync;
-pub mod swapio;
-pub mod worker;
 
 use nandstack_compress::Compressor;
 use nandstack_core::{Error, Result};
@@ -162,7 +159,7 @@ pub struct Zswap {
     /// Slot → entry (the xarray), NONE when the slot has none.
     by_slot: Vec<u32>,
     /// File page id → entry (all-page accommodation), NONE when none.
-    by_file: Vec<u32>,
+    pub(crate) by_file: Vec<u32>,
     /// Pool handle → entry, for the moves the pool reports.
     by_handle: Vec<u32>,
     moved: Vec<Handle>,
@@ -217,10 +214,7 @@ pub fn build(
     Ok(Some(Box::new(z.with_policies(admission, replacement))))
 }
 
-/// CPU time of `cycles_per_byte` over a page at `mhz`, ns.
-pub fn page_ns(cycles_per_byte: f64, mhz: f64) -> u64 {
-    (cycles_per_byte * PAGE_BYTES as f64 * 1000.0 / mhz).round() as u64
-}
+pub use crate::config::page_ns;
 
 /// Bytes of `len` rounded up to z3fold's 64-byte chunks.
 fn chunk_bytes(len: u32) -> u64 {

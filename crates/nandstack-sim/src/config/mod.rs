@@ -363,6 +363,22 @@ impl SimConfig {
         serde_json::to_string(self).expect("config serializes")
     }
 
+    /// The whole check before anything is allocated: [`SimConfig::validate`], then the workload against
+    /// the device's capacity (no allocation). The one place a config is checked; every runner calls it.
+    pub fn check(&self) -> Result<()> {
+        self.validate()?;
+        let capacity = if self.workload.kind == WorkloadKind::Host {
+            nandstack_device::spec::logical_bytes(&self.device)?
+        } else {
+            nandstack_device::spec::block_logical_bytes(&self.device)?
+        };
+        self.workload.validate("workload", capacity)?;
+        for (i, w) in self.pretrain.iter().enumerate() {
+            w.validate(&format!("pretrain[{i}]"), capacity)?;
+        }
+        Ok(())
+    }
+
     /// Check every value and their consistency; errors name the key.
     pub fn validate(&self) -> Result<()> {
         let kind = self.device.kind;

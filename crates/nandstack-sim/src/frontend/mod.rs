@@ -119,7 +119,7 @@ pub fn drive_flows(
     ticker: &mut Ticker,
     sink: Option<SeriesSink>,
 ) -> Result<(Measured, Vec<FlowReport>)> {
-    let cpu0 = crate::bench::cpu_seconds();
+    let cpu0 = crate::usage::cpu_seconds();
     let rec = Recorder::new(intervals, dev, sink)?;
     let weights: Vec<_> = flows.iter().map(|f| (f.weight, f.priority)).collect();
     let n = flows.len();
@@ -164,7 +164,7 @@ pub fn drive_flows(
     let last_done = fe.last_done;
     let flush_done_ns = fe.dev.flush(Nanos(last_done))?.0;
     fe.rec.finish(fe.dev, last_done, fe.submitted)?;
-    let cpu_seconds = cpu0.zip(crate::bench::cpu_seconds()).map(|(a, b)| b - a);
+    let cpu_seconds = cpu0.zip(crate::usage::cpu_seconds()).map(|(a, b)| b - a);
     let reports = fe
         .flows
         .iter()

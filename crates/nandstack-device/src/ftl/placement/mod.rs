@@ -18,7 +18,8 @@ pub use mbf::{Mbf, MbfConfig};
 pub use single::Single;
 pub use swap_file::SwapFile;
 
-use super::config::PlacementConfig;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Why a unit is being written.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -52,6 +53,25 @@ pub trait PlacementPolicy: Send {
     fn firmware_ns(&self) -> u64 {
         0
     }
+}
+
+/// Placement policy: maps every write (host or GC) to a stream; one open block per (stream, plane).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", tag = "policy", deny_unknown_fields)]
+pub enum PlacementConfig {
+    /// One stream for everything (the default).
+    Single,
+    /// Stream 0 for host writes, stream 1 for GC and wear-levelling migrations.
+    HostGc,
+    /// SUP-GC (Wang et al.): host writes to hot blocks, GC-migrated data to cold blocks, never mixed — the
+    /// same placement as `host_gc`, named after the paper.
+    SupGc,
+    /// Multiple-Bloom-filter hot/cold identification ("BF-Optimized"): hot writes to stream 0, cold to 1.
+    Mbf(MbfConfig),
+    /// DISS swap/file data separation (SDS): data in the swap range the host registered goes to stream 1,
+    /// everything else to stream 0 — host writes and migrations alike, so no block mixes the two. Before a
+    /// range is registered everything is file data.
+    SwapFile,
 }
 
 pub fn build(cfg: &PlacementConfig) -> Box<dyn PlacementPolicy> {

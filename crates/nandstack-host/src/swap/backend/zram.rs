@@ -22,10 +22,10 @@ use serde_json::json;
 
 use super::{Submit, SwapBackend, SwapPage};
 use crate::block::{BlockLayer, IoKind, Region};
+use crate::config::page_ns;
 use crate::config::{CompressionCosts, CompressorKind, ZramConfig, ZramWritebackMode};
 use crate::contents::same_filled;
 use crate::zpool::{Handle, Zpool, Zsmalloc, PAGE_BYTES};
-use crate::zswap::page_ns;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Slot {
@@ -166,7 +166,7 @@ impl Zram {
                     self.base + blk as u64 * 4096,
                     1,
                     t,
-                    crate::host::COMM_KWORKER,
+                    crate::block::COMM_KWORKER,
                 )?;
                 self.bd_used[blk] = true;
                 self.pool.free(handle)?;

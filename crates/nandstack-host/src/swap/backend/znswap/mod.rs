@@ -20,7 +20,7 @@
 //! history in the high 32. Every read checks it: a page read from a slot that no longer holds it is an
 //! invariant error, so a live page lost by the GC cannot go unnoticed.
 
-mod gc;
+pub(crate) mod gc;
 pub mod policy;
 mod staging;
 mod zones;

@@ -1,15 +1,16 @@
 //! Scenario tests of ZNSwap that drive the host and the GC step by step (crate-internal): the GC never
 //! loses a live page and never copies a swap-cached one, page tables stay consistent when a page being
-//! migrated is swapped in, written or freed between the GC's phases, zones holding only garbage are
-//! reset without a copy, and random workloads keep every invariant under verification.
+//! migrated is swapped in, written or freed between the GC's phases. Whole runs (zones holding only
+//! garbage are reset without a copy, random workloads keep every invariant) are in `nandstack-sim`'s
+//! tests (`tests/host/znswap.rs`).
 
 use nandstack_core::Result;
 use serde_json::{json, Value};
 
 use super::{ZnSwap, ZoneUse};
-use crate::config::HostSimConfig;
+use crate::config::{HostConfig, ProcessConfig};
+use crate::host::build::HostSetup;
 use crate::host::{Ctx, Host};
-use crate::sim::Sim;
 use crate::swap::{map_count, MAP_CACHE};
 use crate::vm::page::*;
 
@@ -31,15 +32,29 @@ fn config(workload: Value, policy: Value) -> Value {
     })
 }
 
-fn build(cfg: &Value) -> Sim {
-    let cfg = HostSimConfig::from_json(&cfg.to_string()).expect("config parses");
-    Sim::build(&cfg, true).expect("host builds")
-}
-
-fn run(cfg: &Value) -> Sim {
-    let mut sim = build(cfg);
-    sim.run(&mut |_, _, _| true).expect("run succeeds");
-    sim
+/// The host of `cfg` on its device, under verification (the threads do not run: the tests step it).
+fn build(cfg: &Value) -> Host {
+    let seed = cfg["seed"].as_u64().expect("a seed");
+    let host: HostConfig = serde_json::from_value(cfg["host"].clone()).expect("host parses");
+    let processes: Vec<ProcessConfig> =
+        serde_json::from_value(cfg["processes"].clone()).expect("processes parse");
+    let spec: nandstack_device::spec::DeviceSpec =
+        serde_json::from_value(cfg["device"].clone()).expect("device parses");
+    let dev = nandstack_device::build(&spec, seed, true, None).expect("device builds");
+    let workloads: Vec<_> = processes
+        .iter()
+        .enumerate()
+        .map(|(i, p)| crate::workloads::build(&p.workload, seed, i as u64).expect("workload"))
+        .collect();
+    let setup = HostSetup {
+        seed,
+        host: &host,
+        processes: &processes,
+        block_trace: None,
+    };
+    let mut h = Host::build(&setup, dev, &workloads, true).expect("host builds");
+    h.verify = true;
+    h
 }
 
 fn zn(h: &mut Host) -> &mut ZnSwap {
@@ -118,11 +133,11 @@ fn mixed_victim(h: &mut Host) -> u32 {
 
 #[test]
 fn the_gc_never_loses_a_live_page_and_never_copies_a_swap_cached_one() {
-    let mut sim = build(&config(
+    let mut host = build(&config(
         json!({"type": "inline", "pages": 700, "refs": ""}),
         json!({"kind": "per_core"}),
     ));
-    let h = &mut sim.host;
+    let h = &mut host;
     let (base, mut c) = populate(h, 700).unwrap();
     let z = mixed_victim(h);
     let (live, cached) = classify(h, z);
@@ -180,11 +195,11 @@ fn the_gc_never_loses_a_live_page_and_never_copies_a_swap_cached_one() {
 
 #[test]
 fn page_tables_stay_consistent_when_a_page_being_migrated_is_swapped_in_or_freed() {
-    let mut sim = build(&config(
+    let mut host = build(&config(
         json!({"type": "inline", "pages": 700, "refs": ""}),
         json!({"kind": "per_core"}),
     ));
-    let h = &mut sim.host;
+    let h = &mut host;
     let (base, mut c) = populate(h, 700).unwrap();
     let z = mixed_victim(h);
     let (live, _) = classify(h, z);
@@ -234,61 +249,4 @@ fn page_tables_stay_consistent_when_a_page_being_migrated_is_swapped_in_or_freed
         touch(h, &mut c, base + p, p % 2 == 0).unwrap();
     }
     h.check_invariants().unwrap();
-}
-
-#[test]
-fn zones_holding_only_garbage_are_reset_without_a_copy() {
-    // Three sequential write passes over 700 pages in a 256-page cgroup: every rewrite frees the page's
-    // slot in write order, so zones empty whole and the GC never has to copy.
-    let refs: Vec<String> = (0..3)
-        .flat_map(|_| (0..700).map(|p| format!("W{p}")))
-        .collect();
-    let sim = run(&config(
-        json!({"type": "inline", "pages": 700, "refs": refs.join(" ")}),
-        json!({"kind": "single"}),
-    ));
-    let r = sim.host.swap.backend.report();
-    assert!(r["free_resets"].as_u64().unwrap() >= 20, "{r}");
-    assert_eq!(r["gc"]["pages_written"], 0, "{r}");
-    assert_eq!(r["waf"], 1.0);
-    // Every swap-out is an append; every swapped page was written once per pass after the first.
-    assert_eq!(r["append_pages"].as_u64().unwrap(), sim.host.stats.pswpout);
-}
-
-#[test]
-fn random_workloads_keep_every_invariant_with_every_policy() {
-    let workloads = [
-        json!({"type": "vm_scalability", "size_mib": 3, "threads": 2, "pattern": "rand", "write_ratio": 0.6, "passes": 6}),
-        json!({"type": "pmbench", "working_set_mib": 3, "read_ratio": 0.3, "references": 40000}),
-    ];
-    let policies = [
-        json!({"kind": "single"}),
-        json!({"kind": "per_core"}),
-        json!({"kind": "hot_cold"}),
-        json!({"kind": "cgroup", "swap_slots": {"t": 300}}),
-    ];
-    for (i, w) in workloads.iter().enumerate() {
-        for p in &policies {
-            let mut cfg = config(w.clone(), p.clone());
-            cfg["seed"] = json!(10 + i);
-            let sim = run(&cfg);
-            let r = sim.host.swap.backend.report();
-            assert!(r["gc"]["victims"].as_u64().unwrap() > 0, "{p}: {r}");
-            assert!(r["gc"]["pages_moved"].as_u64().unwrap() > 0, "{p}: {r}");
-            assert_eq!(
-                r["append_pages"].as_u64().unwrap(),
-                sim.host.stats.pswpout,
-                "{p}: every swap-out is one appended page"
-            );
-        }
-    }
-}
-
-#[test]
-fn the_same_seed_gives_the_same_run() {
-    let w = json!({"type": "vm_scalability", "size_mib": 3, "threads": 2, "pattern": "rand", "write_ratio": 0.7, "passes": 4});
-    let cfg = config(w, json!({"kind": "hot_cold"}));
-    let a = run(&cfg).host.swap.backend.report();
-    let b = run(&cfg).host.swap.backend.report();
-    assert_eq!(a, b);
 }

@@ -1,0 +1,199 @@
+//! Host programs, the one runner of the host model: it builds the device the config describes, hands it
+//! to the host (`nandstack_host::host::Host::build`), runs the processes' threads ([`sim`]), and reports.
+//! The host's block I/O goes through the same `Device` interface as block workloads. The summary keeps
+//! the common device keys at the top level and the host's own figures in `host` ([`report`]).
+
+mod bench;
+pub mod report;
+pub mod series;
+pub mod sim;
+
+pub use bench::bench_host;
+pub use series::Series;
+pub use sim::{ProcInfo, Sim};
+
+use std::time::Instant;
+
+use nandstack_core::Result;
+use nandstack_host::vm::page::LRU_NAMES;
+
+use crate::config::SimConfig;
+use crate::drive::Measured;
+use crate::report::{Report, RunFacts, WorkloadInfo};
+use crate::series::TimeSeries;
+use crate::Progress;
+
+/// Build the device (read-after-write version checks and FTL invariants in it too, under `verify`),
+/// the host on it and the threads: the run before its first reference. `cfg` is checked.
+pub fn build(
+    cfg: &SimConfig,
+    verify: bool,
+    progress: &mut dyn FnMut(&str, u64, u64) -> bool,
+) -> Result<Sim> {
+    let dev = nandstack_device::build(&cfg.device, cfg.seed, verify, None)?;
+    Sim::build(cfg, dev, verify, progress)
+}
+
+/// Check `cfg`, build it and run every thread to its end (no preconditioning, no flush of the drive,
+/// no summary): for tests and the kernel comparisons, which read the finished host.
+pub fn simulate(cfg: &SimConfig, verify: bool) -> Result<Sim> {
+    cfg.check()?;
+    let mut sim = build(cfg, verify, &mut |_, _, _| true)?;
+    sim.run(&mut |_, _, _| true)?;
+    Ok(sim)
+}
+
+/// The host's interval series in the one time-series format.
+fn series(sim: &Sim) -> TimeSeries {
+    let s = &sim.series;
+    let mut columns: Vec<String> = [
+        "sim_seconds",
+        "swap_used_pages",
+        "pswpin",
+        "pswpout",
+        "major_faults",
+        "minor_faults",
+        "free_pages",
+        "device_write_pages",
+        "flash_write_pages",
+    ]
+    .iter()
+    .map(|c| c.to_string())
+    .collect();
+    let names: Vec<&str> = sim.host.vm.memcgs.iter().map(|m| m.name.as_str()).collect();
+    for n in &names {
+        for k in ["usage_pages", "swap_read_mib_per_s", "swap_write_mib_per_s"] {
+            columns.push(format!("cgroup_{n}_{k}"));
+        }
+        for l in LRU_NAMES {
+            columns.push(format!("cgroup_{n}_{l}_pages"));
+        }
+    }
+    let rows = (0..s.t_ms.len())
+        .map(|i| {
+            let mut row = vec![
+                s.t_ms[i] / 1e3,
+                s.swap_used_pages[i] as f64,
+                s.pswpin[i] as f64,
+                s.pswpout[i] as f64,
+                s.major_faults[i] as f64,
+                s.minor_faults[i] as f64,
+                s.free_pages[i] as f64,
+                s.device_write_pages[i] as f64,
+                s.flash_write_pages[i] as f64,
+            ];
+            for c in &s.cgroups {
+                row.push(c.usage_pages[i] as f64);
+                row.push(c.swap_read_mib_per_s[i]);
+                row.push(c.swap_write_mib_per_s[i]);
+                row.extend(c.lru_pages.iter().map(|l| l[i] as f64));
+            }
+            row
+        })
+        .collect();
+    TimeSeries {
+        columns,
+        rows,
+        path: None,
+    }
+}
+
+/// An aged device for host programs: `[precondition]` fills and warms it up (untimed, with the
+/// synthetic `[workload]` keys) only when asked — by default host programs start on a fresh device.
+/// The swap range is already registered (swapon ran when the host was built); counters start at zero.
+fn age(
+    cfg: &SimConfig,
+    sim: &mut Sim,
+    verify: bool,
+    cb: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<()> {
+    let p = &cfg.precondition;
+    let fractions = (
+        p.fill_fraction.unwrap_or(0.0),
+        p.warmup_capacity_multiples.unwrap_or(0.0),
+    );
+    if fractions == (0.0, 0.0) {
+        return Ok(());
+    }
+    let dev = sim.host.device_mut();
+    if fractions.1 > 0.0 {
+        cfg.workload.synthetic.validate(dev.capacity_bytes())?;
+    }
+    let mut ticker = crate::progress::Ticker::new("precondition", 0, cb)?;
+    crate::precondition::prepare(cfg, dev, cfg.seed, verify, &mut ticker, Some(fractions))?;
+    Ok(())
+}
+
+pub fn run(
+    cfg: &SimConfig,
+    opts: &crate::RunOptions,
+    cb: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<Report> {
+    let verify = opts.verify;
+    let t0 = Instant::now();
+    let cpu0 = crate::usage::cpu_seconds();
+    let mut sim = build(cfg, verify, &mut |_, done, total| {
+        cb(&Progress {
+            phase: "build",
+            done,
+            total,
+        })
+    })?;
+    age(cfg, &mut sim, verify, cb)?;
+    let t1 = Instant::now();
+    let interrupted = match sim.run(&mut |_, done, total| {
+        cb(&Progress {
+            phase: "measure",
+            done,
+            total,
+        })
+    }) {
+        Ok(()) => false,
+        Err(nandstack_core::Error::Interrupted) => true,
+        Err(e) => return Err(e),
+    };
+    // The drive writes its buffer back and pads open pages, as after a block run (device-internal).
+    let flush_done_ns = sim
+        .host
+        .device_mut()
+        .flush(nandstack_core::Nanos(sim.now))?
+        .0;
+    if verify && !interrupted {
+        sim.host.device_mut().verify_all()?;
+    }
+    let t2 = Instant::now();
+    let host = report::report(&sim);
+    let lat = &sim.host.io.latency;
+    let mut series = series(&sim);
+    if let Some(path) = &opts.series_csv {
+        series.stream_to(path)?;
+    }
+    let measured = Measured {
+        requests: sim.host.io.counters.requests.iter().flatten().sum(),
+        reads: lat[0].clone(),
+        writes: lat[1].clone(),
+        trims: lat[2].clone(),
+        sim_ns: sim.now,
+        series,
+        cpu_seconds: cpu0.zip(crate::usage::cpu_seconds()).map(|(a, b)| b - a),
+        flush_done_ns,
+        interrupted,
+    };
+    Ok(Report::build(RunFacts {
+        cfg,
+        dev: sim.host.device(),
+        measured: &measured,
+        workload: WorkloadInfo {
+            kind: "host",
+            name: String::new(),
+            clipped_requests: 0,
+            trace: None,
+            flows: Vec::new(),
+        },
+        host: Some(host),
+        pretraining: Vec::new(),
+        verified: verify,
+        wall_pre: (t1 - t0).as_secs_f64(),
+        wall: (t2 - t1).as_secs_f64(),
+    }))
+}

@@ -1,0 +1,347 @@
+//! The simulation loop: threads (one reference stream each) advance their own clocks; the thread with
+//! the earliest clock runs next (ties by thread index — deterministic), until its clock passes the next
+//! thread's. A reference that hits RAM tests and sets its PTE bits and costs `ns_per_reference`; one
+//! that misses faults into the host. Between chunks of references the loop completes writes, runs the
+//! flusher, samples the time series, checks invariants (verify) and reports progress.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Instant;
+
+use nandstack_core::{Error, Histogram, Result};
+use nandstack_device::Device;
+use nandstack_host::host::build::HostSetup;
+use nandstack_host::host::{Ctx, Host};
+use nandstack_host::vm::page::*;
+use nandstack_host::workloads::nsref::NsrefWriter;
+use nandstack_host::workloads::{
+    self, MemRef, RefStream, OP_BEGIN, OP_END, OP_READ, OP_SLEEP, OP_UNTIL, OP_WRITE,
+};
+
+use super::series::Series;
+use crate::config::SimConfig;
+
+/// References fetched from a stream at a time.
+const CHUNK: usize = 4096;
+
+struct Task {
+    proc: usize,
+    base: u32,
+    pages: u32,
+    stream: Box<dyn RefStream>,
+    buf: Vec<MemRef>,
+    pos: usize,
+    more: bool,
+    ctx: Ctx,
+    start_ns: u64,
+    req_start: u64,
+}
+
+/// Per-process results.
+pub struct ProcInfo {
+    pub name: String,
+    pub cgroup: String,
+    pub describe: String,
+    pub kv: bool,
+    pub references: u64,
+    pub requests: u64,
+    pub latency: Histogram,
+    pub first_ns: u64,
+    pub last_ns: u64,
+    pub end_ns: u64,
+}
+
+pub struct Sim {
+    pub host: Host,
+    tasks: Vec<Task>,
+    pub procs: Vec<ProcInfo>,
+    pub series: Series,
+    pub seed: u64,
+    verify_every: u64,
+    next_verify: u64,
+    max_refs: u64,
+    max_ns: u64,
+    refs_out: Option<NsrefWriter>,
+    total_hint: u64,
+    pub now: u64,
+    pub wall_seconds: f64,
+    pub stopped_early: bool,
+}
+
+impl Sim {
+    /// The host of the (checked) config `cfg` on `dev`, with its threads ready to run. Reports phase
+    /// "build" (frames of the RAM table made, of all) to `progress` every 2^16 frames while the frame
+    /// table of a host with more than 16 GiB of RAM is built; `false` from it ends the build with
+    /// `Error::Interrupted`.
+    pub fn build(
+        cfg: &SimConfig,
+        dev: Box<dyn Device>,
+        verify: bool,
+        progress: &mut dyn FnMut(&str, u64, u64) -> bool,
+    ) -> Result<Sim> {
+        let default_host;
+        let host_cfg = match &cfg.host {
+            Some(h) => h,
+            None => {
+                default_host = Default::default();
+                &default_host
+            }
+        };
+        // `run.data_dir`'s corpus folder filled in where a workload names none.
+        let processes = &cfg.host_processes();
+        let (wls, contents): (Vec<workloads::Workload>, Vec<_>) = processes
+            .iter()
+            .enumerate()
+            .map(|(i, p)| workloads::build_with_contents(&p.workload, cfg.seed, i as u64))
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .unzip();
+        let setup = HostSetup {
+            seed: cfg.seed,
+            host: host_cfg,
+            processes,
+            block_trace: cfg.run.block_trace.as_ref(),
+        };
+        let mut host = Host::build_polled(&setup, dev, &wls, verify, &mut |done, total| {
+            if progress("build", done, total) {
+                Ok(())
+            } else {
+                Err(Error::Interrupted)
+            }
+        })?;
+        host.set_contents(contents)?;
+        let mut tasks = Vec::new();
+        let mut procs = Vec::new();
+        let mut total_hint = 0u64;
+        let cpus = host_cfg.cpus as u16;
+        let mut tid = 0u16;
+        for (pi, (w, p)) in wls.into_iter().zip(processes).enumerate() {
+            let pr = &host.vm.procs[pi];
+            let (base, pages, name) = (pr.base, pr.pages, pr.name.clone());
+            let comm = host.io.comm(&name);
+            let start_ns = (p.start_ms * 1e6) as u64;
+            for stream in w.threads {
+                total_hint += stream.len_hint().unwrap_or(0);
+                tasks.push(Task {
+                    proc: pi,
+                    base,
+                    pages,
+                    stream,
+                    buf: Vec::with_capacity(CHUNK + 64),
+                    pos: 0,
+                    more: true,
+                    ctx: Ctx {
+                        now: start_ns,
+                        cpu: tid % cpus,
+                        comm,
+                        kswapd: false,
+                    },
+                    start_ns,
+                    req_start: 0,
+                });
+                tid += 1;
+            }
+            procs.push(ProcInfo {
+                name,
+                cgroup: p.cgroup.clone().unwrap_or_else(|| "root".into()),
+                describe: w.describe,
+                kv: w.kv,
+                references: 0,
+                requests: 0,
+                latency: Histogram::new(),
+                first_ns: u64::MAX,
+                last_ns: 0,
+                end_ns: 0,
+            });
+        }
+        let refs_out = match &cfg.run.refs_out {
+            Some(path) => Some(NsrefWriter::create(path, host.vm.procs[0].pages)?),
+            None => None,
+        };
+        host.verify = verify;
+        let r = &cfg.run;
+        // The time series every 100 ms of simulated time unless the run asks for another interval.
+        let series_ns = if r.interval_sim_seconds > 0.0 {
+            (r.interval_sim_seconds * 1e3 * 1e6) as u64
+        } else {
+            100_000_000
+        };
+        let verify_every = if r.verify_every > 0 {
+            r.verify_every
+        } else {
+            1_000_000
+        };
+        let series = Series::new(series_ns, host.vm.memcgs.len());
+        Ok(Sim {
+            host,
+            tasks,
+            procs,
+            series,
+            seed: cfg.seed,
+            verify_every,
+            next_verify: verify_every,
+            max_refs: cfg.run.max_references.unwrap_or(u64::MAX),
+            max_ns: cfg.run.max_seconds.map_or(u64::MAX, |s| (s * 1e9) as u64),
+            refs_out,
+            total_hint,
+            now: 0,
+            wall_seconds: 0.0,
+            stopped_early: false,
+        })
+    }
+
+    /// Run every thread to its end (or a limit). `progress(phase, done, total)` is called about every
+    /// 0.5% of the references; returning false interrupts the run.
+    pub fn run(&mut self, progress: &mut dyn FnMut(&str, u64, u64) -> bool) -> Result<()> {
+        let wall = Instant::now();
+        let mut heap: BinaryHeap<Reverse<(u64, usize)>> = (0..self.tasks.len())
+            .map(|i| Reverse((self.tasks[i].ctx.now, i)))
+            .collect();
+        let step = (self.total_hint / 200).max(100_000);
+        let mut next_progress = step;
+        // The callback also runs at least every 10 ms of wall time (Ctrl-C is honoured promptly).
+        let (mut last_call, mut iterations) = (Instant::now(), 0u32);
+        while let Some(Reverse((_, i))) = heap.pop() {
+            let horizon = heap.peek().map_or(u64::MAX, |r| r.0 .0);
+            let alive = self.run_task(i, horizon)?;
+            let now = self.tasks[i].ctx.now;
+            self.now = self.now.max(now);
+            self.background(now)?;
+            let refs = self.host.stats.references;
+            iterations = iterations.wrapping_add(1);
+            let wall_due = iterations.is_multiple_of(64)
+                && last_call.elapsed() >= std::time::Duration::from_millis(10);
+            if refs >= next_progress || wall_due {
+                if refs >= next_progress {
+                    next_progress = refs + step;
+                }
+                last_call = Instant::now();
+                if !progress("run", refs, self.total_hint) {
+                    return Err(Error::Interrupted);
+                }
+            }
+            if refs >= self.max_refs || now >= self.max_ns {
+                self.stopped_early = true;
+                break;
+            }
+            if alive {
+                heap.push(Reverse((now, i)));
+            } else {
+                let p = self.tasks[i].proc;
+                self.procs[p].end_ns = self.procs[p].end_ns.max(now);
+            }
+        }
+        // Let writes in flight complete.
+        self.host.settle(self.now)?;
+        self.series.sample(self.now, &self.host, true);
+        if self.host.verify {
+            self.host.check_invariants()?;
+        }
+        self.host.io.finish()?;
+        if let Some(w) = self.refs_out.take() {
+            w.finish()?;
+        }
+        progress("run", self.host.stats.references, self.total_hint);
+        self.wall_seconds = wall.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Completions, flusher, series, verification at time `now`.
+    fn background(&mut self, now: u64) -> Result<()> {
+        self.host.background(now)?;
+        self.series.sample(now, &self.host, false);
+        if self.host.verify && self.host.stats.references >= self.next_verify {
+            self.next_verify = self.host.stats.references + self.verify_every;
+            self.host.check_invariants()?;
+        }
+        Ok(())
+    }
+
+    /// Run thread `i` for at most one chunk of references or until its clock passes `horizon`;
+    /// false once its stream has ended.
+    fn run_task(&mut self, i: usize, horizon: u64) -> Result<bool> {
+        let t = &mut self.tasks[i];
+        if t.pos >= t.buf.len() {
+            if !t.more {
+                return Ok(false);
+            }
+            t.buf.clear();
+            t.pos = 0;
+            t.more = t.stream.fill(&mut t.buf, CHUNK)?;
+            if let (Some(w), 0) = (self.refs_out.as_mut(), t.proc) {
+                for &r in &t.buf {
+                    w.push(r)?;
+                }
+            }
+            if t.buf.is_empty() {
+                return Ok(t.more);
+            }
+        }
+        let host = &mut self.host;
+        let ns = host.p.ns_per_ref;
+        let proc = &mut self.procs[t.proc];
+        let (mut refs, mut hits) = (0u64, 0u64);
+        while t.pos < t.buf.len() {
+            let r = t.buf[t.pos];
+            t.pos += 1;
+            match r.op {
+                OP_READ | OP_WRITE => {
+                    if r.page >= t.pages {
+                        return Err(Error::Invariant(format!(
+                            "process `{}` referenced page {} beyond its {} pages",
+                            proc.name, r.page, t.pages
+                        )));
+                    }
+                    refs += 1;
+                    t.ctx.now += ns;
+                    let vpn = t.base + r.page;
+                    let pte = host.vm.ptes[vpn as usize];
+                    if r.op == OP_WRITE {
+                        if pte & (PTE_PRESENT | PTE_WRITE) == PTE_PRESENT | PTE_WRITE {
+                            host.vm.ptes[vpn as usize] = pte | PTE_YOUNG | PTE_DIRTY;
+                            hits += 1;
+                            continue;
+                        }
+                    } else if pte & PTE_PRESENT != 0 {
+                        host.vm.ptes[vpn as usize] = pte | PTE_YOUNG;
+                        hits += 1;
+                        continue;
+                    } else if pte == PTE_ZERO {
+                        hits += 1;
+                        continue;
+                    }
+                    // The page image has seen every reference before this one.
+                    host.advance_contents(t.proc, proc.references + refs - 1);
+                    host.fault(&mut t.ctx, vpn, r.op == OP_WRITE)?;
+                }
+                OP_BEGIN => {
+                    t.req_start = t.ctx.now;
+                    if let Some(z) = host.swap.zswap.as_mut() {
+                        z.sample_density();
+                    }
+                }
+                OP_END => {
+                    proc.requests += 1;
+                    proc.latency.record(t.ctx.now - t.req_start);
+                    proc.first_ns = proc.first_ns.min(t.req_start);
+                    proc.last_ns = proc.last_ns.max(t.ctx.now);
+                }
+                OP_SLEEP => t.ctx.now += r.page as u64 * 1000,
+                OP_UNTIL => t.ctx.now = t.ctx.now.max(t.start_ns + r.page as u64 * 1_000_000),
+                _ => {}
+            }
+            if t.ctx.now > horizon {
+                break;
+            }
+        }
+        host.stats.references += refs;
+        host.stats.hits += hits;
+        proc.references += refs;
+        Ok(t.more || t.pos < t.buf.len())
+    }
+
+    /// Task count (threads).
+    pub fn threads(&self) -> usize {
+        self.tasks.len()
+    }
+}
