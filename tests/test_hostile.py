@@ -513,3 +513,24 @@ def test_hostile_kernel_swap_captures(tmp_path, monkeypatch, capsys):
     for name in ("garbage", "notnum", "long", "other", "bin", "endless"):
         assert f"kswap_{name}_r1" in err, err
     assert "line 2" in _captures.skipped_note(tmp_path)
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "folder"])
+def test_a_results_database_that_is_not_a_regular_file_is_refused_by_name(kind, tmp_path):
+    """`--db /dev/null` (or a FIFO, or a folder) is a DatabaseError that says what the path is; the
+    damaged-file advice ("move it aside") is never given for something that is not a file."""
+    from nandstack.results import ResultsDB
+    from nandstack.results.db import DatabaseError
+
+    if kind == "device":
+        path = Path("/dev/null")
+    elif kind == "fifo":
+        path = tmp_path / "db.fifo"
+        os.mkfifo(path)
+    else:
+        path = tmp_path / "db.dir"
+        path.mkdir()
+    with pytest.raises(DatabaseError, match="give --db") as e:
+        ResultsDB(path).count()
+    assert "move it aside" not in str(e.value)
+    assert Path("/dev/null").is_char_device()

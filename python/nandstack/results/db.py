@@ -150,6 +150,13 @@ class ResultsDB:
     def _open(self) -> duckdb.DuckDBPyConnection:
         import duckdb
 
+        # Only a regular file (or a path not there yet) can be a database: a device, FIFO or folder at
+        # `--db` is refused by name (never "move it aside": /dev/null is nobody's database).
+        if os.path.lexists(self.path) and not self.path.is_file():
+            kind = "a folder" if self.path.is_dir() else "not a regular file (a device, FIFO or socket)"
+            raise DatabaseError(
+                f"results database {self.path} is {kind}; give --db (or NANDSTACK_DB) a file path"
+            )
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
