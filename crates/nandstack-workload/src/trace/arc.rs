@@ -14,7 +14,7 @@
 //! `device` is 0. `nblocks = 0` is an error. Citing the traces requires citing Megiddo & Modha, FAST'03.
 
 use super::fields::{parse_nonzero_sectors, parse_sectors, split_ws, FieldResult};
-use super::text::Parsed;
+use super::parsed::Parsed;
 use crate::block::Op;
 
 pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {

@@ -29,7 +29,7 @@ use super::fields::{
     parse_decimal_ns, parse_sectors, parse_u32, parse_u64, quote, words, FieldResult,
 };
 use super::format::BlkparseAction;
-use super::text::Parsed;
+use super::parsed::Parsed;
 use crate::block::Op;
 
 /// Largest device major (12 bits) and minor (20 bits) numbers of a Linux `dev_t`.

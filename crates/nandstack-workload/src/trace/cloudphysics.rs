@@ -17,7 +17,7 @@
 use super::fields::{
     parse_hex_u32, parse_integer_ns, parse_sectors, parse_u64, quote, split_sep, FieldResult,
 };
-use super::text::Parsed;
+use super::parsed::Parsed;
 use crate::block::Op;
 
 pub(crate) const HEADER_PREFIX: &[u8] = b"version,";

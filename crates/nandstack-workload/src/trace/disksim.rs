@@ -17,7 +17,7 @@ use super::fields::{
     parse_decimal_ns, parse_hex_u32, parse_nonzero_sectors, parse_sectors, parse_u32, split_ws,
     FieldResult,
 };
-use super::text::Parsed;
+use super::parsed::Parsed;
 use crate::block::Op;
 
 pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {

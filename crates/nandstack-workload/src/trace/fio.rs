@@ -22,7 +22,7 @@
 //! A zero `length` on a read/write/trim is an error (fio never logs one).
 
 use super::fields::{parse_integer_ns, parse_nonzero, parse_u64, quote, words, FieldResult};
-use super::text::Parsed;
+use super::parsed::Parsed;
 use crate::block::Op;
 
 /// Most distinct file names per log.

@@ -17,7 +17,7 @@
 use super::fields::{
     one_of, parse_decimal_ns, parse_nonzero, parse_u32, parse_u64, split_ws, Case, FieldResult,
 };
-use super::text::Parsed;
+use super::parsed::Parsed;
 use crate::block::Op;
 
 pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {

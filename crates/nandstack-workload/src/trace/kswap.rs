@@ -15,7 +15,7 @@
 //! the start of the device.
 
 use super::fields::{one_of, parse_decimal_ns, parse_sectors, split_sep, Case, FieldResult};
-use super::text::Parsed;
+use super::parsed::Parsed;
 use crate::block::Op;
 
 pub(crate) const HEADER_PREFIX: &[u8] = b"time_s,";

@@ -37,6 +37,7 @@ mod hp_srt;
 mod kswap;
 mod mqsim;
 mod msr;
+mod parsed;
 mod reorder;
 mod ssdsim;
 mod stats;

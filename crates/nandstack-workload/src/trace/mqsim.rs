@@ -16,7 +16,7 @@ use super::fields::{
     one_of, parse_integer_ns, parse_nonzero_sectors, parse_sectors, parse_u32, split_ws, Case,
     FieldResult,
 };
-use super::text::Parsed;
+use super::parsed::Parsed;
 use crate::block::Op;
 
 pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {

@@ -15,7 +15,7 @@
 //! captures come from Windows ETW disk events, which can log zero-byte requests.
 
 use super::fields::{one_of, parse_integer_ns, parse_u32, parse_u64, split_sep, Case, FieldResult};
-use super::text::Parsed;
+use super::parsed::Parsed;
 use crate::block::Op;
 
 const COLUMNS: &str = "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime";

@@ -15,7 +15,7 @@
 //! is skipped. The header line is skipped when it is the first line.
 
 use super::fields::{one_of, parse_decimal_ns, parse_u32, parse_u64, split_sep, Case, FieldResult};
-use super::text::Parsed;
+use super::parsed::Parsed;
 use crate::block::Op;
 
 pub(crate) const HEADER_PREFIX: &[u8] = b"timestamp,";

@@ -18,7 +18,7 @@
 use super::fields::{
     one_of, parse_decimal_ns, parse_sectors, parse_u32, split_sep, Case, FieldResult,
 };
-use super::text::Parsed;
+use super::parsed::Parsed;
 use crate::block::Op;
 
 const COLUMNS: &str = "Timestamp,Offset,Size,IOType,VolumeID";

@@ -8,6 +8,7 @@ use nandstack_core::Result;
 
 use super::fields::FieldResult;
 use super::format::{Malformed, TraceFormat, TraceOptions};
+use super::parsed::Parsed;
 use super::{
     arc, blkparse, cloudphysics, disksim, fio, heimdall, kswap, mqsim, msr, ssdsim, systor17,
     tencent, wiscsee,
@@ -17,16 +18,6 @@ use crate::block::Op;
 
 /// Longest accepted line, in bytes (a limit, so binary garbage without newlines cannot exhaust memory).
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
-
-/// What a parser made of one non-blank, non-comment line.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Parsed {
-    Record(Raw),
-    /// A data line that deliberately yields no request (counted in `skipped`).
-    Skip,
-    /// A line that is not data (header, summary): ignored silently.
-    Ignore,
-}
 
 impl Parsed {
     /// A request, or a skipped line when `len` is 0: the zero-length requests some captures log

@@ -19,7 +19,7 @@
 //! first `D` record. `size = 0` is skipped. No device column: `device` is 0.
 
 use super::fields::{one_of, parse_decimal_ns, parse_u64, split_ws, Case, FieldResult};
-use super::text::Parsed;
+use super::parsed::Parsed;
 use crate::block::Op;
 
 pub(crate) fn parse(line: &[u8]) -> FieldResult<Parsed> {
