@@ -5,6 +5,7 @@ for byte: the proof that a refactoring moved code without changing behaviour.
     python tools/identical.py record DIR [--fast]     # run everything, write the figures to DIR
     python tools/identical.py compare BASE NEW        # byte-compare two recordings (first differences)
     python tools/identical.py check BASE [--fast]     # record into a temporary folder, compare with BASE
+    ... compare|check ... --ignore KEY                # drop JSON key KEY at any depth on both sides
 
 What is recorded (run with the python whose `nandstack` is the build under test):
 - every preset's `summary.json` (`nandstack run --preset NAME`);
@@ -14,6 +15,10 @@ What is recorded (run with the python whose `nandstack` is the build under test)
 Left out because they are wall-clock or host-specific, not figures: every key named `wall_*` at any depth
 (run time, rates per wall second, CPU seconds), and in `report.json` `date`, `version` and `git_commit`.
 Plots (PNG/SVG) are drawn from the CSV tables and are not compared.
+
+`--ignore KEY` (repeatable) compares JSON files without KEY at any depth, for keys a change adds on
+purpose and names in its commit message (a new config key echoed in every summary, and the config hashes
+that change with it; a new report key).
 
 `--fast` records the presets and `kernel-swap` only (about 3 minutes); the full set about 6–11 minutes
 (docs/testing.md, "Byte-identical figures across a refactoring").
@@ -101,9 +106,27 @@ def record(dest: Path, fast: bool) -> None:
             print(f"reproduce {name}{' --quick' if quick else ''}: {time.monotonic() - t0:.1f} s", flush=True)
 
 
-def compare(base: Path, new: Path, max_lines: int = 30) -> bool:
+def _without(value, keys: frozenset[str]):
+    """`value` without the JSON keys `keys` at any depth."""
+    if isinstance(value, dict):
+        return {k: _without(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [_without(v, keys) for v in value]
+    return value
+
+
+def _bytes(path: Path, ignore: frozenset[str]) -> bytes:
+    """The file's bytes; a JSON file re-serialised without the `ignore` keys when there are any."""
+    raw = path.read_bytes()
+    if not ignore or path.suffix != ".json":
+        return raw
+    return (json.dumps(_without(json.loads(raw), ignore), indent=1, sort_keys=True) + "\n").encode()
+
+
+def compare(base: Path, new: Path, max_lines: int = 30, ignore: frozenset[str] = frozenset()) -> bool:
     """True when every file of `new` equals `base`'s byte for byte (and no file is missing on either side
-    among the parts `new` recorded); prints the first differences otherwise."""
+    among the parts `new` recorded); prints the first differences otherwise. JSON keys in `ignore` are
+    dropped at any depth on both sides first."""
     new_files = {p.relative_to(new) for p in new.rglob("*") if p.is_file()}
     base_files = {p.relative_to(base) for p in base.rglob("*") if p.is_file()}
     recorded_parts = {p.parts[:2] if p.parts[0] == "reproduce" else p.parts[:1] for p in new_files}
@@ -118,7 +141,7 @@ def compare(base: Path, new: Path, max_lines: int = 30) -> bool:
         print(f"EXTRA in {new}: {extra}")
         same = False
     for rel in sorted(new_files & base_files):
-        a, b = (base / rel).read_bytes(), (new / rel).read_bytes()
+        a, b = _bytes(base / rel, ignore), _bytes(new / rel, ignore)
         if a == b:
             continue
         same = False
@@ -136,7 +159,8 @@ def compare(base: Path, new: Path, max_lines: int = 30) -> bool:
                 break
             print("  " + line[:200])
     compared = len(new_files & base_files)
-    print(f"{'IDENTICAL' if same else 'DIFFERENT'}: {compared} files compared ({base} vs {new})")
+    ignored = f", ignoring {', '.join(sorted(ignore))}" if ignore else ""
+    print(f"{'IDENTICAL' if same else 'DIFFERENT'}: {compared} files compared ({base} vs {new}{ignored})")
     return same
 
 
@@ -155,18 +179,21 @@ def main() -> None:
     chk.add_argument("base", type=Path)
     chk.add_argument("--fast", action="store_true", help="presets and kernel-swap only")
     chk.add_argument("--keep", type=Path, help="record into this folder instead of a temporary one")
+    for p in (cmp_, chk):
+        p.add_argument("--ignore", action="append", default=[], metavar="KEY", help="drop JSON key KEY")
     args = parser.parse_args()
+    ignore = frozenset(getattr(args, "ignore", []))
     t0 = time.monotonic()
     if args.cmd == "record":
         record(args.dir, args.fast)
         print(f"recorded in {time.monotonic() - t0:.0f} s")
     elif args.cmd == "compare":
-        sys.exit(0 if compare(args.base, args.new) else 1)
+        sys.exit(0 if compare(args.base, args.new, ignore=ignore) else 1)
     else:
         with tempfile.TemporaryDirectory(prefix="identical-new-") as tmp:
             dest = args.keep or Path(tmp)
             record(dest, args.fast)
-            same = compare(args.base, dest)
+            same = compare(args.base, dest, ignore=ignore)
         print(f"checked in {time.monotonic() - t0:.0f} s")
         sys.exit(0 if same else 1)
 
