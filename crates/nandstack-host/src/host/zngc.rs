@@ -15,6 +15,15 @@ use nandstack_device::{Command, ZoneCommand};
 /// kznsd re-checks the watermarks at least this often while it sleeps, ns (`schedule_timeout(HZ/10)`).
 const RECHECK_NS: u64 = 100_000_000;
 
+/// The ZNSwap backend behind `backend` (the GC's steps run only with ZNSwap as the swap backend); the one
+/// place the host reaches through the backend trait to ZNSwap (#34: a narrow driver trait is still to do).
+fn znswap_of(backend: &mut dyn crate::swap::backend::SwapBackend) -> &mut ZnSwap {
+    backend
+        .as_any_mut()
+        .and_then(|b| b.downcast_mut::<ZnSwap>())
+        .expect("the ZNSwap backend")
+}
+
 impl Host {
     /// The ZNSwap backend, if that is the swap backend.
     pub(crate) fn zns(&mut self) -> Option<&mut ZnSwap> {
@@ -22,7 +31,7 @@ impl Host {
     }
 
     fn zn(&mut self) -> &mut ZnSwap {
-        self.zns().expect("the ZNSwap backend")
+        znswap_of(self.swap.backend.as_mut())
     }
 
     /// Before a swap write of `pages` from `cpu` at `now`: make room the backend needs (ZNSwap: free
@@ -88,11 +97,7 @@ impl Host {
     fn zns_zone_stats(&mut self) -> Vec<crate::swap::backend::znswap::policy::ZoneStat> {
         let sw = &mut self.swap;
         let map = &sw.map;
-        let zn = sw
-            .backend
-            .as_any_mut()
-            .and_then(|b| b.downcast_mut::<ZnSwap>());
-        zn.expect("ZNSwap").zone_stats(map)
+        znswap_of(sw.backend.as_mut()).zone_stats(map)
     }
 
     fn memcg_of(&self, vpn: u32) -> u16 {
@@ -260,11 +265,7 @@ impl Host {
     /// Read the batch with its metadata at the GC clock.
     fn zns_read_batch(&mut self) -> Result<()> {
         let Host { swap, io, vm, .. } = self;
-        let zn = swap
-            .backend
-            .as_any_mut()
-            .and_then(|b| b.downcast_mut::<ZnSwap>())
-            .expect("ZNSwap");
+        let zn = znswap_of(swap.backend.as_mut());
         let pages: Vec<SwapPage> = zn
             .gc
             .batch
@@ -309,11 +310,7 @@ impl Host {
             }
         }
         let Host { swap, io, vm, .. } = self;
-        let zn = swap
-            .backend
-            .as_any_mut()
-            .and_then(|b| b.downcast_mut::<ZnSwap>())
-            .expect("ZNSwap");
+        let zn = znswap_of(swap.backend.as_mut());
         let v = zn.gc.victim.expect("a victim");
         let stream = zn.tbl.zones[v as usize].stream;
         let (acct, comm, clock) = (zn.accounting, zn.comm, zn.gc.clock);
