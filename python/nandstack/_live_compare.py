@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ._core import ConfigError
+from .experiments.kernel_swap import memtouch_workload
 
 PATTERNS = ("uniform", "normal", "seq", "hot")
 
@@ -27,14 +28,7 @@ def memtouch_args(argv: list[str]) -> dict[str, Any]:
     if pattern not in PATTERNS:
         raise ConfigError(f"--compare: memtouch pattern `{pattern}` is not one of {', '.join(PATTERNS)}")
     try:
-        return {
-            "type": "memtouch",
-            "pages": int(pages),
-            "ops": int(ops),
-            "pattern": pattern,
-            "write_pct": int(write_pct),
-            "seed": int(seed),
-        }
+        return memtouch_workload(pages, ops, pattern, write_pct, seed)
     except ValueError:
         raise ConfigError(
             f"--compare: memtouch arguments {argv[1:]} are not numbers where numbers go"

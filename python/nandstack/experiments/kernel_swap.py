@@ -115,6 +115,19 @@ def _checked(folder: Path, name: str) -> Capture:
     return c
 
 
+def memtouch_workload(pages: str, ops: str, pattern: str, write_pct: str, seed: str) -> dict[str, Any]:
+    """The host model's memtouch workload for the program `memtouch PAGES OPS PATTERN WRITE_PCT SEED`
+    (arguments as the command line gives them; `ValueError` when a number is not one)."""
+    return {
+        "type": "memtouch",
+        "pages": int(pages),
+        "ops": int(ops),
+        "pattern": pattern,
+        "write_pct": int(write_pct),
+        "seed": int(seed),
+    }
+
+
 def capture_overrides(c: Capture) -> dict[str, Any]:
     """The config that runs the capture's program on the captures' setup — the same as the Rust test's
     `kswap::config` (crates/nandstack-kernel/src/kswap.rs explains each value): a cgroup-v1 limit, swap on a
@@ -133,14 +146,7 @@ def capture_overrides(c: Capture) -> dict[str, Any]:
                 {
                     "name": "memtouch",
                     "cgroup": "capswap",
-                    "workload": {
-                        "type": "memtouch",
-                        "pages": int(pages),
-                        "ops": int(ops),
-                        "pattern": pattern,
-                        "write_pct": int(write_pct),
-                        "seed": int(seed),
-                    },
+                    "workload": memtouch_workload(pages, ops, pattern, write_pct, seed),
                 }
             ],
         },
