@@ -45,6 +45,9 @@ pub struct HostConfig {
     /// CPU time of compressing and decompressing pages (zswap, zram).
     #[serde(default)]
     pub compression: super::compress::CompressionCosts,
+    /// Kernel-version differences of the fault path.
+    #[serde(default)]
+    pub fault: super::fault::FaultConfig,
 }
 fn d_ram() -> u64 {
     1024
@@ -74,6 +77,7 @@ impl Default for HostConfig {
             costs: CostConfig::default(),
             zswap: Default::default(),
             compression: Default::default(),
+            fault: Default::default(),
         }
     }
 }

@@ -10,6 +10,7 @@
 mod compress;
 mod diss;
 mod ezswap;
+mod fault;
 mod host;
 mod znswap;
 
@@ -26,6 +27,7 @@ pub use compress::{
 };
 pub use diss::IdleTrimConfig;
 pub use ezswap::{AdmissionKind, EntropySample, EzswapConfig, ReplacementKind};
+pub use fault::{FaultConfig, SwapinWrite};
 pub use host::{
     CgroupConfig, CostConfig, DiscardConfig, DiscardMode, HostConfig, LoopPacking, PageCacheConfig,
     ReadaheadConfig, ReadaheadPolicyKind, ReclaimConfig, ReclaimPolicyKind, SwapAllocatorKind,

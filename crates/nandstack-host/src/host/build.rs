@@ -132,6 +132,7 @@ impl Host {
             retries: h.reclaim.max_reclaim_retries,
             workingset: h.reclaim.workingset,
             swappiness: h.swappiness,
+            swapin_write: h.fault.swapin_write,
         };
         Ok(Host {
             vm,

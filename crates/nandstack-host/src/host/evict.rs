@@ -315,7 +315,9 @@ impl Host {
     /// Refused while the page is under writeback or a PTE still references the slot.
     pub fn free_swap_cache(&mut self, f: u32, cpu: u16) -> bool {
         let fr = &self.vm.frames[f as usize];
-        if !fr.has(F_SWAPCACHE) || fr.has(F_WRITEBACK) {
+        // An unmapped page whose slot only the swap cache holds (the old page of a `cow_copy` write
+        // fault) would leave the swap cache and be no one's: reclaim frees it, with its slot.
+        if !fr.has(F_SWAPCACHE) || fr.has(F_WRITEBACK) || !fr.has(F_MAPPED) {
             return false;
         }
         let slot = fr.key;

@@ -6,6 +6,7 @@ use nandstack_core::{Error, Result};
 
 use super::{Ctx, FaultKind, Host};
 use crate::block::{IoKind, Region};
+use crate::config::SwapinWrite;
 use crate::swap::backend::SwapPage;
 use crate::swap::readahead::RaInput;
 use crate::swap::{map_count, MAP_CACHE};
@@ -100,7 +101,8 @@ impl Host {
     }
 
     /// A write through a read-only PTE: a shared file page becomes writable and dirty; a private file
-    /// page is copied into a new anonymous page.
+    /// page is copied into a new anonymous page; a swapped-in page mapped read-only
+    /// (`host.fault.swapin_write`) is reused or copied as that kernel does.
     fn wp_fault(&mut self, ctx: &mut Ctx, pi: usize, vpn: u32) -> Result<FaultKind> {
         let pte = self.vm.ptes[vpn as usize];
         let f = pte_frame(pte);
@@ -109,7 +111,10 @@ impl Host {
             self.vm.procs[pi].vmas[vi].kind,
             VmaKind::File { shared: true, .. }
         );
-        if self.vm.frames[f as usize].has(F_ANON) || shared {
+        let anon = self.vm.frames[f as usize].has(F_ANON);
+        if anon && self.vm.frames[f as usize].has(F_SWAPCACHE) && self.swapin_write_faults() {
+            self.swapcache_wp(ctx, pi, vpn, f)?;
+        } else if anon || shared {
             self.vm.ptes[vpn as usize] = pte | PTE_WRITE | PTE_DIRTY | PTE_YOUNG;
             if shared {
                 self.mark_dirty(f, ctx.now);
@@ -119,6 +124,52 @@ impl Host {
         }
         ctx.now += self.p.minor_ns;
         Ok(FaultKind::Anon)
+    }
+
+    /// Whether a read swap-in maps the page read-only (`host.fault.swapin_write` other than
+    /// `map_writable`), so that its first write faults.
+    fn swapin_write_faults(&self) -> bool {
+        self.p.swapin_write != SwapinWrite::MapWritable
+    }
+
+    /// The first write to a swapped-in page still in the swap cache, mapped read-only at its read
+    /// fault. `reuse_swap_page` (4.4 `do_wp_page`): the page is the slot's only user (the map count is
+    /// one and the swap count zero once mapped), so it leaves the swap cache — its slot is freed — and
+    /// is reused, dirty; under writeback it stays in the swap cache and is reused all the same.
+    /// `cow_copy` (5.12 `do_wp_page`): the swap cache's reference makes the page count two, so the
+    /// write copies the page; the old one stays in the swap cache, unmapped, until reclaim frees it.
+    fn swapcache_wp(&mut self, ctx: &mut Ctx, pi: usize, vpn: u32, f: u32) -> Result<()> {
+        if self.p.swapin_write == SwapinWrite::ReuseSwapPage {
+            if self.free_swap_cache(f, ctx.cpu) {
+                self.stats.swap_slot_freed_on_fault += 1;
+            }
+            let pte = self.vm.ptes[vpn as usize];
+            self.vm.ptes[vpn as usize] = pte | PTE_WRITE | PTE_DIRTY | PTE_YOUNG;
+            return Ok(());
+        }
+        let m = self.vm.procs[pi].memcg;
+        let nf = self.alloc_page(ctx, m)?;
+        let pte = self.vm.ptes[vpn as usize];
+        if !is_present(pte) || pte_frame(pte) != f {
+            // Reclaim run by the allocation unmapped the page (`pte_same` fails): the fault starts
+            // over on the swap entry now in the PTE, a write fault.
+            self.vm.release_frame(nf);
+            if !is_swap(pte) {
+                return Err(Error::Invariant(format!(
+                    "vpn {vpn}: PTE {pte:#x} neither maps frame {f} nor holds a slot after a COW allocation"
+                )));
+            }
+            return self.swap_fault(ctx, pi, vpn, true).map(|_| ());
+        }
+        // The old page keeps its slot and its `vpn` (the slot's owner), like a read-ahead page.
+        self.vm.frames[f as usize].clear(F_MAPPED);
+        let fr = &mut self.vm.frames[nf as usize];
+        fr.set(F_ANON | F_MAPPED);
+        fr.vpn = vpn;
+        self.vm.ptes[vpn as usize] = pte_present(nf, true, true);
+        self.lru_admit(nf);
+        self.stats.cow_faults += 1;
+        Ok(())
     }
 
     /// Copy-on-write of the private file page at `vpn` (mapped or not) into a new anonymous page.
@@ -338,9 +389,13 @@ impl Host {
         fr.set(F_MAPPED);
         fr.clear(F_READAHEAD);
         fr.vpn = vpn;
-        self.vm.ptes[vpn as usize] = pte_present(f, true, write);
+        // 6.18 maps the page writable; 4.4 and 5.12 map it read-only unless the fault writes.
+        let writable = write || !self.swapin_write_faults();
+        self.vm.ptes[vpn as usize] = pte_present(f, writable, write);
         let full = self.swap.is_full();
-        let batched = write && !full && self.in_rotate_batch(f);
+        // 6.18 counts references (a page in another CPU's rotate batch keeps its slot); 4.4's and
+        // 5.12's `reuse_swap_page` count mappings and swap references only.
+        let batched = write && !full && !self.swapin_write_faults() && self.in_rotate_batch(f);
         if batched {
             self.stats.swap_slot_kept_batched += 1;
         }
@@ -470,3 +525,7 @@ impl Host {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "fault_tests.rs"]
+mod tests;

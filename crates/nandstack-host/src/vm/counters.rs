@@ -29,6 +29,8 @@ pub struct Params {
     pub retries: u32,
     pub workingset: bool,
     pub swappiness: u32,
+    /// `host.fault.swapin_write`.
+    pub swapin_write: crate::config::SwapinWrite,
 }
 
 /// Fault kinds (histogram index).

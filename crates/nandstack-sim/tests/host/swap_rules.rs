@@ -173,3 +173,39 @@ fn a_write_fault_keeps_the_slot_of_a_page_waiting_in_a_remote_rotate_batch() {
     assert_eq!(local["swap"]["slots_kept_batched"], 0, "{}", local["swap"]);
     assert!(local["swap"]["slots_freed_on_fault"].as_u64().unwrap() > 0);
 }
+
+/// `host.fault.swapin_write` under a random read/write workload, verified every 20,000 references:
+/// `map_writable` is the default (the same run, byte for byte); `reuse_swap_page` frees slots at the
+/// first write to a read swap-in, so more are freed on a fault than under `map_writable`; `cow_copy`
+/// copies such pages instead (COW faults, which the anonymous-only workload has none of otherwise).
+#[test]
+fn swapin_write_modes_keep_every_invariant() {
+    let run = |mode: Option<&str>| {
+        let mut c = one(1024, memtouch(3000, 30_000, "hot", 30, 4));
+        if let Some(m) = mode {
+            set(&mut c, &["host", "fault"], json!({"swapin_write": m}));
+        }
+        let mut r = run_report(&c, true);
+        r.as_object_mut()
+            .unwrap()
+            .remove("wall_references_per_second");
+        r
+    };
+    let default = run(None);
+    assert_eq!(run(Some("map_writable")), default);
+    let reuse = run(Some("reuse_swap_page"));
+    let freed = |r: &serde_json::Value| r["swap"]["slots_freed_on_fault"].as_u64().unwrap();
+    assert!(
+        freed(&reuse) > freed(&default),
+        "{} vs {}",
+        reuse["swap"],
+        default["swap"]
+    );
+    let cow = run(Some("cow_copy"));
+    assert_eq!(default["faults"]["cow"], 0, "{}", default["faults"]);
+    assert!(
+        cow["faults"]["cow"].as_u64().unwrap() > 0,
+        "{}",
+        cow["faults"]
+    );
+}
