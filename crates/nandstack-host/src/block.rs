@@ -8,7 +8,33 @@ use std::io::{BufWriter, Write};
 use nandstack_core::{Error, Nanos, Result};
 use nandstack_device::{Command, Completion, Device};
 
-use crate::config::{BlockTraceFormat, BlockTraceOut};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Output format of the host's block trace.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockTraceFormat {
+    /// MSR Cambridge CSV (`Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`; FILETIME ticks
+    /// of 100 ns from simulation start). Discards cannot be expressed and are left out.
+    Msr,
+    /// `blkparse` default text, issue (`D`) events only; discards appear with RWBS `D`.
+    Blkparse,
+}
+
+/// Where to write the block requests the host issued.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BlockTraceOut {
+    /// File to write (created or truncated).
+    pub path: String,
+    /// `msr` or `blkparse`. Default `blkparse`.
+    #[serde(default = "d_trace_format")]
+    pub format: BlockTraceFormat,
+}
+fn d_trace_format() -> BlockTraceFormat {
+    BlockTraceFormat::Blkparse
+}
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum IoKind {

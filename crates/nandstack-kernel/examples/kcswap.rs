@@ -76,7 +76,7 @@ fn main() {
                     }
                 );
             }
-            if let Some(z) = sim.host.swap.zswap.as_ref() {
+            if let Some(z) = sim.host.store.zswap.as_ref() {
                 let r = z.report();
                 println!(
                     "  worker queued {} runs {} rotations {} reclaim_fail {} clock {:?}",

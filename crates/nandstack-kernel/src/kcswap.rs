@@ -362,7 +362,7 @@ pub fn model_figures(sim: &Sim, kind: Kind) -> BTreeMap<String, f64> {
     put("swpin_zero", h.swap.stats.swpin_zero as f64);
     match kind {
         Kind::Zswap => {
-            let r = h.swap.zswap.as_ref().map_or(json!({}), |z| z.report());
+            let r = h.store.zswap.as_ref().map_or(json!({}), |z| z.report());
             for k in [
                 "zswpout",
                 "zswpin",
@@ -381,7 +381,7 @@ pub fn model_figures(sim: &Sim, kind: Kind) -> BTreeMap<String, f64> {
             );
         }
         Kind::Zram => {
-            let r = h.swap.backend.report();
+            let r = h.store.backend.report();
             for k in [
                 "orig_data_size",
                 "compr_data_size",

@@ -5,6 +5,10 @@ use nandstack_core::{Error, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::backend::loopdev::LoopPacking;
+use crate::backend::znswap::ZnswapConfig;
+use crate::backend::zram::ZramConfig;
+
 /// The host machine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -41,13 +45,13 @@ pub struct HostConfig {
     pub costs: CostConfig,
     /// zswap, the compressed cache in front of the swap backend. Default off.
     #[serde(default)]
-    pub zswap: super::compress::ZswapConfig,
+    pub zswap: crate::zswap::ZswapConfig,
     /// CPU time of compressing and decompressing pages (zswap, zram).
     #[serde(default)]
-    pub compression: super::compress::CompressionCosts,
+    pub compression: crate::compressor::CompressionCosts,
     /// Kernel-version differences of the fault path.
     #[serde(default)]
-    pub fault: super::fault::FaultConfig,
+    pub fault: crate::vm::fault::FaultConfig,
 }
 fn d_ram() -> u64 {
     1024
@@ -201,7 +205,7 @@ pub struct DiscardConfig {
     pub strim_slots: u32,
     /// Idle-time TRIM of freed slots (`itrim`, `strim`).
     #[serde(default)]
-    pub idle: super::diss::IdleTrimConfig,
+    pub idle: crate::swap::discard::IdleTrimConfig,
 }
 fn d_strim() -> u32 {
     512
@@ -285,7 +289,7 @@ pub struct SwapConfig {
     pub clean_data_handler: bool,
 }
 
-/// `[host.swap.backend]`: the swap backend (`crates/nandstack-host/src/swap/backend/`).
+/// `[host.swap.backend]`: the swap backend (`crates/nandstack-host/src/backend/`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "kind", deny_unknown_fields)]
 pub enum SwapBackendConfig {
@@ -325,50 +329,11 @@ pub enum SwapBackendConfig {
     },
     /// zram: a compressed RAM disk of `size_mib` (`disksize`) holding the swap area, a synchronous device
     /// (swap-ins bypass the swap cache and free their slot); see `ZramConfig`.
-    Zram(super::compress::ZramConfig),
+    Zram(ZramConfig),
     /// ZNSwap on a zoned device (`device.kind = "zoned"`): slots live in zones, swap-outs are zone
     /// appends through swap-zones chosen by a placement policy, a host-side GC (ZNGC) reclaims zones;
     /// no discard and no swap-cache cutoff (docs/znswap.md).
-    Znswap(super::znswap::ZnswapConfig),
-}
-/// When the loop worker is packed onto the waking task's CPU (`host.swap.backend.packing`). The defaults
-/// are `LoopPacking::VCPU` (`kswap::VCPU_PACKING`): the pooled figures of seven `trace-reclaim.sh --sched` traces of four
-/// programs on a VM of the captures' kind (docs/kernel-swap-comparison.md, "Waking the loop worker, and
-/// where it runs").
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields)]
-pub struct LoopPacking {
-    /// A wake-up of the worker last run on another CPU that went idle less than this before, µs.
-    /// Default 10.
-    pub near_idle_us: f64,
-    /// Probability that such a wake-up packs the worker. Default 0.73.
-    pub enter_near_idle: f64,
-    /// Probability that any other wake-up from another CPU packs it. Default 0.03.
-    pub enter: f64,
-    /// Probability that a wake-up of the packed worker keeps it packed. Default 0.87.
-    pub stay: f64,
-    /// Never packed while the task's and the worker's utilisation (running shares decayed with
-    /// PELT's 32 ms half-life) add up to this or more. Default 0.5.
-    pub max_util: f64,
-    /// Scheduler tick (HZ 250), µs: a packed worker waits at most until the next one. Default 4000.
-    pub tick_us: f64,
-}
-impl LoopPacking {
-    /// The kernel captures' VM (`nandstack-kernel`'s `kswap::VCPU_PACKING`): the pooled figures of seven
-    /// `trace-reclaim.sh --sched` traces of four programs.
-    pub const VCPU: LoopPacking = LoopPacking {
-        near_idle_us: 10.0,
-        enter_near_idle: 0.73,
-        enter: 0.03,
-        stay: 0.87,
-        max_util: 0.5,
-        tick_us: 4000.0,
-    };
-}
-impl Default for LoopPacking {
-    fn default() -> LoopPacking {
-        LoopPacking::VCPU
-    }
+    Znswap(ZnswapConfig),
 }
 fn d_loop_req() -> f64 {
     5.0

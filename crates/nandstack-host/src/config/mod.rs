@@ -7,12 +7,8 @@
 //! [`validate_backend`] and [`validate_processes`] (called once, by the run's config) with errors naming
 //! the key.
 
-mod compress;
-mod diss;
-mod ezswap;
-mod fault;
+mod backend;
 mod host;
-mod znswap;
 
 pub use crate::workloads::config::{
     AppProfile, EtcConfig, InlineConfig, KeyDistribution, MemtouchConfig, MemtouchPattern,
@@ -21,21 +17,27 @@ pub use crate::workloads::config::{
 };
 pub use crate::workloads::launch_config as launch;
 pub use crate::workloads::launch_config::{LaunchApp, LaunchConfig};
-pub use compress::{
-    page_ns, AlgorithmCost, CompressionCosts, CompressorKind, FullPoolPolicy, ZpoolKind,
-    ZramConfig, ZramWritebackConfig, ZramWritebackMode, ZswapConfig,
+// Each floor's configuration lives beside its model; the host's configuration gathers them here.
+pub use crate::backend::{
+    LoopPacking, ZnswapConfig, ZonePolicyConfig, ZramConfig, ZramWritebackConfig, ZramWritebackMode,
 };
-pub use diss::IdleTrimConfig;
-pub use ezswap::{AdmissionKind, EntropySample, EzswapConfig, ReplacementKind};
-pub use fault::{FaultConfig, SwapinWrite};
+pub use crate::block::{BlockTraceFormat, BlockTraceOut};
+pub use crate::compressor::{page_ns, AlgorithmCost, CompressionCosts, CompressorKind};
+pub use crate::swap::discard::IdleTrimConfig;
+pub use crate::vm::fault::{FaultConfig, SwapinWrite};
+pub use crate::zpool::ZpoolKind;
+pub use crate::zswap::policy::config::{
+    AdmissionKind, EntropySample, EzswapConfig, ReplacementKind,
+};
+pub use crate::zswap::{FullPoolPolicy, ZswapConfig};
+pub use backend::validate_backend;
 pub use host::{
-    CgroupConfig, CostConfig, DiscardConfig, DiscardMode, HostConfig, LoopPacking, PageCacheConfig,
+    CgroupConfig, CostConfig, DiscardConfig, DiscardMode, HostConfig, PageCacheConfig,
     ReadaheadConfig, ReadaheadPolicyKind, ReclaimConfig, ReclaimPolicyKind, SwapAllocatorKind,
     SwapBackendConfig, SwapConfig,
 };
 pub use nandstack_device::config::GeometryOverrides;
 pub use nandstack_device::spec::DeviceSpec;
-pub use znswap::{validate_backend, ZnswapConfig, ZonePolicyConfig};
 
 use nandstack_core::{Error, Result};
 use schemars::JsonSchema;
@@ -57,31 +59,6 @@ pub struct ProcessConfig {
     pub start_ms: f64,
     /// The memory-reference workload.
     pub workload: WorkloadConfig,
-}
-
-/// Output format of the host's block trace.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum BlockTraceFormat {
-    /// MSR Cambridge CSV (`Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`; FILETIME ticks
-    /// of 100 ns from simulation start). Discards cannot be expressed and are left out.
-    Msr,
-    /// `blkparse` default text, issue (`D`) events only; discards appear with RWBS `D`.
-    Blkparse,
-}
-
-/// Where to write the block requests the host issued.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BlockTraceOut {
-    /// File to write (created or truncated).
-    pub path: String,
-    /// `msr` or `blkparse`. Default `blkparse`.
-    #[serde(default = "d_trace_format")]
-    pub format: BlockTraceFormat,
-}
-fn d_trace_format() -> BlockTraceFormat {
-    BlockTraceFormat::Blkparse
 }
 
 /// Check the processes against the host (at least one; cgroups exist; start times; workloads); errors

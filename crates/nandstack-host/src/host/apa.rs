@@ -10,7 +10,7 @@ use nandstack_core::{Error, Result};
 
 impl Host {
     fn apa_on(&self) -> bool {
-        self.swap.zswap.as_ref().is_some_and(|z| z.apa())
+        self.store.zswap.as_ref().is_some_and(|z| z.apa())
     }
 
     /// Map each file page to the virtual page that maps it (its bytes come from that process's
@@ -57,7 +57,7 @@ impl Host {
         // Linux 4.7 (`shrink_sync`): a full pool is shrunk on this task first (its writebacks use the
         // scratch buffer in verify mode, so the page is loaded again).
         let room = self.zswap_shrink_sync(ctx, fr.memcg)?;
-        let z = self.swap.zswap.as_mut().expect("APA on");
+        let z = self.store.zswap.as_mut().expect("APA on");
         if !room {
             z.stats.file_refused += 1;
             z.invalidate_file(id);
@@ -69,7 +69,7 @@ impl Host {
         }
         let free = self.vm.free_pages();
         let version = self.cswap.apa.version[id as usize];
-        let z = self.swap.zswap.as_mut().expect("APA on");
+        let z = self.store.zswap.as_mut().expect("APA on");
         match z.store_file(id, version, fr.memcg, &self.cswap.buf, free)? {
             Store::Stored(ns) => ctx.now += ns,
             Store::Refused(ns) => {
@@ -93,7 +93,7 @@ impl Host {
         for i in 0..frames.len() {
             let f = frames[i];
             let id = self.vm.frames[f as usize].key;
-            let z = self.swap.zswap.as_mut().expect("APA on");
+            let z = self.store.zswap.as_mut().expect("APA on");
             let hit = z.file_entry(id).is_some();
             if id == want {
                 z.lookup(hit);
@@ -106,7 +106,7 @@ impl Host {
             let known = self.verify && self.load_file_page(id);
             let bytes = known.then_some(&*self.cswap.buf);
             let version = self.cswap.apa.version[id as usize];
-            let z = self.swap.zswap.as_mut().expect("APA on");
+            let z = self.store.zswap.as_mut().expect("APA on");
             t += z.load_file(id, version, bytes)?.expect("checked above");
             self.vm.frames[f as usize].io_done = t;
         }
@@ -121,14 +121,14 @@ impl Host {
         if let Some(v) = self.cswap.apa.version.get_mut(id as usize) {
             *v = v.wrapping_add(1);
         }
-        if let Some(z) = self.swap.zswap.as_mut() {
+        if let Some(z) = self.store.zswap.as_mut() {
             z.invalidate_file(id);
         }
     }
 
     /// Invariant (verify mode): no file page is both in the page cache and in the pool.
     pub(crate) fn apa_check(&self) -> Result<()> {
-        let Some(z) = self.swap.zswap.as_ref() else {
+        let Some(z) = self.store.zswap.as_ref() else {
             return Ok(());
         };
         for (id, &e) in z.by_file.iter().enumerate() {

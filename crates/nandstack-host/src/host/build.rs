@@ -9,7 +9,11 @@ use nandstack_core::{Error, Result};
 use nandstack_device::device::ZoneModel;
 use nandstack_device::Device;
 
+use super::SwapStore;
 use super::{Host, HostStats, Params};
+use crate::backend::{
+    BlockSwap, LoopSwap, SwapBackend, WakeTail, LOOP_PACK_STREAM, LOOP_WAKE_STREAM,
+};
 use crate::block::BlockLayer;
 use crate::config::{
     mib, BlockTraceOut, DiscardMode, HostConfig, ProcessConfig, ReadaheadPolicyKind,
@@ -18,9 +22,6 @@ use crate::config::{
 use crate::pagecache::PageCache;
 use crate::reclaim::{ClockReclaim, FifoReclaim, LinuxReclaim, ReclaimPolicy};
 use crate::swap::alloc::{ClusterAllocator, ClusterV5Allocator, NextFitAllocator, SlotAllocator};
-use crate::swap::backend::{
-    BlockSwap, LoopSwap, SwapBackend, WakeTail, LOOP_PACK_STREAM, LOOP_WAKE_STREAM,
-};
 use crate::swap::discard::{
     ClusterDiscard, DiscardPolicy, FineDiscard, IdleTrim, NoDiscard, SwapInTrim,
 };
@@ -91,7 +92,7 @@ impl Host {
             .stats_flush_first_ms
             .map_or(period_ns, |ms| ms * 1_000_000);
         vm.set_stats_flush_from(period_ns, first_ns);
-        let mut swap = swap_area(cfg, swap_off, dev_zones, &vm, frames, verify)?;
+        let (swap, mut store) = swap_area(cfg, swap_off, dev_zones, &vm, frames, verify)?;
         let ra: Box<dyn Readahead> = match h.readahead.policy {
             ReadaheadPolicyKind::Vma => Box::new(VmaReadahead::new(h.readahead.page_cluster)),
             ReadaheadPolicyKind::Cluster => {
@@ -119,8 +120,8 @@ impl Host {
         );
         add_processes(cfg, &mut vm, workloads, frames, swap.usable)?;
         let mut io = BlockLayer::new(dev, h.swap.max_request_kib / 4, cfg.block_trace)?;
-        swap.backend.swapon(&mut io, swap.nslots)?;
-        let worker_packs = swap.backend.may_retime();
+        store.backend.swapon(&mut io, swap.nslots)?;
+        let worker_packs = store.backend.may_retime();
         let p = Params {
             ns_per_ref: h.costs.ns_per_reference,
             minor_ns: h.costs.minor_fault_ns,
@@ -137,6 +138,7 @@ impl Host {
         Ok(Host {
             vm,
             swap,
+            store,
             pc,
             io,
             ra,
@@ -224,8 +226,8 @@ fn partitions(
     Ok((swap_off, file_off))
 }
 
-/// The swap area: slot map and allocator, discard policy, the backend `host.swap.backend` names (on the
-/// swap partition at `swap_off`), zswap in front of it.
+/// The swap area (slot map and allocator, discard policy) and its store: the backend `host.swap.backend`
+/// names (on the swap partition at `swap_off`), zswap in front of it.
 fn swap_area(
     cfg: &HostSetup,
     swap_off: u64,
@@ -233,7 +235,7 @@ fn swap_area(
     vm: &Vm,
     frames: u64,
     verify: bool,
-) -> Result<SwapArea> {
+) -> Result<(SwapArea, SwapStore)> {
     let h = cfg.host;
     let nslots = h.swap.size_mib * 256;
     if nslots > MAX_SLOTS {
@@ -287,8 +289,8 @@ fn swap_area(
              (register_swap_range); needs host.swap.backend.kind = \"block\"",
         ));
     }
-    let simple = |backend: Box<dyn SwapBackend>| SwapArea::new(geometry, &make, discard, backend);
-    let mut swap = match &h.swap.backend {
+    let simple = |backend: Box<dyn SwapBackend>| (SwapArea::new(geometry, &make, discard), backend);
+    let (mut swap, backend) = match &h.swap.backend {
         SwapBackendConfig::Block => simple(Box::new(
             BlockSwap::new(swap_off).registering(h.swap.register_range),
         )),
@@ -323,7 +325,7 @@ fn swap_area(
             }
             simple(Box::new(lo))
         }
-        SwapBackendConfig::Zram(z) => simple(Box::new(crate::swap::backend::Zram::new(
+        SwapBackendConfig::Zram(z) => simple(Box::new(crate::backend::Zram::new(
             z,
             &h.compression,
             nslots as u32,
@@ -331,12 +333,41 @@ fn swap_area(
         )?)),
         SwapBackendConfig::Znswap(z) => {
             let names = vm.memcgs.iter().map(|m| m.name.clone()).collect();
-            crate::swap::backend::znswap::swap_area(z, h, dev_zones, names)?
+            crate::backend::znswap::swap_area(
+                z,
+                (h.swap.size_mib, h.swap.cluster_slots, h.cpus),
+                dev_zones,
+                names,
+            )?
         }
     };
-    swap.zswap = crate::zswap::build(h, frames, swap.map.len(), verify, cfg.seed)?;
+    let zswap = zswap(h, frames, swap.map.len(), verify, cfg.seed)?;
     swap.swapins.cdh = h.swap.clean_data_handler;
-    Ok(swap)
+    Ok((swap, SwapStore { backend, zswap }))
+}
+
+/// zswap for host `h` with `ram_pages` of RAM and `slots` swap slots; `None` when disabled.
+fn zswap(
+    h: &HostConfig,
+    ram_pages: u64,
+    slots: usize,
+    verify: bool,
+    seed: u64,
+) -> Result<Option<Box<crate::zswap::Zswap>>> {
+    if !h.zswap.enabled {
+        return Ok(None);
+    }
+    if !h.reclaim.cgroup_v1 && (h.zswap.shrinker_enabled || !h.cgroups.is_empty()) {
+        return Err(Error::config(
+            "host.zswap",
+            "zswap under cgroup v2 (host.reclaim.cgroup_v1 = false) is not modelled: there the pool is \
+             charged to the cgroup (obj_cgroup_charge_zswap) and the shrinker writes back per cgroup; \
+             under cgroup v1 neither happens",
+        ));
+    }
+    let z = crate::zswap::Zswap::new(&h.zswap, &h.compression, ram_pages, slots, verify)?;
+    let (admission, replacement) = crate::zswap::policy::from_config(&h.zswap, seed)?;
+    Ok(Some(Box::new(z.with_policies(admission, replacement))))
 }
 
 /// The processes' address spaces (their mappings; files numbered in process order), each charged to its

@@ -11,7 +11,7 @@ impl Host {
     pub(crate) fn idle_discards(&mut self, now: u64) -> Result<()> {
         let idle_from = self.io.rw_busy_until;
         while let Some((at, first, n)) = self.swap.next_deferred(idle_from, now) {
-            self.swap
+            self.store
                 .backend
                 .discard(&mut self.io, first, n, at, COMM_KWORKER)?;
         }

@@ -6,9 +6,9 @@
 use nandstack_core::Result;
 
 use super::{Ctx, Host, COMM_KWORKER};
+use crate::backend::SwapPage;
 use crate::block::{IoKind, Region};
 use crate::plug::{AddOutcome, FlushCause, PlugRq};
-use crate::swap::backend::SwapPage;
 use crate::swap::map_count;
 use crate::vm::page::*;
 use crate::vm::workingset;
@@ -34,7 +34,7 @@ impl Host {
         let young = *pte & PTE_YOUNG != 0;
         *pte &= !PTE_YOUNG;
         if fr.has(F_ANON) {
-            self.swap.backend.page_referenced(vpn, young);
+            self.store.backend.page_referenced(vpn, young);
         }
         young as u32
     }
@@ -84,7 +84,7 @@ impl Host {
         }
         self.swap_cursor = (self.swap_cursor + i) % n.max(1);
         self.stats.swapcache_reclaimed_full += freed;
-        self.swap.drain_slot_caches();
+        self.swap.drain_slot_caches(&mut self.store);
         freed
     }
 
@@ -325,7 +325,7 @@ impl Host {
             return false;
         }
         self.swap.cache[slot as usize] = NONE;
-        self.swap.put_cache(slot, cpu as usize);
+        self.swap.put_cache(slot, cpu as usize, &mut self.store);
         let fr = &mut self.vm.frames[f as usize];
         fr.clear(F_SWAPCACHE);
         fr.key = NONE;
@@ -347,7 +347,7 @@ impl Host {
         if fr.has(F_SWAPCACHE) {
             let slot = fr.key;
             self.swap.cache[slot as usize] = shadow;
-            self.swap.put_cache(slot, cpu as usize);
+            self.swap.put_cache(slot, cpu as usize, &mut self.store);
         } else if fr.is_file() {
             self.pc.index[fr.key as usize] = shadow;
         }

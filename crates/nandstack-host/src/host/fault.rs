@@ -5,9 +5,9 @@
 use nandstack_core::{Error, Result};
 
 use super::{Ctx, FaultKind, Host};
+use crate::backend::SwapPage;
 use crate::block::{IoKind, Region};
 use crate::config::SwapinWrite;
-use crate::swap::backend::SwapPage;
 use crate::swap::readahead::RaInput;
 use crate::swap::{map_count, MAP_CACHE};
 use crate::vm::page::*;
@@ -236,7 +236,7 @@ impl Host {
             return Ok(FaultKind::SwapCache);
         }
         ctx.now += self.p.major_ns;
-        if self.swap.backend.synchronous() && map_count(self.swap.map[slot as usize]) == 1 {
+        if self.store.backend.synchronous() && map_count(self.swap.map[slot as usize]) == 1 {
             // SWP_SYNCHRONOUS_IO: no readahead, no swap cache.
             return self.swap_fault_sync(ctx, pi, vpn, slot, write);
         }
@@ -384,7 +384,7 @@ impl Host {
     /// its slot, and its next eviction writes that slot again.
     fn map_swapcache(&mut self, ctx: &mut Ctx, f: u32, vpn: u32, write: bool) {
         let slot = self.vm.frames[f as usize].key;
-        self.swap.put_count(slot, ctx.cpu as usize);
+        self.swap.put_count(slot, ctx.cpu as usize, &mut self.store);
         let fr = &mut self.vm.frames[f as usize];
         fr.set(F_MAPPED);
         fr.clear(F_READAHEAD);

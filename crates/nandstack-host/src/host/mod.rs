@@ -15,9 +15,12 @@ pub mod fault;
 pub mod flush;
 mod reclaim_view;
 pub mod shrink_sync;
+pub mod store;
 pub mod swapio;
 pub mod verify;
 mod zngc;
+#[cfg(test)]
+mod zngc_tests;
 mod zswap_worker;
 
 use std::cmp::Reverse;
@@ -33,6 +36,7 @@ use crate::swap::readahead::Readahead;
 use crate::swap::SwapArea;
 use crate::vm::page::*;
 use crate::vm::Vm;
+pub use store::SwapStore;
 
 /// `FOLIO_BATCH_SIZE`: pages a per-CPU LRU batch holds before it is moved.
 const ROTATE_BATCH: usize = 31;
@@ -44,6 +48,8 @@ pub use crate::vm::counters::{Ctx, FaultKind, HostStats, Params, ShrinkStats, FA
 pub struct Host {
     pub vm: Vm,
     pub swap: SwapArea,
+    /// The backend and zswap in front of it (the swap area tells them of freed slots).
+    pub store: SwapStore,
     pub pc: PageCache,
     pub io: BlockLayer,
     pub ra: Box<dyn Readahead>,
@@ -59,14 +65,14 @@ pub struct Host {
     pub(crate) io_buf: Vec<u64>,
     pub(crate) frame_buf: Vec<u32>,
     pub(crate) done_buf: Vec<u64>,
-    pub(crate) swap_pages: Vec<crate::swap::backend::SwapPage>,
+    pub(crate) swap_pages: Vec<crate::backend::SwapPage>,
     /// The block plug of the task running host work, and kswapd's (a task of its own).
     pub plug: BlkPlug,
     pub kswapd_plug: BlkPlug,
     /// Pages whose write ended on another CPU, waiting in its `lru_rotate` batch (frame, end).
     pub rotate_batch: Vec<(u32, u64)>,
     /// Scratch for [`Host::apply_retimed`].
-    retimed: Vec<crate::swap::backend::Retimed>,
+    retimed: Vec<crate::backend::Retimed>,
     /// The swap backend may move completions (`SwapBackend::may_retime`: a loop device whose worker
     /// may be packed onto the task's CPU): only then do the task's sleeps matter to it.
     worker_packs: bool,
@@ -327,7 +333,7 @@ impl Host {
             && !fr.has(F_ACTIVE)
             && (fr.list == LRU_INACTIVE_ANON || fr.list == LRU_INACTIVE_FILE)
         {
-            if fr.has(F_SWAPCACHE) && self.swap.backend.completed_remotely(t) {
+            if fr.has(F_SWAPCACHE) && self.store.backend.completed_remotely(t) {
                 self.rotate_remote(f, t);
             } else {
                 self.vm.lru_move_tail(f);
@@ -342,14 +348,14 @@ impl Host {
         if ctx.kswapd || !self.worker_packs {
             return;
         }
-        self.swap.backend.task_sleeps(ctx.now);
+        self.store.backend.task_sleeps(ctx.now);
         self.apply_retimed();
     }
 
     /// The task sleeps from `ctx.now` until `until` (for the backend's utilisation figures).
     pub(crate) fn task_slept(&mut self, ctx: &Ctx, until: u64) {
         if self.worker_packs && !ctx.kswapd && until > ctx.now {
-            self.swap.backend.task_slept(ctx.now, until);
+            self.store.backend.task_slept(ctx.now, until);
         }
     }
 
@@ -364,13 +370,13 @@ impl Host {
     }
 
     /// Move the writeback of pages whose write request completes at another time than it was given
-    /// ([`crate::swap::backend::SwapBackend::take_retimed`]); their old completions go stale.
+    /// ([`crate::backend::SwapBackend::take_retimed`]); their old completions go stale.
     pub(crate) fn apply_retimed(&mut self) {
         if !self.worker_packs {
             return;
         }
         let mut v = std::mem::take(&mut self.retimed);
-        self.swap.backend.take_retimed(&mut v);
+        self.store.backend.take_retimed(&mut v);
         for r in &v {
             for s in r.first..r.first + r.n {
                 let f = self.swap.cache[s as usize];
@@ -432,7 +438,7 @@ impl Host {
     /// The end of the run at `now`: the per-CPU slot caches go back and the discards still asked for are
     /// issued, so writes in flight complete.
     pub fn settle(&mut self, now: u64) -> Result<()> {
-        self.swap.drain_slot_caches();
+        self.swap.drain_slot_caches(&mut self.store);
         self.flush_discards(now)
     }
 
@@ -444,7 +450,7 @@ impl Host {
         let v = self.swap.take_discards();
         for &(first, n, cluster) in &v {
             let done = self
-                .swap
+                .store
                 .backend
                 .discard(&mut self.io, first, n, now, COMM_KWORKER)?;
             if cluster != NONE {

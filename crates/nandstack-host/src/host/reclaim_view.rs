@@ -28,7 +28,7 @@ impl crate::reclaim::ReclaimHost for Host {
         self.swap.is_full()
     }
     fn zswap_shrinker_counts(&self, m: u16) -> bool {
-        self.swap
+        self.store
             .zswap
             .as_ref()
             .is_some_and(|z| z.shrinker_counts(m))

@@ -39,7 +39,7 @@ impl Host {
     /// shrink it by one page on `ctx`. False when the store must be refused (nothing could be freed).
     /// True at once under `reject` or below the limit.
     pub(crate) fn zswap_shrink_sync(&mut self, ctx: &mut Ctx, memcg: u16) -> Result<bool> {
-        let Some(z) = self.swap.zswap.as_mut() else {
+        let Some(z) = self.store.zswap.as_mut() else {
             return Ok(true);
         };
         if !z.over_limit_sync() {
@@ -47,7 +47,7 @@ impl Host {
         }
         z.stats.pool_limit_hit += 1;
         let freed = self.zswap_shrink_page(ctx, memcg)?;
-        let z = self.swap.zswap.as_mut().expect("zswap on");
+        let z = self.store.zswap.as_mut().expect("zswap on");
         if freed {
             z.stats.sync_shrink_pages += 1;
         } else {
@@ -59,11 +59,11 @@ impl Host {
     /// `zswap_shrink`: write back the entries of victim pages until the pool has one page fewer.
     fn zswap_shrink_page(&mut self, ctx: &mut Ctx, memcg: u16) -> Result<bool> {
         let ncg = self.vm.memcgs.len().max(1);
-        let before = self.swap.zswap.as_ref().expect("zswap on").pool_pages();
+        let before = self.store.zswap.as_ref().expect("zswap on").pool_pages();
         let mut m = memcg as usize % ncg;
         let (mut failures, mut writebacks, mut empty) = (0, 0, 0);
         while failures < SHRINK_RETRIES && writebacks < SHRINK_RETRIES * MAX_OBJECTS_PER_PAGE {
-            let z = self.swap.zswap.as_mut().expect("zswap on");
+            let z = self.store.zswap.as_mut().expect("zswap on");
             match z.pick(m as u16) {
                 Pick::Empty => {
                     empty += 1;
@@ -79,7 +79,7 @@ impl Host {
                     if !self.zswap_writeback_entry(ctx, e)? {
                         failures += 1;
                     }
-                    if self.swap.zswap.as_ref().expect("zswap on").pool_pages() < before {
+                    if self.store.zswap.as_ref().expect("zswap on").pool_pages() < before {
                         return Ok(true);
                     }
                 }

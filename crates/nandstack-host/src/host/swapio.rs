@@ -16,8 +16,8 @@
 use nandstack_core::{Error, Result};
 
 use super::{Ctx, FaultKind, Host};
+use crate::backend::{Submit, SwapBackend, SwapPage};
 use crate::contents::{is_zero, PageContents};
-use crate::swap::backend::{Submit, SwapBackend, SwapPage};
 use crate::vm::page::*;
 use crate::zswap::Store;
 
@@ -73,7 +73,7 @@ impl Host {
     /// Give the host the processes' page contents (in process order). Compressed swap needs them: a
     /// process without contents is a config error when zswap is on or the backend keeps contents.
     pub fn set_contents(&mut self, contents: Vec<Option<Box<dyn PageContents>>>) -> Result<()> {
-        let needs = self.swap.zswap.is_some() || self.swap.backend.needs_contents();
+        let needs = self.store.zswap.is_some() || self.store.backend.needs_contents();
         if needs {
             if let Some(i) = contents.iter().position(|c| c.is_none()) {
                 return Err(Error::config(
@@ -145,7 +145,7 @@ impl Host {
             cpu,
             dispatch: &mut dispatch,
         };
-        f(self.swap.backend.as_mut(), &mut sub)
+        f(self.store.backend.as_mut(), &mut sub)
     }
 
     /// `swap_writeout` for anonymous frame `f` (unmapped, dirty, in the swap cache). See the module
@@ -158,7 +158,7 @@ impl Host {
         let known = self.load_page(vpn);
         if known && is_zero(&self.cswap.buf) {
             self.swap.zeromap_set(slot, true);
-            if let Some(z) = self.swap.zswap.as_mut() {
+            if let Some(z) = self.store.zswap.as_mut() {
                 z.invalidate(slot);
             }
             self.swap.stats.swpout_zero += 1;
@@ -174,10 +174,10 @@ impl Host {
         }
         if !room {
             // reject_reclaim_fail: to the backend; a stale entry must not be written over the new data.
-            if let Some(z) = self.swap.zswap.as_mut() {
+            if let Some(z) = self.store.zswap.as_mut() {
                 z.invalidate(slot);
             }
-        } else if let Some(z) = self.swap.zswap.as_mut() {
+        } else if let Some(z) = self.store.zswap.as_mut() {
             let free = self.vm.free_pages();
             match z.store(slot, memcg, &self.cswap.buf, free)? {
                 Store::Stored(ns) => {
@@ -192,7 +192,7 @@ impl Host {
                 }
             }
         }
-        if !self.swap.backend.synchronous() {
+        if !self.store.backend.synchronous() {
             return Ok(Writeout::Queue);
         }
         let page = SwapPage { slot, vpn, memcg };
@@ -230,7 +230,7 @@ impl Host {
             self.vm.frames[f as usize].io_done = *t;
             return Ok(true);
         }
-        let Some(z) = self.swap.zswap.as_mut() else {
+        let Some(z) = self.store.zswap.as_mut() else {
             return Ok(false);
         };
         let hit = z.contains(slot);
@@ -243,7 +243,7 @@ impl Host {
         }
         let known = self.verify && self.load_page(vpn);
         let bytes = known.then_some(&*self.cswap.buf);
-        let z = self.swap.zswap.as_mut().expect("checked above");
+        let z = self.store.zswap.as_mut().expect("checked above");
         *t += z.load(slot, bytes)?.expect("the slot has an entry");
         let fr = &mut self.vm.frames[f as usize];
         fr.io_done = *t;
@@ -321,7 +321,7 @@ impl Host {
         self.refault(f, shadow, false);
         self.lru_admit(f);
         // swap_free_nr: the last reference goes, and with it the slot and the backend's copy.
-        self.swap.put_count(slot, ctx.cpu as usize);
+        self.swap.put_count(slot, ctx.cpu as usize, &mut self.store);
         self.cswap.sync_swapins += 1;
         self.sync_pool_frames();
         Ok(FaultKind::SwapMajor)
@@ -330,8 +330,8 @@ impl Host {
     /// Hold as many frames out of RAM as the pools (zswap's, the backend's) have pages; a pool that grew
     /// while RAM was short holds fewer until frames come free.
     pub fn sync_pool_frames(&mut self) {
-        let target =
-            self.swap.zswap.as_ref().map_or(0, |z| z.pool_pages()) + self.swap.backend.ram_pages();
+        let target = self.store.zswap.as_ref().map_or(0, |z| z.pool_pages())
+            + self.store.backend.ram_pages();
         let held = &mut self.cswap.pool_frames;
         while (held.len() as u64) < target {
             let Some(f) = self.vm.take_frame(0) else {
@@ -352,14 +352,14 @@ impl Host {
     /// the backend's bookkeeping; no more frames held than the pools have pages.
     pub(crate) fn cswap_check(&self) -> Result<()> {
         let bad = |m: String| Err(Error::Invariant(m));
-        let sw = &self.swap;
-        if let Some(z) = sw.zswap.as_ref() {
+        let (sw, st) = (&self.swap, &self.store);
+        if let Some(z) = st.zswap.as_ref() {
             z.check(self.vm.memcgs.len())?;
         }
         for (s, &m) in sw.map.iter().enumerate() {
             let s = s as u32;
             let zero = sw.is_zero(s);
-            let stored = sw.zswap.as_ref().is_some_and(|z| z.contains(s));
+            let stored = st.zswap.as_ref().is_some_and(|z| z.contains(s));
             if (zero || stored) && (m == 0 || m == crate::swap::MAP_BAD) {
                 return bad(format!(
                     "slot {s} is free but holds a zero bit or a zswap entry"
@@ -375,9 +375,9 @@ impl Host {
                 ));
             }
         }
-        sw.backend.check(&sw.map)?;
+        st.backend.check(&sw.map)?;
         self.apa_check()?;
-        let target = sw.zswap.as_ref().map_or(0, |z| z.pool_pages()) + sw.backend.ram_pages();
+        let target = st.zswap.as_ref().map_or(0, |z| z.pool_pages()) + st.backend.ram_pages();
         if self.cswap.pool_frames() > target {
             return bad(format!(
                 "{} frames held for pools of {target} pages",

@@ -226,6 +226,6 @@ impl Host {
             )));
         }
         sw.verify_allocator().map_err(bad)?;
-        sw.backend.check(&sw.map)
+        self.store.backend.check(&sw.map)
     }
 }

@@ -1,11 +1,11 @@
-//! ZNGC's driver: the host runs ZNSwap's garbage collector (`swap::backend::znswap`'s `Gc` holds its
+//! ZNGC's driver: the host runs ZNSwap's garbage collector (`backend::znswap`'s `Gc` holds its
 //! state; the mechanism is described there) because it works on the host's own state — the slot map,
 //! the swap cache and the page tables.
 
 use super::Host;
-use crate::swap::backend::znswap::gc::{out_of_zones, Item, Phase};
-use crate::swap::backend::znswap::{policy, ZnSwap, ZoneUse};
-use crate::swap::backend::SwapPage;
+use crate::backend::znswap::gc::{out_of_zones, Item, Phase};
+use crate::backend::znswap::{policy, ZnSwap, ZoneUse};
+use crate::backend::SwapPage;
 use crate::swap::{map_count, MAP_CACHE};
 use crate::vm::page::*;
 use crate::vm::workingset::is_shadow;
@@ -17,7 +17,7 @@ const RECHECK_NS: u64 = 100_000_000;
 
 /// The ZNSwap backend behind `backend` (the GC's steps run only with ZNSwap as the swap backend); the one
 /// place the host reaches through the backend trait to ZNSwap (#34: a narrow driver trait is still to do).
-fn znswap_of(backend: &mut dyn crate::swap::backend::SwapBackend) -> &mut ZnSwap {
+fn znswap_of(backend: &mut dyn crate::backend::SwapBackend) -> &mut ZnSwap {
     backend
         .as_any_mut()
         .and_then(|b| b.downcast_mut::<ZnSwap>())
@@ -27,11 +27,11 @@ fn znswap_of(backend: &mut dyn crate::swap::backend::SwapBackend) -> &mut ZnSwap
 impl Host {
     /// The ZNSwap backend, if that is the swap backend.
     pub(crate) fn zns(&mut self) -> Option<&mut ZnSwap> {
-        self.swap.backend.as_any_mut()?.downcast_mut::<ZnSwap>()
+        self.store.backend.as_any_mut()?.downcast_mut::<ZnSwap>()
     }
 
     fn zn(&mut self) -> &mut ZnSwap {
-        znswap_of(self.swap.backend.as_mut())
+        znswap_of(self.store.backend.as_mut())
     }
 
     /// Before a swap write of `pages` from `cpu` at `now`: make room the backend needs (ZNSwap: free
@@ -60,7 +60,7 @@ impl Host {
     /// Apply the slot relocations the backend reports (after a write or a GC activation).
     pub(crate) fn apply_swap_moves(&mut self) -> Result<()> {
         let mut moves = Vec::new();
-        self.swap.backend.take_moves(&mut moves);
+        self.store.backend.take_moves(&mut moves);
         for (from, to) in moves {
             self.apply_move(from, to)?;
         }
@@ -83,7 +83,9 @@ impl Host {
                 "swap move {from} → {to}: the owner {owner}'s PTE does not hold slot {from}"
             )));
         }
-        self.swap.move_slot(from, to);
+        // Only slots whose data the backend holds move: never a zswap entry.
+        debug_assert!(!self.store.zswap.as_ref().is_some_and(|z| z.contains(from)));
+        self.swap.move_slot(from, to, &mut self.store);
         if c != NONE && !is_shadow(c) {
             self.vm.frames[c as usize].key = to;
         }
@@ -94,10 +96,9 @@ impl Host {
     }
 
     /// Every zone's statistics (swap-cache-only slots read from the slot map).
-    fn zns_zone_stats(&mut self) -> Vec<crate::swap::backend::znswap::policy::ZoneStat> {
-        let sw = &mut self.swap;
-        let map = &sw.map;
-        znswap_of(sw.backend.as_mut()).zone_stats(map)
+    fn zns_zone_stats(&mut self) -> Vec<crate::backend::znswap::policy::ZoneStat> {
+        let map = &self.swap.map;
+        znswap_of(self.store.backend.as_mut()).zone_stats(map)
     }
 
     fn memcg_of(&self, vpn: u32) -> u16 {
@@ -264,8 +265,8 @@ impl Host {
 
     /// Read the batch with its metadata at the GC clock.
     fn zns_read_batch(&mut self) -> Result<()> {
-        let Host { swap, io, vm, .. } = self;
-        let zn = znswap_of(swap.backend.as_mut());
+        let Host { store, io, vm, .. } = self;
+        let zn = znswap_of(store.backend.as_mut());
         let pages: Vec<SwapPage> = zn
             .gc
             .batch
@@ -309,8 +310,8 @@ impl Host {
                 keep.push(i);
             }
         }
-        let Host { swap, io, vm, .. } = self;
-        let zn = znswap_of(swap.backend.as_mut());
+        let Host { store, io, vm, .. } = self;
+        let zn = znswap_of(store.backend.as_mut());
         let v = zn.gc.victim.expect("a victim");
         let stream = zn.tbl.zones[v as usize].stream;
         let (acct, comm, clock) = (zn.accounting, zn.comm, zn.gc.clock);

@@ -21,7 +21,7 @@
 use nandstack_core::Result;
 
 use super::{Ctx, Host, COMM_KWORKER};
-use crate::swap::backend::SwapPage;
+use crate::backend::SwapPage;
 use crate::swap::MAP_CACHE;
 use crate::vm::page::*;
 use crate::vm::workingset::is_shadow;
@@ -31,12 +31,12 @@ use crate::zswap::MAX_RECLAIM_RETRIES;
 impl Host {
     /// Run zswap's writeback worker until its clock reaches `now` (or it has nothing to do).
     pub fn zswap_worker_run(&mut self, now: u64) -> Result<()> {
-        match self.swap.zswap.as_mut() {
+        match self.store.zswap.as_mut() {
             Some(z) if !z.worker.inside => z.worker.inside = true,
             _ => return Ok(()),
         }
         let r = self.zswap_worker_steps(now);
-        if let Some(z) = self.swap.zswap.as_mut() {
+        if let Some(z) = self.store.zswap.as_mut() {
             z.worker.inside = false;
         }
         r
@@ -47,7 +47,7 @@ impl Host {
         // An unbound kworker: say the last CPU (slot allocation in its reclaim uses that CPU's cluster).
         let cpu = self.swap.cpus().saturating_sub(1) as u16;
         loop {
-            let Some(z) = self.swap.zswap.as_mut() else {
+            let Some(z) = self.store.zswap.as_mut() else {
                 return Ok(());
             };
             let wake = z.wakeup_ns;
@@ -102,7 +102,7 @@ impl Host {
                             kswapd: false,
                         };
                         let ok = self.zswap_writeback_entry(&mut ctx, e)?;
-                        let z = self.swap.zswap.as_mut().expect("zswap on");
+                        let z = self.store.zswap.as_mut().expect("zswap on");
                         z.worker.clock = ctx.now;
                         if !ok {
                             z.stats.reject_reclaim_fail += 1;
@@ -111,7 +111,7 @@ impl Host {
                     }
                 }
             }
-            let z = self.swap.zswap.as_mut().expect("zswap on");
+            let z = self.store.zswap.as_mut().expect("zswap on");
             let w = &mut z.worker;
             if failed {
                 w.failures += 1;
@@ -134,7 +134,7 @@ impl Host {
     /// `zswap_writeback_entry`: false when the writeback cannot happen (the slot's page is in the swap
     /// cache, or the entry went away while the page was being allocated).
     pub(super) fn zswap_writeback_entry(&mut self, ctx: &mut Ctx, e: u32) -> Result<bool> {
-        let z = self.swap.zswap.as_mut().expect("zswap on");
+        let z = self.store.zswap.as_mut().expect("zswap on");
         if z.is_file(e) {
             // All-page accommodation: a file page's blocks are on the file partition; drop it.
             z.drop_file(e)?;
@@ -162,14 +162,14 @@ impl Host {
         } else {
             self.alloc_page(ctx, m)?
         };
-        let still = self.swap.zswap.as_ref().expect("zswap on").entry_of(slot) == Some(e);
+        let still = self.store.zswap.as_ref().expect("zswap on").entry_of(slot) == Some(e);
         if !still || cached(self) {
             self.vm.release_frame(f);
             return Ok(false);
         }
         let known = self.verify && self.load_page(owner);
         let bytes = known.then(|| self.cswap.buf.clone());
-        let z = self.swap.zswap.as_mut().expect("zswap on");
+        let z = self.store.zswap.as_mut().expect("zswap on");
         let cpu = z.take_for_writeback(e, bytes.as_deref())?;
         ctx.now += cpu + z.writeback_ns;
         let shadow = self.swap.cache[slot as usize];

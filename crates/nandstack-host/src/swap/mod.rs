@@ -8,13 +8,11 @@
 //! batches) and may trigger a discard.
 
 pub mod alloc;
-pub mod backend;
 pub mod discard;
 pub mod readahead;
 pub mod swapin;
 
 use alloc::SlotAllocator;
-use backend::{SwapBackend, SwapPage};
 use discard::DiscardPolicy;
 use swapin::SwapIns;
 
@@ -32,6 +30,23 @@ pub fn map_count(m: u8) -> u8 {
     } else {
         m & MAP_COUNT
     }
+}
+
+/// One page of a swap I/O: its slot, its owner's virtual page and cgroup (for backends that place data
+/// by owner or need the page's contents).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwapPage {
+    pub slot: u32,
+    pub vpn: u32,
+    pub memcg: u16,
+}
+
+/// What keeps data by slot above the swap layer (the backend, zswap in front of it): told of every slot
+/// the swap area frees, in order (`swap_range_free`: a zswap entry goes with the slot,
+/// `swap_slot_free_notify` tells the device). The swap area owns neither; the caller of each method
+/// that may free a slot passes it.
+pub trait SlotFreed {
+    fn slot_freed(&mut self, slot: u32);
 }
 
 #[derive(Clone, Debug, Default)]
@@ -68,12 +83,8 @@ pub struct SwapArea {
     pub cluster_slots: u32,
     alloc: Box<dyn SlotAllocator>,
     discard: Box<dyn DiscardPolicy>,
-    /// Where the slots' data goes (`swap_info_struct`'s device and its I/O path).
-    pub backend: Box<dyn SwapBackend>,
     /// `si->zeromap`: the slot's page was zero-filled and never written (one bit per slot).
     pub zeromap: Vec<u64>,
-    /// zswap, the compressed cache in front of the backend (`None` when disabled).
-    pub zswap: Option<Box<crate::zswap::Zswap>>,
     slot_cache: usize,
     /// Per CPU: slots taken ahead from the allocator (last = next to use) and freed slots waiting.
     pcp_slots: Vec<Vec<u32>>,
@@ -105,13 +116,11 @@ pub struct SwapGeometry {
 }
 
 impl SwapArea {
-    /// A swap area of geometry `g` on `backend`; `make_alloc` builds the allocator from the padded slot
-    /// map.
+    /// A swap area of geometry `g`; `make_alloc` builds the allocator from the padded slot map.
     pub fn new(
         g: SwapGeometry,
         make_alloc: &dyn Fn(&[u8]) -> Box<dyn SlotAllocator>,
         discard: Box<dyn DiscardPolicy>,
-        backend: Box<dyn SwapBackend>,
     ) -> SwapArea {
         let SwapGeometry {
             nslots,
@@ -145,9 +154,7 @@ impl SwapArea {
             cluster_slots,
             alloc,
             discard,
-            backend,
             zeromap: vec![0; (padded as usize).div_ceil(64)],
-            zswap: None,
             slot_cache: slot_cache as usize,
             pcp_slots: vec![Vec::new(); cpus.max(1)],
             pcp_ret: vec![Vec::new(); cpus.max(1)],
@@ -172,9 +179,6 @@ impl SwapArea {
     }
     pub fn discard_name(&self) -> &'static str {
         self.discard.name()
-    }
-    pub fn backend_name(&self) -> &'static str {
-        self.backend.name()
     }
     pub fn allocator_stats(&self) -> Vec<(&'static str, u64)> {
         self.alloc.stats()
@@ -257,27 +261,27 @@ impl SwapArea {
     }
 
     /// A PTE reference to `slot` is gone; frees the slot when nothing else holds it.
-    pub fn put_count(&mut self, slot: u32, cpu: usize) {
+    pub fn put_count(&mut self, slot: u32, cpu: usize, to: &mut dyn SlotFreed) {
         let m = &mut self.map[slot as usize];
         debug_assert!(*m & MAP_COUNT > 0);
         *m -= 1;
         if *m == 0 {
-            self.release(slot, cpu);
+            self.release(slot, cpu, to);
         }
     }
 
     /// The swap cache no longer holds `slot`; frees it when no PTE references it.
-    pub fn put_cache(&mut self, slot: u32, cpu: usize) {
+    pub fn put_cache(&mut self, slot: u32, cpu: usize, to: &mut dyn SlotFreed) {
         let m = &mut self.map[slot as usize];
         debug_assert!(*m & MAP_CACHE != 0);
         *m &= !MAP_CACHE;
         if *m == 0 {
-            self.release(slot, cpu);
+            self.release(slot, cpu, to);
         }
     }
 
     /// Free an unreferenced slot, through the slot cache's return batch if there is one.
-    fn release(&mut self, slot: u32, cpu: usize) {
+    fn release(&mut self, slot: u32, cpu: usize, to: &mut dyn SlotFreed) {
         self.cache[slot as usize] = NONE;
         self.owner[slot as usize] = NONE;
         if self.slot_cache > 0 {
@@ -286,44 +290,41 @@ impl SwapArea {
             let cpu = cpu % self.pcp_ret.len();
             self.pcp_ret[cpu].push(slot);
             if self.pcp_ret[cpu].len() >= self.slot_cache {
-                self.flush_ret(cpu);
+                self.flush_ret(cpu, to);
             }
         } else {
-            self.free_now(slot);
+            self.free_now(slot, to);
         }
     }
 
     /// `swapcache_free_entries`: free a CPU's returned slots, sorted.
-    fn flush_ret(&mut self, cpu: usize) {
+    fn flush_ret(&mut self, cpu: usize, to: &mut dyn SlotFreed) {
         self.stats.slot_cache_flushes += 1;
         let mut v = std::mem::take(&mut self.pcp_ret[cpu]);
         v.sort_unstable();
         for s in v {
             self.map[s as usize] = 0;
-            self.free_now_unmarked(s);
+            self.free_now_unmarked(s, to);
         }
     }
 
-    fn free_now(&mut self, slot: u32) {
+    fn free_now(&mut self, slot: u32, to: &mut dyn SlotFreed) {
         self.map[slot as usize] = 0;
-        self.free_now_unmarked(slot);
+        self.free_now_unmarked(slot, to);
     }
 
-    fn free_now_unmarked(&mut self, slot: u32) {
+    fn free_now_unmarked(&mut self, slot: u32, to: &mut dyn SlotFreed) {
         self.used -= 1;
         self.stats.frees += 1;
-        self.notify_freed(slot);
+        self.notify_freed(slot, to);
     }
 
-    /// Tell the backend, the allocator and the discard policy that `slot` is free
-    /// (`swap_range_free`: the zero bit and any zswap entry go with the slot).
-    fn notify_freed(&mut self, slot: u32) {
+    /// Tell the stores above (`to`: the backend, zswap), the allocator and the discard policy that `slot`
+    /// is free (`swap_range_free`: the zero bit and any zswap entry go with the slot).
+    fn notify_freed(&mut self, slot: u32, to: &mut dyn SlotFreed) {
         self.zeromap_set(slot, false);
-        if let Some(z) = self.zswap.as_mut() {
-            z.invalidate(slot);
-        }
         self.swapins.freed(slot);
-        self.backend.slot_freed(slot);
+        to.slot_freed(slot);
         self.alloc.free(slot);
         self.discard.slot_freed(slot, &self.map, &mut self.scratch);
         for (s, n) in self.scratch.drain(..) {
@@ -364,13 +365,12 @@ impl SwapArea {
     /// owner, and `from` is freed (the backend, the allocator and the discard policy are told, as for
     /// any freed slot). The caller remaps the page-table entry and the swap-cache frame. Only for
     /// backends paired with an allocator that never hands out the slots they place.
-    pub fn move_slot(&mut self, from: u32, to: u32) {
+    pub fn move_slot(&mut self, from: u32, to: u32, stores: &mut dyn SlotFreed) {
         let (f, t) = (from as usize, to as usize);
         debug_assert!(self.map[f] != 0 && self.map[f] != MAP_BAD && self.map[t] == 0);
-        // Only slots whose data the backend holds move: never a zero bit or a zswap entry.
-        debug_assert!(
-            !self.is_zero(from) && !self.zswap.as_ref().is_some_and(|z| z.contains(from))
-        );
+        // Only slots whose data the backend holds move: never a zero bit (nor a zswap entry: the
+        // caller checks).
+        debug_assert!(!self.is_zero(from));
         self.map[t] = self.map[f];
         self.cache[t] = self.cache[f];
         self.owner[t] = self.owner[f];
@@ -379,7 +379,7 @@ impl SwapArea {
         self.owner[f] = NONE;
         // `to` is counted in `used` in place of `from`.
         self.map[f] = 0;
-        self.notify_freed(from);
+        self.notify_freed(from, stores);
     }
 
     /// The pages of one swap-in were read from the device; `write_fault_slot` is the faulting page's
@@ -453,10 +453,10 @@ impl SwapArea {
     }
 
     /// Flush every slot cache (end of run, verification).
-    pub fn drain_slot_caches(&mut self) {
+    pub fn drain_slot_caches(&mut self, to: &mut dyn SlotFreed) {
         for cpu in 0..self.pcp_ret.len() {
             if !self.pcp_ret[cpu].is_empty() {
-                self.flush_ret(cpu);
+                self.flush_ret(cpu, to);
             }
         }
     }

@@ -30,7 +30,7 @@ pub struct Params {
     pub workingset: bool,
     pub swappiness: u32,
     /// `host.fault.swapin_write`.
-    pub swapin_write: crate::config::SwapinWrite,
+    pub swapin_write: super::fault::SwapinWrite,
 }
 
 /// Fault kinds (histogram index).

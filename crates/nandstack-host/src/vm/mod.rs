@@ -4,6 +4,7 @@
 //! intrusive LRU links, a stack of free frames. No hashing, no allocation on the hit path.
 
 pub mod counters;
+pub mod fault;
 pub mod memcg;
 pub mod page;
 pub mod vmstats;

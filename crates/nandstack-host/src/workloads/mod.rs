@@ -21,8 +21,8 @@ pub use memtouch::{program_corpus_bytes, Memtouch, DATA_ENV};
 
 use nandstack_core::Result;
 
-use super::config::WorkloadConfig;
 use crate::contents::PageContents;
+use config::WorkloadConfig;
 
 pub const OP_READ: u8 = 0;
 pub const OP_WRITE: u8 = 1;

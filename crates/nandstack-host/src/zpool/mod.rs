@@ -30,6 +30,8 @@ pub mod zsmalloc;
 mod conformance;
 
 use nandstack_core::{Error, Result};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 pub use z3fold::Z3fold;
 pub use zbud::Zbud;
@@ -258,5 +260,27 @@ impl OrderedList {
 
     fn len(&self) -> usize {
         self.by_key.len()
+    }
+}
+
+/// The allocator holding compressed pages.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ZpoolKind {
+    /// zsmalloc (the only allocator of Linux ≥ 6.15): size classes over zspages of 1–8 pages.
+    Zsmalloc,
+    /// z3fold (up to three objects per page; removed from Linux in 6.15, ezswap's pool).
+    Z3fold,
+    /// zbud (up to two objects per page; removed in 6.15).
+    Zbud,
+}
+
+impl ZpoolKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ZpoolKind::Zsmalloc => "zsmalloc",
+            ZpoolKind::Z3fold => "z3fold",
+            ZpoolKind::Zbud => "zbud",
+        }
     }
 }

@@ -29,13 +29,16 @@
 //! come out of RAM, not out of the cgroup's limit.
 
 pub mod apa;
+mod config;
 pub mod policy;
+
+pub use config::{FullPoolPolicy, ZswapConfig};
 
 use nandstack_compress::Compressor;
 use nandstack_core::{Error, Result};
 use serde_json::{json, Value};
 
-use crate::config::{CompressionCosts, CompressorKind, FullPoolPolicy, ZswapConfig};
+use crate::compressor::{CompressionCosts, CompressorKind};
 use crate::vm::page::NONE;
 use crate::zpool::{self, Handle, Zpool, PAGE_BYTES};
 use policy::{
@@ -190,31 +193,7 @@ pub struct Zswap {
     verify: bool,
 }
 
-/// zswap for host `h` with `ram_pages` of RAM and `slots` swap slots; `None` when disabled.
-pub fn build(
-    h: &crate::config::HostConfig,
-    ram_pages: u64,
-    slots: usize,
-    verify: bool,
-    seed: u64,
-) -> Result<Option<Box<Zswap>>> {
-    if !h.zswap.enabled {
-        return Ok(None);
-    }
-    if !h.reclaim.cgroup_v1 && (h.zswap.shrinker_enabled || !h.cgroups.is_empty()) {
-        return Err(Error::config(
-            "host.zswap",
-            "zswap under cgroup v2 (host.reclaim.cgroup_v1 = false) is not modelled: there the pool is \
-             charged to the cgroup (obj_cgroup_charge_zswap) and the shrinker writes back per cgroup; \
-             under cgroup v1 neither happens",
-        ));
-    }
-    let z = Zswap::new(&h.zswap, &h.compression, ram_pages, slots, verify)?;
-    let (admission, replacement) = policy::from_config(&h.zswap, seed)?;
-    Ok(Some(Box::new(z.with_policies(admission, replacement))))
-}
-
-pub use crate::config::page_ns;
+pub use crate::compressor::page_ns;
 
 /// Bytes of `len` rounded up to z3fold's 64-byte chunks.
 fn chunk_bytes(len: u32) -> u64 {

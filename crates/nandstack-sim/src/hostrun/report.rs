@@ -80,7 +80,7 @@ fn swap_section(h: &Host) -> Value {
         "slot_cache_refills": h.swap.stats.slot_cache_refills,
         "slot_cache_flushes": h.swap.stats.slot_cache_flushes,
         "allocator": Value::Object(alloc),
-        "backend": h.swap.backend.report(),
+        "backend": h.store.backend.report(),
         "swap_ins": h.swap.swapins.report(),
         "discard": h.swap.discard_section(),
         "read_requests": srr,
@@ -250,7 +250,7 @@ pub fn report(sim: &Sim) -> Value {
             "slot_allocator": h.swap.allocator_name(),
             "discard": h.swap.discard_name(),
             "readahead": h.ra.name(),
-            "swap_backend": h.swap.backend_name(),
+            "swap_backend": h.store.backend.name(),
         },
         "ram_pages": h.vm.frames.len(),
         "watermarks_pages": {"min": h.vm.wmark.0, "low": h.vm.wmark.1, "high": h.vm.wmark.2},
@@ -273,7 +273,7 @@ pub fn report(sim: &Sim) -> Value {
         },
         "fault_latency_us": fault_latency(h),
         "swap": swap_section(h),
-        "zswap": match h.swap.zswap.as_ref() {
+        "zswap": match h.store.zswap.as_ref() {
             Some(z) => z.report(),
             None => json!({"enabled": false}),
         },

@@ -316,7 +316,7 @@ impl Sim {
                 }
                 OP_BEGIN => {
                     t.req_start = t.ctx.now;
-                    if let Some(z) = host.swap.zswap.as_mut() {
+                    if let Some(z) = host.store.zswap.as_mut() {
                         z.sample_density();
                     }
                 }

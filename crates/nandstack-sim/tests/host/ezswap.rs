@@ -68,7 +68,7 @@ fn apa_serves_reads_from_the_pool_and_never_a_stale_copy() {
     assert!(u(&e["file_stores"]) > 100 && u(&e["file_hits"]) > 10, "{e}");
     let h = &mut sim.host;
     let pooled = |h: &nandstack_host::host::Host| -> Vec<u32> {
-        let z = h.swap.zswap.as_ref().unwrap();
+        let z = h.store.zswap.as_ref().unwrap();
         (0..h.pc.pages() as u32)
             .filter(|&id| z.file_entry(id).is_some())
             .collect()
@@ -82,7 +82,7 @@ fn apa_serves_reads_from_the_pool_and_never_a_stale_copy() {
         kswapd: false,
     };
     let stat = |h: &nandstack_host::host::Host, k: &str| {
-        u(&h.swap.zswap.as_ref().unwrap().report()["ezswap"][k])
+        u(&h.store.zswap.as_ref().unwrap().report()["ezswap"][k])
     };
     // A block whose copy is in the pool is written (the page-cache write path dirties it): the copy
     // goes; the read that follows comes from the device (its read-around window may still take the
@@ -90,7 +90,7 @@ fn apa_serves_reads_from_the_pool_and_never_a_stale_copy() {
     let id = ids[0];
     let (inval, dev) = (stat(h, "file_invalidated"), h.stats.file_pages_read);
     h.apa_file_dirtied(id);
-    assert!(h.swap.zswap.as_ref().unwrap().file_entry(id).is_none());
+    assert!(h.store.zswap.as_ref().unwrap().file_entry(id).is_none());
     assert_eq!(stat(h, "file_invalidated"), inval + 1);
     let vpn = h.cswap.apa.file_vpn[id as usize];
     h.fault(&mut ctx, vpn, false).unwrap();
@@ -102,7 +102,7 @@ fn apa_serves_reads_from_the_pool_and_never_a_stale_copy() {
     let hits = stat(h, "file_hits");
     h.fault(&mut ctx, vpn, false).unwrap();
     assert!(stat(h, "file_hits") > hits);
-    assert!(h.swap.zswap.as_ref().unwrap().file_entry(id).is_none());
+    assert!(h.store.zswap.as_ref().unwrap().file_entry(id).is_none());
     h.check_invariants().unwrap();
     // A write path that forgot to drop the copy: verify mode refuses to serve the older version.
     let id = *pooled(h).first().unwrap();

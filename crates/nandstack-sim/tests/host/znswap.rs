@@ -200,7 +200,7 @@ fn zones_holding_only_garbage_are_reset_without_a_copy() {
         ),
         true,
     );
-    let r = sim.host.swap.backend.report();
+    let r = sim.host.store.backend.report();
     assert!(r["free_resets"].as_u64().unwrap() >= 20, "{r}");
     assert_eq!(r["gc"]["pages_written"], 0, "{r}");
     assert_eq!(r["waf"], 1.0);
@@ -225,7 +225,7 @@ fn random_workloads_keep_every_invariant_with_every_policy() {
             let mut cfg = tiny_zoned(w.clone(), p.clone());
             cfg["seed"] = json!(10 + i);
             let sim = run(&cfg, true);
-            let r = sim.host.swap.backend.report();
+            let r = sim.host.store.backend.report();
             assert!(r["gc"]["victims"].as_u64().unwrap() > 0, "{p}: {r}");
             assert!(r["gc"]["pages_moved"].as_u64().unwrap() > 0, "{p}: {r}");
             assert_eq!(
@@ -241,7 +241,7 @@ fn random_workloads_keep_every_invariant_with_every_policy() {
 fn the_same_seed_gives_the_same_run() {
     let w = json!({"type": "vm_scalability", "size_mib": 3, "threads": 2, "pattern": "rand", "write_ratio": 0.7, "passes": 4});
     let cfg = tiny_zoned(w, json!({"kind": "hot_cold"}));
-    let a = run(&cfg, true).host.swap.backend.report();
-    let b = run(&cfg, true).host.swap.backend.report();
+    let a = run(&cfg, true).host.store.backend.report();
+    let b = run(&cfg, true).host.store.backend.report();
     assert_eq!(a, b);
 }

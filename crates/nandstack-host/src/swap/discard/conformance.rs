@@ -5,8 +5,8 @@
 //! the swap layer does, must hold no such slot, lie inside the area and never touch the header; deferred
 //! TRIMs must be submitted inside the idle window they were asked for.
 
+use super::IdleTrimConfig;
 use super::*;
-use crate::config::IdleTrimConfig;
 use crate::swap::{MAP_BAD, MAP_CACHE};
 use nandstack_core::Rng;
 

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use serde_json::json;
 
 use super::DiscardPolicy;
-use crate::config::IdleTrimConfig;
+use super::IdleTrimConfig;
 
 #[derive(Clone, Debug, Default)]
 struct Stats {

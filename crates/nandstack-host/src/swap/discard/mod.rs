@@ -22,11 +22,13 @@
 //!   slots. The host issues it and asks again until the answer is `None`.
 
 mod cluster;
+mod config;
 mod fine;
 mod itrim;
 mod strim;
 
 pub use cluster::ClusterDiscard;
+pub use config::IdleTrimConfig;
 pub use fine::FineDiscard;
 pub use itrim::IdleTrim;
 pub use strim::SwapInTrim;

@@ -14,8 +14,8 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 
+use super::IdleTrimConfig;
 use super::{DiscardPolicy, IdleTrim};
-use crate::config::IdleTrimConfig;
 use crate::swap::MAP_BAD;
 
 pub struct SwapInTrim {

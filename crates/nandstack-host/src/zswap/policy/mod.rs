@@ -37,6 +37,7 @@
 //! * Deterministic: no hash-map iteration; any randomness comes from a seeded generator.
 
 mod admit_all;
+pub mod config;
 pub mod entropy_admission;
 pub mod lottery;
 mod lru;
@@ -150,10 +151,10 @@ mod lottery_twin;
 
 /// The admission and replacement policies `cfg` names (`seed`: the run's, for the lottery).
 pub fn from_config(
-    cfg: &crate::config::ZswapConfig,
+    cfg: &crate::zswap::ZswapConfig,
     seed: u64,
 ) -> nandstack_core::Result<(Box<dyn Admission>, Box<dyn Replacement>)> {
-    use crate::config::{AdmissionKind, ReplacementKind};
+    use config::{AdmissionKind, ReplacementKind};
     let ez = &cfg.ezswap;
     ez.validate(cfg.zpool)?;
     let admission: Box<dyn Admission> = match ez.admission {

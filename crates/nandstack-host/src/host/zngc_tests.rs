@@ -7,7 +7,7 @@
 use nandstack_core::Result;
 use serde_json::{json, Value};
 
-use super::{ZnSwap, ZoneUse};
+use crate::backend::znswap::{ZnSwap, ZoneUse};
 use crate::config::{HostConfig, ProcessConfig};
 use crate::host::build::HostSetup;
 use crate::host::{Ctx, Host};

@@ -14,10 +14,10 @@ use nandstack_core::rng::Rng;
 use nandstack_core::Histogram;
 use serde_json::json;
 
+use super::LoopPacking;
 use super::{work_ns, LoopSwap};
+use crate::backend::Retimed;
 use crate::block::IoKind;
-use crate::config::LoopPacking;
-use crate::swap::backend::Retimed;
 
 /// The random stream label of the loop worker's packing decisions.
 pub const LOOP_PACK_STREAM: u64 = 0x6c6f_6f70_7061_636b;
@@ -380,7 +380,7 @@ impl LoopSwap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::swap::backend::SwapBackend;
+    use crate::backend::SwapBackend;
 
     /// Packing that always happens and never ends (the decisions are not what is tested).
     fn always_packed() -> LoopSwap {

@@ -22,7 +22,7 @@ pub use hot_cold::HotColdPolicy;
 pub use per_core::PerCorePolicy;
 pub use single::SinglePolicy;
 
-use crate::config::ZonePolicyConfig;
+use super::ZonePolicyConfig;
 
 /// What a policy knows about a page being swapped out (`pg_inf`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -20,14 +20,13 @@
 //! history in the high 32. Every read checks it: a page read from a slot that no longer holds it is an
 //! invariant error, so a live page lost by the GC cannot go unnoticed.
 
+mod config;
 pub(crate) mod gc;
 pub mod policy;
 mod staging;
 mod zones;
 
-#[cfg(test)]
-mod tests;
-
+pub use config::{ZnswapConfig, ZonePolicyConfig};
 pub use gc::Gc;
 pub use policy::{PageInfo, ZonePolicy, ZoneStat};
 pub use zones::{ZoneTable, ZoneUse};
@@ -39,7 +38,6 @@ use serde_json::json;
 
 use super::{Submit, SwapBackend, SwapPage};
 use crate::block::{BlockLayer, IoKind, Region};
-use crate::config::{HostConfig, ZnswapConfig};
 use crate::swap::{SwapArea, SwapGeometry};
 use staging::StagingAllocator;
 
@@ -542,15 +540,16 @@ impl ZnSwap {
     }
 }
 
-/// The swap area of a ZNSwap host on a device with zone layout `zm` (`None`: not zoned — an error):
+/// The swap area and the backend of a ZNSwap host on a device with zone layout `zm` (`None`: not zoned — an error):
 /// zone slots, then as many staging slots as the OS may use; the OS sees `host.swap.size_mib`.
-/// `cgroups` are the cgroup names, root first.
+/// `cgroups` are the cgroup names, root first; `size_mib`, `cluster_slots` and `cpus` are
+/// `host.swap.size_mib`, `host.swap.cluster_slots` and `host.cpus`.
 pub fn swap_area(
     cfg: &ZnswapConfig,
-    h: &HostConfig,
+    (size_mib, cluster_slots, cpus): (u64, u32, u32),
     zm: Option<ZoneModel>,
     cgroups: Vec<String>,
-) -> Result<SwapArea> {
+) -> Result<(SwapArea, Box<dyn SwapBackend>)> {
     let zm = zm.ok_or_else(|| {
         Error::config(
             "host.swap.backend.kind",
@@ -582,10 +581,10 @@ pub fn swap_area(
     let high = cfg
         .high_watermark_zones
         .unwrap_or(zones.div_ceil(25).max(low + 2));
-    let logical = h.swap.size_mib * 256;
+    let logical = size_mib * 256;
     // Room the GC always needs: the emergency zone, the swap-zones' and the GC's open zones, the free
     // zones below the low watermark, and two zones' worth of garbage to start a GC round.
-    let used = policy.streams_used(streams, h.cpus);
+    let used = policy.streams_used(streams, cpus);
     let spare = 1 + used + 1 + low + 2;
     let max_logical = zones.saturating_sub(spare) as u64 * cap as u64;
     if logical > max_logical {
@@ -595,7 +594,7 @@ pub fn swap_area(
                 "is {} MiB: ZNSwap on {zones} zones of {cap} slots with {used} swap-zones in use needs \
                  {spare} zones of spare room (emergency, open zones, the low watermark, two zones of \
                  garbage), so at most {} MiB of swap",
-                h.swap.size_mib,
+                size_mib,
                 max_logical / 256
             ),
         ));
@@ -637,22 +636,17 @@ pub fn swap_area(
     let geometry = SwapGeometry {
         nslots: total as u32,
         base: 0,
-        cluster_slots: h.swap.cluster_slots,
+        cluster_slots,
         full_ratio: 1.0,
-        cpus: h.cpus as usize,
+        cpus: cpus as usize,
         slot_cache: 0,
     };
     let make = move |_: &[u8]| -> Box<dyn crate::swap::alloc::SlotAllocator> {
         Box::new(StagingAllocator::new(staging_first, staging_len))
     };
-    let mut area = SwapArea::new(
-        geometry,
-        &make,
-        Box::new(crate::swap::discard::NoDiscard),
-        Box::new(backend),
-    );
+    let mut area = SwapArea::new(geometry, &make, Box::new(crate::swap::discard::NoDiscard));
     area.limit_usable(logical);
     // No reclamation cutoff: swap counts as full only when every slot the OS may use is in use.
     area.full_ratio = (logical as f64 - 0.5) / logical as f64;
-    Ok(area)
+    Ok((area, Box::new(backend)))
 }

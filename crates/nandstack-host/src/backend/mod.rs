@@ -45,21 +45,35 @@ pub mod znswap;
 pub mod zram;
 
 pub use block::BlockSwap;
-pub use loopdev::{LoopSwap, WakeTail, LOOP_PACK_STREAM, LOOP_WAKE_STREAM};
-pub use znswap::ZnSwap;
-pub use zram::Zram;
+pub use loopdev::{LoopPacking, LoopSwap, WakeTail, LOOP_PACK_STREAM, LOOP_WAKE_STREAM};
+pub use znswap::{ZnSwap, ZnswapConfig, ZonePolicyConfig};
+pub use zram::{Zram, ZramConfig, ZramWritebackConfig, ZramWritebackMode};
 
 use nandstack_core::{Error, Result};
 
 use crate::block::{BlockLayer, IoKind};
+pub use crate::swap::SwapPage;
 
-/// One page of a swap I/O: its slot, its owner's virtual page and cgroup (for backends that place data
-/// by owner or need the page's contents).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SwapPage {
-    pub slot: u32,
-    pub vpn: u32,
-    pub memcg: u16,
+/// What a backend's configuration checks need to know of the rest of the run's configuration (the
+/// host's `[host.swap]`, zswap, the cgroups, the device), gathered by the host's configuration
+/// (`config::validate_backend`), so that each backend checks its own keys beside its model.
+pub struct BackendEnv<'a> {
+    /// The device is zoned (`device.kind = "zoned"`).
+    pub zoned: bool,
+    /// `device.kind`, for messages.
+    pub device_kind: &'static str,
+    /// `host.swap.size_mib`.
+    pub size_mib: u64,
+    /// `host.swap.offset_mib`.
+    pub offset_mib: u64,
+    /// `host.swap.discard.mode` is not `off`.
+    pub discard: bool,
+    /// `host.swap.slot_cache`.
+    pub slot_cache: u32,
+    /// `host.zswap.enabled`.
+    pub zswap: bool,
+    /// `host.cgroups`' names.
+    pub cgroups: Vec<&'a str>,
 }
 
 /// A write request whose completion moved after it was issued (a packed loop worker got the CPU

@@ -31,6 +31,7 @@
 //! softirq locally when the submitter's CPU shares its cache), not on the CPU of the task that
 //! submitted them: [`SwapBackend::completes_remotely`].
 
+mod config;
 mod packing;
 mod wake;
 
@@ -39,6 +40,7 @@ use serde_json::json;
 
 use super::{Retimed, SwapBackend};
 use crate::block::{BlockLayer, IoKind, Region};
+pub use config::LoopPacking;
 use packing::Packed;
 pub use packing::LOOP_PACK_STREAM;
 pub use wake::{WakeTail, LOOP_WAKE_STREAM};

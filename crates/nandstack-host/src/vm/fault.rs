@@ -1,4 +1,5 @@
-//! `[host.fault]`: kernel-version differences of the fault path (docs/model-host.md, "Faults").
+//! `[host.fault]`: kernel-version differences of the fault path (docs/model-host.md, "Faults"). On the vm
+//! floor: the fault parameters (`vm::counters`) carry the choice.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -9,7 +9,7 @@ use nandstack_core::{Error, Nanos, Result};
 use nandstack_device::{Command, ExtCommand};
 use serde_json::json;
 
-use super::SwapBackend;
+use super::{BackendEnv, SwapBackend};
 use crate::block::{BlockLayer, IoKind, Region};
 
 pub struct BlockSwap {
@@ -89,4 +89,17 @@ impl SwapBackend for BlockSwap {
             "registered_range_bytes": self.registered.map(|(o, l)| [o, l]),
         })
     }
+}
+
+/// Linux block swap's check against the rest of the configuration: it writes slots in place, which a
+/// zoned device refuses (with swap on). Errors name the key.
+pub fn validate(env: &BackendEnv) -> nandstack_core::Result<()> {
+    if env.zoned && env.size_mib > 0 {
+        return Err(nandstack_core::Error::config(
+            "host.swap.backend.kind",
+            "Linux block swap writes slots in place, which a zoned device refuses (writes only at a \
+             zone's write pointer): use [host.swap.backend] kind = \"znswap\" with device.kind = \"zoned\"",
+        ));
+    }
+    Ok(())
 }

@@ -16,14 +16,17 @@
 //!
 //! `mm_stat`, `io_stat` and `bd_stat` are reported with the kernel's names.
 
+mod config;
+
+pub use config::{ZramConfig, ZramWritebackConfig, ZramWritebackMode};
+
 use nandstack_compress::Compressor;
 use nandstack_core::{Error, Result};
 use serde_json::json;
 
 use super::{Submit, SwapBackend, SwapPage};
 use crate::block::{BlockLayer, IoKind, Region};
-use crate::config::page_ns;
-use crate::config::{CompressionCosts, CompressorKind, ZramConfig, ZramWritebackMode};
+use crate::compressor::{page_ns, CompressionCosts, CompressorKind};
 use crate::contents::same_filled;
 use crate::zpool::{Handle, Zpool, Zsmalloc, PAGE_BYTES};
 

@@ -7,6 +7,8 @@ use nandstack_core::{Error, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::zpool::ZpoolKind;
+
 /// Which pages the compressed cache stores.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -118,8 +120,8 @@ impl Default for EzswapConfig {
 }
 
 impl EzswapConfig {
-    pub fn validate(&self, zpool: super::ZpoolKind) -> Result<()> {
-        if self.replacement != ReplacementKind::Lru && zpool == super::ZpoolKind::Zsmalloc {
+    pub fn validate(&self, zpool: ZpoolKind) -> Result<()> {
+        if self.replacement != ReplacementKind::Lru && zpool == ZpoolKind::Zsmalloc {
             return Err(Error::config(
                 "host.zswap.ezswap.replacement",
                 format!(
