@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..sweep.spec import Task
 from ..workloads import trace_stats
-from . import _dwa_settings, _rl_claims
+from . import _dwa_settings, _rl_claims, _rl_platform
 from .base import Analysis, Experiment, Figure, Series, Table, make_hybrid_task
 from .trace_replay import trace_dir
 from .trace_replay import traces as shared_traces
@@ -150,6 +150,9 @@ def tasks(quick: bool) -> list[Task]:
             }
             params = {"part": "dwa_setting2", "workload": name, "manager": "dwa", "seed": seed}
             out.append(make_hybrid_task(overrides, params))
+    out += _rl_platform.tasks(
+        device, lambda name: _standin(name, scale), make_hybrid_task, p, seeds(quick), quick
+    )
     if not quick:  # Fig. 2: DWA's two Table 2 settings against utilisation
         fig2 = tuple(w for w in _dwa_settings.WORKLOADS if w in p["standins"])
         out += _dwa_settings.tasks(device, lambda name: _standin(name, scale), make_hybrid_task, fig2)
@@ -245,7 +248,7 @@ def _frame(task_list: Sequence[Task], results: Sequence[Result | None]) -> pl.Da
     )
     # Pre-trained runs are normalised by the QLC-only run of the same stand-in on the empty device.
     keyed = frame.with_columns(
-        pl.when(pl.col("part") == "pretrained")
+        pl.when(pl.col("part").is_in(["pretrained", *_rl_platform.PARTS]))
         .then(pl.lit("standin"))
         .otherwise(pl.col("part"))
         .alias("base_part")
@@ -504,6 +507,16 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
         where="on the shared traces",
         err=False,
     )
+    seeds_table = r1_seed_table(frame)
+    if not seeds_table.is_empty():
+        tables.append(
+            Table(
+                "r1_by_seed",
+                "R1 (RL vs the mean of DWA and UST, write throughput, %) for each seed alone",
+                seeds_table,
+                "Today's platform and the paper platform (4-bit Q-table); DWA and UST runs of the same seed.",
+            )
+        )
     tables = [t for t in tables if t.name != "fig2_dwa_settings" or not t.frame.is_empty()]
     measured, verdict = _verdict(head, means)
     claims = _claims(frame, means, pre)
@@ -521,14 +534,42 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
 
 
 def _claims(frame: pl.DataFrame, means: pl.DataFrame, pre: pl.DataFrame) -> list[dict[str, Any]]:
-    """R1–R4 (`_rl_claims`), with the DWA Setting 2 runs as manager `dwa2` beside the stand-in means."""
+    """R1–R4 (`_rl_claims`), with the DWA Setting 2 runs as manager `dwa2` beside the stand-in means and
+    the paper platform's runs (`_rl_platform`)."""
     import polars as pl
 
     setting2 = _mean_table(frame, "dwa_setting2")
     if not setting2.is_empty():
         setting2 = setting2.with_columns(pl.lit("dwa2").alias("manager")).select(means.columns)
         means = pl.concat([means, setting2], how="vertical_relaxed")
-    return _rl_claims.claim_entries(frame, means, pre)
+    return _rl_claims.claim_entries(frame, means, pre, _platform(frame, means))
+
+
+def _platform(frame: pl.DataFrame, means: pl.DataFrame) -> dict[str, Any]:
+    """The paper platform's inputs to the claims: its means, the ablation's, its Fig. 8 table and R1 per
+    seed on both platforms."""
+    out: dict[str, Any] = {
+        "means": _rl_platform.with_rl_from(means, _mean_table(frame, "paper")),
+        "nearest": _rl_platform.with_rl_from(means, _mean_table(frame, "paper_nearest")),
+        "pretrain": _pretrain_table(frame, "paper_pretrained", "paper"),
+        "r1_seeds": {},
+    }
+    for name, part in (("today", "standin"), ("paper platform", "paper")):
+        values = _rl_platform.per_seed(frame, part, _rl_claims.r1, _mean_table)
+        if len(values) > 1:
+            out["r1_seeds"][name] = values
+    return out
+
+
+def r1_seed_table(frame: pl.DataFrame) -> pl.DataFrame:
+    """R1 (RL vs the mean of DWA and UST, throughput, %) for each seed alone, on both platforms."""
+    import polars as pl
+
+    rows = []
+    for name, part in (("today", "standin"), ("paper platform", "paper")):
+        for seed, value in _rl_platform.per_seed(frame, part, _rl_claims.r1, _mean_table):
+            rows.append({"platform": name, "seed": seed, "r1_pct": value})
+    return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
 
 
 def _extra_part(
@@ -665,15 +706,17 @@ def _cost_figure(frame: pl.DataFrame) -> Figure:
     )
 
 
-def _pretrain_table(frame: pl.DataFrame) -> pl.DataFrame:
+def _pretrain_table(
+    frame: pl.DataFrame, pre_part: str = "pretrained", untrained_part: str = "standin"
+) -> pl.DataFrame:
     import polars as pl
 
-    pre = frame.filter(pl.col("part") == "pretrained")
+    pre = frame.filter(pl.col("part") == pre_part)
     if pre.is_empty():
         return pre
     unseen = pre["workload"].unique().to_list()
     untrained = frame.filter(
-        (pl.col("part") == "standin") & (pl.col("manager") == "rl") & pl.col("workload").is_in(unseen)
+        (pl.col("part") == untrained_part) & (pl.col("manager") == "rl") & pl.col("workload").is_in(unseen)
     )
     agg = lambda f, name: f.group_by("workload").agg(  # noqa: E731
         pl.col("norm_thr").mean().alias(f"{name}_norm_thr"),

@@ -18,6 +18,7 @@
 
 mod dwa;
 mod qlc_only;
+pub mod qquant;
 pub mod qtable;
 mod rl;
 mod static_cache;

@@ -72,6 +72,10 @@ impl QTable {
     pub fn get(&self, s: u32, a: u32) -> f64 {
         self.q[(s * self.actions + a) as usize]
     }
+    /// Overwrite Q(s, a) (a quantised value, `qquant`).
+    pub fn set(&mut self, s: u32, a: u32, v: f64) {
+        self.q[(s * self.actions + a) as usize] = v;
+    }
     fn row(&self, s: u32) -> &[f64] {
         let k = (s * self.actions) as usize;
         &self.q[k..k + self.actions as usize]

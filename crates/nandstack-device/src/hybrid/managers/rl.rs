@@ -20,6 +20,7 @@ use nandstack_core::{Error, Result, Rng};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::qquant::{QRounding, Quantizer};
 use super::qtable::QTable;
 use super::{check_theta, Decision, ManagerReport, Observation, SlcManager};
 use crate::hybrid::config::HybridParams;
@@ -95,6 +96,15 @@ pub struct RlConfig {
     /// Update the Q-table (false: act on a frozen, e.g. pre-trained, table). Default true.
     #[serde(default = "d_true")]
     pub learn: bool,
+    /// Bits per Q value: 0 (default) keeps f64; 4 is the paper's entry width (§3.2: a 5,186-byte table,
+    /// ≈ 1,296 states × 8 actions × 4 bits; with this agent's 9 actions, 5,832 bytes), a signed grid
+    /// over Eq. 1's bound ±max|r| / (1 − γ) (`qquant.rs`). 2–16.
+    #[serde(default)]
+    pub q_bits: u32,
+    /// How a quantised Q value is rounded after each update: `stochastic` (default; unbiased) or
+    /// `nearest`. Used only when `q_bits` > 0.
+    #[serde(default)]
+    pub q_rounding: QRounding,
     /// Start from the Q-table saved in this JSON file (pre-training, Fig. 8). Default none (zeros). Read
     /// by the runner.
     #[serde(default)]
@@ -180,6 +190,8 @@ impl Default for RlConfig {
             cost_average_weight: d_avg(),
             tie_break: d_tie(),
             learn: true,
+            q_bits: 0,
+            q_rounding: QRounding::Stochastic,
             load_q_table: None,
             save_q_table: None,
         }
@@ -287,6 +299,12 @@ impl RlConfig {
                 ),
             ));
         }
+        if self.q_bits == 1 || self.q_bits > 16 {
+            return Err(Error::config(
+                "device.manager.rl.q_bits",
+                format!("is {}: must be 0 (f64) or in [2, 16]", self.q_bits),
+            ));
+        }
         let u = &self.utilization_edges;
         if u.len() != 3
             || !u.windows(2).all(|w| w[0] < w[1])
@@ -338,6 +356,7 @@ pub struct RlManager {
     prev_action: u32,
     snapshot: Observation,
     avg_cost: Option<f64>,
+    quant: Option<Quantizer>,
     stats: RlStats,
 }
 
@@ -350,13 +369,25 @@ impl RlManager {
     ) -> Result<RlManager> {
         cfg.validate()?;
         let loaded = table.is_some();
-        let table = match table {
+        let mut table = match table {
             Some(t) => {
                 t.validate(&STATE_BINS, ACTIONS, "device.manager.rl.load_q_table")?;
                 t
             }
             None => QTable::new(&STATE_BINS, ACTIONS),
         };
+        let mut quant = (cfg.q_bits > 0).then(|| {
+            let bound = Quantizer::bound(cfg.reward_negative, cfg.reward_positive, cfg.gamma);
+            Quantizer::new(
+                cfg.q_bits,
+                bound,
+                cfg.q_rounding,
+                Rng::derive(seed, 0x5142_6974),
+            )
+        });
+        if let Some(qz) = quant.as_mut() {
+            table.q.iter_mut().for_each(|x| *x = qz.apply(*x)); // a loaded table onto the grid
+        }
         let mut size_blocks = [0u32; 9];
         for (i, f) in cfg.size_levels.iter().enumerate() {
             size_blocks[i] = (f * p.total_blocks as f64).round() as u32;
@@ -373,6 +404,7 @@ impl RlManager {
             prev_action: KEEP,
             snapshot: Observation::default(),
             avg_cost: None,
+            quant,
             stats: RlStats {
                 action_counts: vec![0; ACTIONS as usize],
                 q_table_loaded: loaded,
@@ -457,8 +489,12 @@ impl RlManager {
         });
         // Line 4: update Q(S_{t−1}, A_{t−1}) with Eq. 1.
         if let (Some((ps, pa)), true) = (self.prev, self.cfg.learn) {
-            self.table
+            let q = self
+                .table
                 .update(ps, pa, r, s, self.cfg.alpha, self.cfg.gamma);
+            if let Some(qz) = self.quant.as_mut() {
+                self.table.set(ps, pa, qz.apply(q));
+            }
             self.stats.updates += 1;
         }
         self.prev = Some((s, a));
@@ -599,6 +635,44 @@ mod tests {
         );
         // Average after step 2: 2,000 + 0.05 × (5,000 − 2,000) = 2,150.
         assert!((r.average_cost_ns - 2_150.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn four_bit_table_rounds_each_update() {
+        // The by-hand case above with q_bits = 4: −0.3 is 0.42 of a 5/7 step. Nearest rounding loses it
+        // (Q stays 0); a rejected q_bits is a named error.
+        let run = |rounding: QRounding, seed: u64| {
+            let cfg = RlConfig {
+                epsilon: 0.0,
+                q_bits: 4,
+                q_rounding: rounding,
+                ..Default::default()
+            };
+            let mut m = RlManager::new(&cfg, &HybridParams::paper(), seed, None).unwrap();
+            let mut o = obs(0, 0, 0, 0, 0.5, 134);
+            m.initial(&o);
+            o.host_write_bytes = 32 << 20;
+            o.costs.get_mut(CostKind::HostToSlc).ns = 1_000;
+            m.after_write(&o).unwrap();
+            let s1 = m.prev.unwrap().0;
+            o.host_write_bytes = 64 << 20;
+            o.costs.get_mut(CostKind::QlcToQlc).ns = 10_000;
+            m.after_write(&o).unwrap();
+            m.table.get(s1, KEEP)
+        };
+        assert_eq!(run(QRounding::Nearest, 1), 0.0);
+        let step = 5.0 / 7.0;
+        let values: Vec<f64> = (1..200).map(|s| run(QRounding::Stochastic, s)).collect();
+        assert!(values.iter().all(|&v| v == 0.0 || (v + step).abs() < 1e-12));
+        let down = values.iter().filter(|&&v| v != 0.0).count() as f64 / values.len() as f64;
+        // P(−1 step) = 0.42: sd over 199 seeds ≈ 0.035; allow 4 sd.
+        assert!((down - 0.42).abs() < 0.14, "{down}");
+        let bad = RlConfig {
+            q_bits: 1,
+            ..Default::default()
+        };
+        let e = RlManager::new(&bad, &HybridParams::paper(), 1, None).unwrap_err();
+        assert!(e.to_string().contains("device.manager.rl.q_bits"), "{e}");
     }
 
     #[test]
