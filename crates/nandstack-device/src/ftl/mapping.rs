@@ -98,6 +98,31 @@ impl MappingTable {
         (first..end).filter(|&p| self.is_valid(p)).count() as u32
     }
 
+    /// Cache hints for the forward entries of the logical units last written to physical units
+    /// `[first, end)` (what [`MappingTable::owners_into`] will read): independent loads, so their cache
+    /// misses overlap.
+    #[inline]
+    pub fn prefetch_owners(&self, first: u32, end: u32) {
+        for &lpn in &self.p2l[first as usize..end as usize] {
+            bigvec::prefetch(&self.l2p, lpn as usize);
+        }
+    }
+
+    /// The valid units of the physical range `[first, end)` as (physical, logical) pairs, in order, into
+    /// `out` (cleared first). Branch-free on the loaded entries: every pair is written, and the slot
+    /// advances only when the forward entry maps back.
+    pub fn owners_into(&self, first: u32, end: u32, out: &mut Vec<(u32, u32)>) {
+        out.clear();
+        out.resize((end - first) as usize, (NONE, NONE));
+        let mut k = 0;
+        for (pua, &lpn) in (first..end).zip(&self.p2l[first as usize..end as usize]) {
+            let fwd = self.l2p.get(lpn as usize).copied().unwrap_or(NONE);
+            out[k] = (pua, lpn);
+            k += usize::from(fwd == pua);
+        }
+        out.truncate(k);
+    }
+
     /// Cache hint for the forward entry of `lpn` (no effect when out of range).
     #[inline]
     pub fn prefetch(&self, lpn: usize) {
@@ -147,6 +172,9 @@ mod tests {
         assert!(!m.is_valid(5) && m.is_valid(6));
         assert_eq!(m.p2l[5], 1, "stale reverse entries stay");
         assert_eq!(m.valid_in(0, 8), 1);
+        let mut pairs = vec![(9, 9)];
+        m.owners_into(0, 8, &mut pairs);
+        assert_eq!(pairs, vec![(6, 1)]);
         // Unbinding clears the forward entry only.
         assert_eq!(m.unbind(1), 6);
         assert_eq!(m.unbind(1), NONE);

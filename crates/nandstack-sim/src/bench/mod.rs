@@ -1,7 +1,9 @@
 //! Built-in benchmarks (`nandstack bench`): simulated operations per wall-clock second and peak memory.
 //! Benchmarks are measurements, not tests: nothing here asserts a speed.
 
-use nandstack_core::{Error, Result};
+mod naive;
+
+use nandstack_core::{Error, Result, MAPPING_UNIT_BYTES};
 use serde::Serialize;
 
 pub use crate::usage::{cpu_seconds, peak_rss_bytes};
@@ -26,20 +28,37 @@ struct BenchResult {
     cpu_seconds: Option<f64>,
     flash_programs_per_cpu_second: Option<f64>,
     host_writes_per_cpu_second: Option<f64>,
+    /// `ftl` only: the naive reference FTL on the same geometry and requests, run right after.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reference: Option<naive::NaiveResult>,
+    /// `ftl` only: flash programs per CPU second (and per wall second) ÷ the reference's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ratio_to_reference_cpu: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ratio_to_reference_wall: Option<f64>,
 }
+
+/// Geometry of the benchmark device: (channels, chips per channel, dies per chip, blocks per plane);
+/// 2 planes per die, 128 pages of 4 KiB per block.
+fn device_shape(quick: bool) -> (u32, u32, u32, u32) {
+    if quick {
+        (2, 1, 1, 256)
+    } else {
+        (8, 4, 2, 1024)
+    }
+}
+const PLANES_PER_DIE: u32 = 2;
+const PAGES_PER_BLOCK: u32 = 128;
+const OVER_PROVISIONING: f64 = 0.12;
 
 /// 64 GiB device of 4 KiB pages (8 ch × 4 chips × 2 dies × 2 planes × 1024 blocks × 128 pages), OP 12%,
 /// greedy GC; `quick` shrinks it to 512 MiB (2 × 1 × 1 × 2 × 256 blocks).
 fn device_toml(quick: bool) -> String {
-    let (channels, chips, dies, blocks) = if quick {
-        (2, 1, 1, 256)
-    } else {
-        (8, 4, 2, 1024)
-    };
+    let (channels, chips, dies, blocks) = device_shape(quick);
     format!(
         "seed = 1\n[device.geometry]\nchannels = {channels}\nchips_per_channel = {chips}\ndies_per_chip = {dies}\n\
-         planes_per_die = 2\nblocks_per_plane = {blocks}\npages_per_block = 128\npage_size_bytes = 4096\n\
-         [device.ftl]\nover_provisioning = 0.12\n"
+         planes_per_die = {PLANES_PER_DIE}\nblocks_per_plane = {blocks}\npages_per_block = {PAGES_PER_BLOCK}\n\
+         page_size_bytes = 4096\n[device.ftl]\nover_provisioning = {OVER_PROVISIONING}\n"
     )
 }
 
@@ -69,6 +88,9 @@ fn result(name: &'static str, description: String, r: &crate::Report) -> BenchRe
         cpu_seconds: r.wall_cpu_seconds,
         flash_programs_per_cpu_second: r.wall_cpu_seconds.map(|c| r.flash_program_pages as f64 / c),
         host_writes_per_cpu_second: r.wall_cpu_seconds.map(|c| r.host_write_requests as f64 / c),
+        reference: None,
+        ratio_to_reference_cpu: None,
+        ratio_to_reference_wall: None,
     }
 }
 
@@ -83,11 +105,52 @@ fn ftl_bench(quick: bool) -> Result<BenchResult> {
         device_toml(quick)
     );
     let r = run_toml(&toml, &RunOptions::default())?;
-    Ok(result(
+    let mut out = result(
         "ftl",
         "FTL only (no timing): 4 KiB uniform random writes, steady state, greedy GC, OP 12%".into(),
         &r,
-    ))
+    );
+    // The naive reference, after the engine's peak memory was read (its tables are its own).
+    let reference = naive_reference(&toml, quick, requests, &r)?;
+    out.ratio_to_reference_cpu = out
+        .flash_programs_per_cpu_second
+        .zip(reference.flash_programs_per_cpu_second)
+        .map(|(a, b)| a / b);
+    out.ratio_to_reference_wall =
+        Some(out.flash_programs_per_second / reference.flash_programs_per_second);
+    out.reference = Some(reference);
+    Ok(out)
+}
+
+/// Run the naive FTL on the device and phases of `toml` (the `ftl` benchmark's).
+fn naive_reference(
+    toml: &str,
+    quick: bool,
+    requests: u64,
+    engine: &crate::Report,
+) -> Result<naive::NaiveResult> {
+    let (channels, chips, dies, blocks_per_plane) = device_shape(quick);
+    let planes = channels * chips * dies * PLANES_PER_DIE;
+    let total_units = planes as u64 * blocks_per_plane as u64 * PAGES_PER_BLOCK as u64;
+    let logical_units = (total_units as f64 / (1.0 + OVER_PROVISIONING)).floor() as u64;
+    let capacity = logical_units * MAPPING_UNIT_BYTES;
+    let engine_capacity = engine.device.get("logical_bytes").and_then(|v| v.as_u64());
+    if engine_capacity != Some(capacity) {
+        return Err(Error::Invariant(format!(
+            "bench: the naive FTL's logical capacity {capacity} B differs from the engine's {engine_capacity:?}"
+        )));
+    }
+    let cfg = crate::config::SimConfig::from_toml(toml)?;
+    let gen = nandstack_workload::BlockGenerator::new(&cfg.workload.synthetic, capacity, cfg.seed)?;
+    let plan = naive::NaivePlan {
+        planes,
+        blocks_per_plane,
+        units_per_block: PAGES_PER_BLOCK,
+        logical_units: logical_units as u32,
+        warmup_bytes: capacity,
+        requests,
+    };
+    naive::run(&plan, gen)
 }
 
 /// Timing on, closed loop at queue depth 32, light GC: half the logical space filled and written at
