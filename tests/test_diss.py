@@ -28,6 +28,8 @@ TINY = {
     "seeds": (1,),
     "ablations": ("sdr",),
     "traces": (),
+    "platform_scenarios": (),
+    "platform_ablations": False,
 }
 
 

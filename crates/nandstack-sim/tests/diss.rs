@@ -105,3 +105,38 @@ fn a_swap_range_outside_the_device_is_a_named_error() {
     let e = run_toml(cfg, &opts(false)).unwrap_err().to_string();
     assert!(e.contains("workload.trace.swap_range"), "{e}");
 }
+
+/// SSDSim's stock aging (`aged_data = "invalid"`): the filled half is programmed and then invalid, but
+/// for the apps' files, which stay valid (every file read finds data). GC therefore never copies aged
+/// data: with GC running, fewer pages move than on the valid-aged device, and never more than the
+/// device's valid pages (the files and what the run itself wrote) could give. Bad combinations are
+/// named errors.
+#[test]
+fn invalid_aging_leaves_only_the_files_valid() {
+    // 384 of each plane's 512 blocks filled; GC keeps 90 free, so it runs after 38 blocks a plane.
+    let age = "[device.ftl.gc]\nstart_free_blocks = 90\nstop_free_blocks = 91\n\
+               [precondition]\nfill_fraction = 1.0\nwarmup_capacity_multiples = 0.0\n";
+    let valid = run_toml(&phone(age), &opts(true)).unwrap();
+    let invalid = run_toml(
+        &phone(&format!("{age}aged_data = \"invalid\"\n")),
+        &opts(true),
+    )
+    .unwrap();
+    assert!(valid.verified && invalid.verified);
+    let file =
+        |r: &nandstack_sim::Report, k: &str| r.host.as_ref().unwrap()["file"][k].as_u64().unwrap();
+    assert_eq!(file(&invalid, "read_pages_no_data"), 0);
+    assert!(file(&invalid, "read_pages") > 1000);
+    let (v, i) = (json(&valid), json(&invalid));
+    let moved = |r: &Value| r["gc_migrated_pages"].as_u64().unwrap();
+    assert!(moved(&v) > 0, "GC runs on the valid-aged device");
+    assert!(moved(&i) < moved(&v), "{} vs {}", moved(&i), moved(&v));
+    for bad in [
+        "fill_order = \"random\"\naged_data = \"invalid\"\n",
+        "warmup_capacity_multiples = 1.0\naged_data = \"invalid\"\n",
+    ] {
+        let cfg = phone(&format!("[precondition]\nfill_fraction = 1.0\n{bad}"));
+        let e = run_toml(&cfg, &opts(false)).unwrap_err().to_string();
+        assert!(e.contains("precondition.aged_data"), "{e}");
+    }
+}

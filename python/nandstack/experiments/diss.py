@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import data
 from ..sweep.spec import Task
-from . import _captures
+from . import _captures, _diss_claims
 from .base import Analysis, Experiment, Figure, Series, Table, make_preset_task
 
 if TYPE_CHECKING:
@@ -83,6 +83,8 @@ PAPER_VS_ITRIM = {
 }
 #: Fig. 4: about 94.5% of swap-ins are normal swap-ins in every scenario.
 PAPER_NORMAL_SHARE = 0.945
+#: The mobile workload's default foreground rate (workload config `foreground_refs_per_ms`).
+MOBILE_FOREGROUND_DEFAULT = 2000
 HEADLINE_METRICS = ("waf", "gc_writes_per_host_write", "read_latency_mean_us", "write_latency_mean_us")
 
 KSWAP_ENV = "NANDSTACK_KSWAP_TRACES"  # an alias of data set `kernel-swap` (docs/data.md)
@@ -97,6 +99,9 @@ FULL: dict[str, Any] = {
     "seeds": (1,),
     "ablations": ("sdr", "sds"),
     "traces": None,  # every capture's first repetition
+    # The paper platform (issue #35) on these scenarios, and each difference alone on the first one.
+    "platform_scenarios": SCENARIOS,
+    "platform_ablations": True,
 }
 QUICK: dict[str, Any] = {
     "overrides": {
@@ -114,6 +119,8 @@ QUICK: dict[str, Any] = {
     "seeds": (1,),
     "ablations": (),
     "traces": ("kswap_hot_w30_r1", "kswap_normal_w70_discard_r1"),
+    "platform_scenarios": ("video",),
+    "platform_ablations": False,
 }
 
 
@@ -134,7 +141,15 @@ def captures(plan: dict[str, Any]) -> list[str]:
     return [n for n in names if not (n.endswith("_r2") or n.endswith("_r3"))]
 
 
-def host_task(plan: dict[str, Any], name: str, scenario: str, seed: int) -> Task:
+def host_task(
+    plan: dict[str, Any],
+    name: str,
+    scenario: str,
+    seed: int,
+    platform: tuple[str, tuple[str, ...]] | None = None,
+) -> Task:
+    """One host run of scheme `name`; `platform` = (name, difference keys) switches on those paper-platform
+    differences (`_diss_claims.DIFFERENCES`) and tags the run with the platform's name."""
     workload: dict[str, Any] = {
         "type": "mobile",
         "scenario": scenario,
@@ -147,12 +162,20 @@ def host_task(plan: dict[str, Any], name: str, scenario: str, seed: int) -> Task
     }
     if plan["apps"]:
         workload["apps"] = [{"anon_mib": a, "file_mib": f} for a, f in plan["apps"]]
+    extra: dict[str, Any] = {}
+    params: dict[str, Any] = {"scheme": name, "scenario": scenario, "seed": seed}
+    if platform is not None:
+        extra, real = _diss_claims.platform_overrides(platform[1])
+        if real:
+            workload = _diss_claims.real_time(workload, MOBILE_FOREGROUND_DEFAULT, 15)
+        params["platform"] = platform[0]
     overrides = {
         **plan["overrides"],
         **OVERRIDES[name],
+        **extra,
         "workload.processes": [{"name": "phone", "workload": workload}],
     }
-    return make_preset_task(PRESET, overrides, {"scheme": name, "scenario": scenario, "seed": seed})
+    return make_preset_task(PRESET, overrides, params)
 
 
 def trace_task(plan: dict[str, Any], capture: str, name: str) -> Task:
@@ -184,7 +207,20 @@ def tasks(quick: bool) -> list[Task]:
         host_task(plan, s, sc, seed) for sc in plan["scenarios"] for s in SCHEMES for seed in plan["seeds"]
     ]
     out += [host_task(plan, a, plan["scenarios"][0], plan["seeds"][0]) for a in plan["ablations"]]
+    out += platform_tasks(plan)
     out += [trace_task(plan, c, s) for c in captures(plan) for s in TRACE_SCHEMES]
+    return out
+
+
+def platform_tasks(plan: dict[str, Any]) -> list[Task]:
+    """The paper platform: every scheme on `platform_scenarios`; with `platform_ablations`, each
+    difference alone, every scheme, on the first of them (the first seed)."""
+    seed = plan["seeds"][0]
+    scenarios = plan["platform_scenarios"]
+    out = []
+    for i, platform in enumerate(_diss_claims.platforms(plan["platform_ablations"])):
+        for sc in scenarios if i == 0 else scenarios[:1]:
+            out += [host_task(plan, s, sc, seed, platform) for s in SCHEMES]
     return out
 
 
@@ -286,7 +322,7 @@ def _capture_kinds(path: str) -> tuple[int, int]:
 def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis:
     import polars as pl
 
-    host_rows, trace_rows = [], []
+    host_rows, trace_rows, platform_rows = [], [], []
     for task, result in zip(task_list, results):
         if result is None:
             continue
@@ -296,6 +332,8 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
                 task.config["workload"]["trace"]["path"]
             )
             trace_rows.append(row)
+        elif "platform" in task.params:
+            platform_rows.append(row)
         else:
             host_rows.append(row)
     if not host_rows:
@@ -318,7 +356,41 @@ def analyze(task_list: list[Task], results: Sequence[Result | None]) -> Analysis
     tables = _tables(pl, runs, cell, schemes, scenarios, headline, trace_rows)
     notes = _explain(cell, scenarios, trace_rows)
     measured = _measured(headline, cell, scenarios)
-    return Analysis(measured, _verdict(headline), figures, tables, notes, headline)
+    claims, ablation_rows = _claims_of(cell, platform_rows, scenarios[0] if scenarios else "video")
+    if ablation_rows:
+        tables.append(
+            Table(
+                "claims_ablations",
+                "Each claim on today's platform, with one paper-platform difference switched on, and on the "
+                "paper platform",
+                pl.DataFrame(ablation_rows, infer_schema_length=None),
+                "value: the claim's number (percent change against iTRIM, or the share of normal swap-ins in "
+                "percent); one-difference rows run on one scenario, against today's number on that scenario.",
+            )
+        )
+    return Analysis(measured, _verdict(headline), figures, tables, notes, headline, claims=claims)
+
+
+def _claims_of(today: dict, platform_rows: list[dict[str, Any]], scenario: str) -> tuple[list, list]:
+    """The claim entries and ablation rows from today's cells and the platform runs (mean over seeds)."""
+    groups: dict[str, dict[tuple[str, str], list[dict[str, Any]]]] = {}
+    for r in platform_rows:
+        groups.setdefault(r["platform"], {}).setdefault((r["scheme"], r["scenario"]), []).append(r)
+    cells = {
+        p: {k: {m: _mean([r[m] for r in rs]) for m in _CLAIM_METRICS} for k, rs in by.items()}
+        for p, by in groups.items()
+    }
+    return _diss_claims.claim_entries(today, cells, scenario)
+
+
+_CLAIM_METRICS = (
+    "gc_migrated_pages",
+    "waf",
+    "read_latency_mean_us",
+    "write_latency_mean_us",
+    "normal_swap_ins",
+    "swap_ins_and_in",
+)
 
 
 def _headline(cell, schemes, scenarios, norm) -> dict[str, Any]:
@@ -633,10 +705,30 @@ def setup(quick: bool) -> dict[str, str]:
             if plan["ablations"]
             else ""
         ),
+        "paper platform": _platform_setup(plan),
         "captures": "kernel-swap captures replayed open loop on the same aged device (iTRIM = plain replay, "
         "CL-SDI/DISS with the swap range registered): "
         + (", ".join(plan["traces"]) if plan["traces"] else "every capture's first repetition"),
     }
+
+
+def _platform_setup(plan: dict[str, Any]) -> str:
+    """The paper platform's settings, each with its source, and where the ablations run."""
+    parts = [
+        f"{d.change} [{d.source}]" + ("" if d.in_paper else " — ablation row only")
+        for d in _diss_claims.DIFFERENCES
+    ]
+    where = ", ".join(plan["platform_scenarios"])
+    abl = (
+        f"; each difference alone from today's platform on {plan['platform_scenarios'][0]} (one seed)"
+        if plan["platform_ablations"]
+        else "; no one-difference ablations in this mode"
+    )
+    return (
+        "; ".join(parts)
+        + f". Kept as today: readahead, discard, greedy plane-scoped GC, iTRIM's idle parameters, the "
+        f"device geometry and OP (the paper is silent). Runs on {where}{abl}."
+    )
 
 
 EXPERIMENT = Experiment(
@@ -663,5 +755,6 @@ EXPERIMENT = Experiment(
         "table3",
         "runs",
         "kernel_captures",
+        "claims_ablations",
     ),
 )

@@ -279,12 +279,14 @@ pub struct MobileConfig {
     /// Simulated ms per Table 2 minute (time scale). Default 1000.
     #[serde(default = "d_minute")]
     pub minute_ms: f64,
-    /// Memory references of the foreground app per simulated ms. Default 2000.
+    /// Memory references of the foreground app per simulated ms; a fraction spreads them over the ms
+    /// ticks (tick t makes ⌊(t+1)·rate⌋ − ⌊t·rate⌋), so `minute_ms` and the rates divided by the same
+    /// factor keep every reference and stretch the time. Default 2000.
     #[serde(default = "d_fg")]
-    pub foreground_refs_per_ms: u32,
-    /// Memory references of each background app per simulated ms. Default 50.
+    pub foreground_refs_per_ms: f64,
+    /// Memory references of each background app per simulated ms (fractions as above). Default 50.
     #[serde(default = "d_bg")]
-    pub background_refs_per_ms: u32,
+    pub background_refs_per_ms: f64,
     /// Fraction of anonymous references that write. Default 0.3.
     #[serde(default = "d_wr")]
     pub write_ratio: f64,
@@ -306,11 +308,11 @@ pub struct MobileConfig {
 fn d_minute() -> f64 {
     1000.0
 }
-fn d_fg() -> u32 {
-    2000
+fn d_fg() -> f64 {
+    2000.0
 }
-fn d_bg() -> u32 {
-    50
+fn d_bg() -> f64 {
+    50.0
 }
 fn d_wr() -> f64 {
     0.3
@@ -441,6 +443,14 @@ impl WorkloadConfig {
             WorkloadConfig::Mobile(c) => {
                 if !(c.minute_ms.is_finite() && c.minute_ms >= 1.0) {
                     return Err(Error::config(k("minute_ms"), "must be ≥ 1"));
+                }
+                for (name, rate) in [
+                    ("foreground_refs_per_ms", c.foreground_refs_per_ms),
+                    ("background_refs_per_ms", c.background_refs_per_ms),
+                ] {
+                    if !(rate.is_finite() && (0.0..=1e6).contains(&rate)) {
+                        return Err(Error::config(k(name), "must be in [0, 1000000]"));
+                    }
                 }
                 ratio(&k("write_ratio"), c.write_ratio)?;
                 ratio(&k("read_mostly_fraction"), c.read_mostly_fraction)?;

@@ -5,7 +5,8 @@
 //! written once — and stays in the background afterwards; in the second half the apps are switched.
 //!
 //! Every 1 ms tick the foreground app makes `foreground_refs_per_ms` references and each launched
-//! background app `background_refs_per_ms`, then the thread waits for the next tick. Inside an app,
+//! background app `background_refs_per_ms` (a fractional rate: ⌊(t+1)·rate⌋ − ⌊t·rate⌋ at tick t),
+//! then the thread waits for the next tick. Inside an app,
 //! pages are zipf-popular (`zipf_theta`, popular pages scattered by a permutation); a reference goes to
 //! the anon or file set in proportion to their sizes, and anon references write with `write_ratio`.
 //! Each app also has a small shared data file (a tenth of its file set, at least 1 MiB: databases,
@@ -77,8 +78,8 @@ struct Mobile {
     phase: usize,
     tick: u64,
     end_ms: u64,
-    fg_refs: u32,
-    bg_refs: u32,
+    fg_refs: f64,
+    bg_refs: f64,
     write_ratio: f64,
     data_write_ratio: f64,
     rng: Rng,
@@ -105,6 +106,11 @@ impl Mobile {
     }
 }
 
+/// References at tick `t` of a rate per tick: ⌊(t+1)·rate⌋ − ⌊t·rate⌋ (the rate itself when whole).
+fn per_tick(rate: f64, t: u64) -> u32 {
+    (((t + 1) as f64 * rate).floor() - (t as f64 * rate).floor()) as u32
+}
+
 impl RefStream for Mobile {
     fn fill(&mut self, out: &mut Vec<MemRef>, max: usize) -> Result<bool> {
         let start = out.len();
@@ -121,10 +127,11 @@ impl RefStream for Mobile {
                 }
                 out.extend((a.anon.start..a.anon.start + a.anon.len).map(MemRef::write));
             }
-            self.refs(fg, self.fg_refs, out);
+            self.refs(fg, per_tick(self.fg_refs, self.tick), out);
+            let bg = per_tick(self.bg_refs, self.tick);
             for b in 0..self.apps.len() {
                 if b != fg && self.apps[b].launched {
-                    self.refs(b, self.bg_refs, out);
+                    self.refs(b, bg, out);
                 }
             }
             self.tick += 1;
@@ -225,8 +232,9 @@ pub fn build(c: &MobileConfig, seed: u64) -> Result<Workload> {
                 + a.files.iter().map(|f| f.len as u64).sum::<u64>()
         })
         .sum();
-    let total =
-        launch + end_ms * (c.foreground_refs_per_ms as u64 + 3 * c.background_refs_per_ms as u64);
+    let total = launch
+        + (end_ms as f64 * (c.foreground_refs_per_ms + 3.0 * c.background_refs_per_ms)).round()
+            as u64;
     let seq = sequence(c.scenario);
     Ok(Workload {
         pages,
@@ -256,4 +264,54 @@ pub fn build(c: &MobileConfig, seed: u64) -> Result<Workload> {
         )
         .to_lowercase(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::{OP_READ, OP_UNTIL, OP_WRITE};
+
+    #[test]
+    fn a_fractional_rate_spreads_its_references_over_the_ticks() {
+        assert!((0..1000).all(|t| per_tick(15.0, t) == 15));
+        let quarter: Vec<u32> = (0..8).map(|t| per_tick(0.25, t)).collect();
+        assert_eq!(quarter, [0, 0, 0, 1, 0, 0, 0, 1]);
+        let n: u32 = (0..60_000).map(|t| per_tick(2000.0 / 60.0, t)).sum();
+        assert_eq!(n, 2_000_000);
+    }
+
+    /// (memory references, last OP_UNTIL ms) of a whole scenario.
+    fn count(minute_ms: f64, fg: f64, bg: f64) -> (u64, u32) {
+        let c: MobileConfig = serde_json::from_value(serde_json::json!({
+            "scenario": "video", "minute_ms": minute_ms, "foreground_refs_per_ms": fg,
+            "background_refs_per_ms": bg,
+            "apps": [{"anon_mib": 1, "file_mib": 1}, {"anon_mib": 1, "file_mib": 1},
+                     {"anon_mib": 1, "file_mib": 1}, {"anon_mib": 1, "file_mib": 1}]}))
+        .unwrap();
+        let mut w = build(&c, 3).unwrap();
+        let (mut refs, mut last, mut out) = (0u64, 0u32, Vec::new());
+        loop {
+            out.clear();
+            let more = w.threads[0].fill(&mut out, 1 << 16).unwrap();
+            refs += out
+                .iter()
+                .filter(|r| r.op == OP_READ || r.op == OP_WRITE)
+                .count() as u64;
+            if let Some(u) = out.iter().rev().find(|r| r.op == OP_UNTIL) {
+                last = u.page;
+            }
+            if !more {
+                return (refs, last);
+            }
+        }
+    }
+
+    #[test]
+    fn stretching_the_minute_keeps_every_reference() {
+        // 65 minutes of 2 ms (130 ticks) vs of 120 ms (7,800 ticks) at a sixtieth of the rates.
+        let (short, end_short) = count(2.0, 600.0, 60.0);
+        let (long, end_long) = count(120.0, 10.0, 1.0);
+        assert_eq!((end_short, end_long), (130, 7_800));
+        assert_eq!(short, long);
+    }
 }

@@ -73,6 +73,27 @@ pub struct PreconditionConfig {
     /// or zoned one and for host programs; 0 disables.
     #[serde(default)]
     pub warmup_capacity_multiples: Option<f64>,
+    /// What the aged data is after the fill and warm-up: `valid` (the default) or `invalid` —
+    /// SSDSim's stock `make_aged` (`ssd.c`), which marks the aged pages invalid, so GC never copies
+    /// them (docs/diss.md): every filled unit is then TRIMmed, except the host's file partition, which
+    /// stays valid as SSDSim's `pre_process_page` writes what the trace reads. Host programs only.
+    #[serde(default, skip_serializing_if = "AgedData::is_valid")]
+    pub aged_data: AgedData,
+}
+
+/// See [`PreconditionConfig::aged_data`].
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AgedData {
+    #[default]
+    Valid,
+    /// SSDSim's stock aging: the aged pages are programmed and invalid.
+    Invalid,
+}
+impl AgedData {
+    fn is_valid(&self) -> bool {
+        *self == AgedData::Valid
+    }
 }
 fn d_fill_order() -> FillOrder {
     FillOrder::Sequential
@@ -83,6 +104,7 @@ impl Default for PreconditionConfig {
             fill_fraction: None,
             fill_order: d_fill_order(),
             warmup_capacity_multiples: None,
+            aged_data: AgedData::Valid,
         }
     }
 }
@@ -403,6 +425,19 @@ impl SimConfig {
             ));
         }
         let w = &self.workload;
+        if p.aged_data == AgedData::Invalid && w.kind != WorkloadKind::Host {
+            return Err(Error::config(
+                "precondition.aged_data",
+                "`invalid` ages the device for host programs only (a block workload's reads need data)",
+            ));
+        }
+        if p.aged_data == AgedData::Invalid && (p.fill_order != FillOrder::Sequential || warm > 0.0)
+        {
+            return Err(Error::config(
+                "precondition.aged_data",
+                "`invalid` needs a sequential fill and no warm-up (SSDSim ages without rewriting)",
+            ));
+        }
         if warm > 0.0
             && w.kind.is_block()
             && w.synthetic.read_fraction + w.synthetic.trim_fraction >= 1.0

@@ -121,6 +121,35 @@ fn age(
     }
     let mut ticker = crate::progress::Ticker::new("precondition", 0, cb)?;
     crate::precondition::prepare(cfg, dev, cfg.seed, verify, &mut ticker, Some(fractions))?;
+    if p.aged_data == crate::config::AgedData::Invalid {
+        invalidate_aged(sim, fractions.0)?;
+    }
+    Ok(())
+}
+
+/// SSDSim's stock aging (`[precondition] aged_data = "invalid"`): TRIM every filled unit outside the
+/// host's file partition, so the aged pages are programmed and invalid; then flush and zero the
+/// counters again.
+fn invalidate_aged(sim: &mut Sim, fill_fraction: f64) -> Result<()> {
+    use nandstack_core::MAPPING_UNIT_BYTES;
+    use nandstack_device::Command;
+    let (files, file_len) = (sim.host.pc.base, sim.host.pc.pages() * 4096);
+    let dev = sim.host.device_mut();
+    let unit = MAPPING_UNIT_BYTES;
+    let end = (dev.capacity_bytes() / unit) as f64 * fill_fraction;
+    let end = end as u64 * unit;
+    let keep = (files.min(end), (files + file_len).min(end));
+    const CHUNK: u64 = 1 << 20;
+    for (lo, hi) in [(0, keep.0), (keep.1, end)] {
+        let mut at = lo;
+        while at < hi {
+            let len = CHUNK.min(hi - at);
+            dev.precondition(Command::trim(at, len))?;
+            at += len;
+        }
+    }
+    dev.precondition(Command::Flush)?;
+    dev.reset_counters();
     Ok(())
 }
 
