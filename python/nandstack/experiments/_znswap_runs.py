@@ -21,6 +21,7 @@ import math
 from typing import Any
 
 from ..sweep.spec import Task
+from . import _znswap_platform as platform
 from .base import make_task
 
 OP = 0.12
@@ -127,6 +128,11 @@ def host(
     return {"ram_mib": 4096, "cpus": 8, "swap": swap, "cgroups": cgroups, "reclaim": reclaim}
 
 
+#: A set of paper-platform differences (`_znswap_platform`) and its name in the task params.
+Platform = tuple[str, frozenset[str]]
+TODAY: Platform = ("today", frozenset())
+
+
 def _task(
     group: str,
     scheme: str,
@@ -135,6 +141,7 @@ def _task(
     processes: list[dict[str, Any]],
     cgroups: list[dict[str, Any]],
     seed: int,
+    on: Platform = TODAY,
     **host_kw: Any,
 ) -> Task:
     overrides = {
@@ -143,7 +150,11 @@ def _task(
         "device": device(SCHEMES[scheme]["kind"], quick),
         "run": {"interval_sim_seconds": 0.25},
     }
-    return make_task(overrides, {"group": group, "scheme": scheme, **point, "seed": seed})
+    platform.apply(on[1], group, SCHEMES[scheme]["kind"], overrides, quick)
+    params = {"group": group, "scheme": scheme, **point, "seed": seed}
+    if on[1]:
+        params["platform"] = on[0]
+    return make_task(overrides, params)
 
 
 def _vms(
@@ -165,7 +176,9 @@ def _vms(
     }
 
 
-def random_access(quick: bool, util: float, scheme: str, write_ratio: float, seed: int) -> Task:
+def random_access(
+    quick: bool, util: float, scheme: str, write_ratio: float, seed: int, on: Platform = TODAY
+) -> Task:
     """Figs. 1/10 (writes) and 3 (reads): vm-scalability over `util` of the swap space plus a 64 MiB
     cgroup, 16 threads; enough accesses that the misses move VOLUME × the raw capacity."""
     raw, logical = sizes(quick)
@@ -176,7 +189,7 @@ def random_access(quick: bool, util: float, scheme: str, write_ratio: float, see
     accesses = misses * region / swapped
     group = "random_writes" if write_ratio > 0 else "random_reads"
     p = _vms("vm-scalability", "vm", region, write_ratio, accesses)
-    return _task(group, scheme, quick, {"util": util}, [p], [{"name": "vm", "limit_mib": limit}], seed)
+    return _task(group, scheme, quick, {"util": util}, [p], [{"name": "vm", "limit_mib": limit}], seed, on)
 
 
 #: Fig. 4's working set: twice this fraction of the swap space, half of it in memory. The paper uses 80%;
@@ -200,7 +213,7 @@ def cutoff(quick: bool, full_ratio: float, scheme: str, write_ratio: float, seed
     )
 
 
-def skew(quick: bool, swapped_fraction: float, scheme: str, seed: int) -> Task:
+def skew(quick: bool, swapped_fraction: float, scheme: str, seed: int, on: Platform = TODAY) -> Task:
     """§6.1.2: pmbench-like skewed writes (normal, sigma = working set / 12) over a working set whose cold
     80% fills half of the swap space; memory limited so that `swapped_fraction` of it is swapped out.
     Four instances of a quarter each (the paper runs one big pmbench; the distribution per page is the
@@ -232,6 +245,7 @@ def skew(quick: bool, swapped_fraction: float, scheme: str, seed: int) -> Task:
         procs,
         [{"name": "pm", "limit_mib": limit}],
         seed,
+        on,
     )
 
 
@@ -265,13 +279,19 @@ def cgroups(quick: bool, scheme: str, seed: int) -> Task:
     return _task("cgroups", scheme, quick, {}, procs, cgs, seed, swap_slots=slots)
 
 
-def memcached(quick: bool, util: float, scheme: str, seed: int) -> Task:
+#: ETC items per MiB with the slab classes, by value sizes (generalized Pareto / mutilate's fb_value):
+#: measured from the workload's own pages (4 × 95,535 keys touch 43,948 / 30,080 pages).
+ITEMS_PER_MIB = {False: 2200, True: 3250}
+
+
+def memcached(quick: bool, util: float, scheme: str, seed: int, on: Platform = TODAY) -> Task:
     """Fig. 12: memcached-ETC-like servers (four instances) loaded until `util` of the swap space holds
-    their data beyond a 128 MiB memory limit; then GET/SET requests (30:1, 90% on 10% of the keys)."""
+    their data beyond a 128 MiB memory limit (the swap partition's size with the paper platform's
+    `memory_ratio`); then GET/SET requests (30:1, 90% on 10% of the keys)."""
     _, logical = sizes(quick)
-    limit = 128
+    limit = logical if "memory_ratio" in on[1] else 128
     footprint = limit + util * logical
-    keys = int(footprint * 2200 / 4)  # ≈ 2,200 ETC items per MiB with the slab classes
+    keys = int(footprint * ITEMS_PER_MIB["fb_value" in on[1]] / 4)
     reqs = PLAN[quick]["mc_requests"]
     procs = [
         {
@@ -282,11 +302,11 @@ def memcached(quick: bool, util: float, scheme: str, seed: int) -> Task:
         for i in range(4)
     ]
     return _task(
-        "memcached", scheme, quick, {"util": util}, procs, [{"name": "kv", "limit_mib": limit}], seed
+        "memcached", scheme, quick, {"util": util}, procs, [{"name": "kv", "limit_mib": limit}], seed, on
     )
 
 
-def redis(quick: bool, ram_fraction: float, scheme: str, seed: int) -> Task:
+def redis(quick: bool, ram_fraction: float, scheme: str, seed: int, on: Platform = TODAY) -> Task:
     """Fig. 13: redis-like YCSB servers (four shards of 1 KiB records), 50% reads / 50% updates, 20/80
     hotspot, a dataset whose size is that of the pmbench working set; memory limited to `ram_fraction`
     of it."""
@@ -313,7 +333,7 @@ def redis(quick: bool, ram_fraction: float, scheme: str, seed: int) -> Task:
         for i in range(4)
     ]
     return _task(
-        "redis", scheme, quick, {"ram": ram_fraction}, procs, [{"name": "kv", "limit_mib": limit}], seed
+        "redis", scheme, quick, {"ram": ram_fraction}, procs, [{"name": "kv", "limit_mib": limit}], seed, on
     )
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from . import _znswap_claims as claims
+from . import _znswap_platform as platform
 from . import _znswap_runs as runs
 from .base import Analysis, Experiment, Figure, Series, Table
 
@@ -93,7 +95,7 @@ def _gc_mib_per_s(result: Result, name: str) -> float:
 def _rows(tasks: Sequence[Task], results: Sequence[Result | None], group: str) -> list[dict[str, Any]]:
     rows = []
     for t, r in zip(tasks, results):
-        if r is None or t.params["group"] != group:
+        if r is None or t.params["group"] != group or "platform" in t.params:
             continue
         row: dict[str, Any] = {k: v for k, v in t.params.items() if k not in ("group", "seed")}
         row.update(_steady(r))
@@ -388,7 +390,42 @@ def analyze(tasks: list[Task], results: list[Result | None]) -> Analysis:
         ),
     )
     measured, verdict = _verdict(head)
-    return Analysis(measured, verdict, figs, tables, headline=head)
+    entries, ablation_rows = claims.claim_entries(tasks, results, _figures, _is_quick(tasks))
+    if ablation_rows:
+        tables.insert(
+            1,
+            Table(
+                "ablations",
+                "Each claim on today's platform, with one paper-platform difference switched on at a time, "
+                "and on the paper platform (all paper differences; sensitivity rows are not part of it)",
+                pl.DataFrame(ablation_rows, infer_schema_length=None),
+                "Sources: the claims table above and python/nandstack/experiments/_znswap_platform.py.",
+            ),
+        )
+    return Analysis(measured, verdict, figs, tables, headline=head, claims=entries)
+
+
+def _figures(group: str, result: Result) -> dict[str, float | None]:
+    """A run's steady-state figures, with the KV servers' throughput and p99 (the claims read these)."""
+    out = _steady(result)
+    if group in ("memcached", "redis"):
+        out.update(_kv(result))
+    return out
+
+
+def _is_quick(tasks: Sequence[Task]) -> bool:
+    """Whether `tasks` are the quick plan's (its device has the quick pages per block)."""
+    for t in tasks:
+        dev = t.config.get("device", {})
+        geometry = dev.get("geometry") or dev.get("zoned", {}).get("geometry")
+        if geometry:
+            return geometry["pages_per_block"] == runs.PLAN[True]["pages_per_block"]
+    return False
+
+
+def _tasks(quick: bool) -> list[Task]:
+    """The figures' runs, then the claims' paper-platform and ablation runs (`_znswap_claims`)."""
+    return runs.tasks(quick) + claims.platform_tasks(quick)
 
 
 def headline(w, rd, cut, sk, cg, mc, rs) -> dict[str, Any]:
@@ -641,6 +678,17 @@ def setup(quick: bool) -> dict[str, str]:
         + f"; memcached at {min(p['mc_utils']):.0%}: the mean of seeds "
         + f"{p['mc_seeds'][0]}–{p['mc_seeds'][-1]}",
         "mode": "quick: a 512 MiB device, fewer points" if quick else "full: a 1 GiB device",
+        "claims": "Z1a-Z5b on today's platform (the runs above) and on the paper platform; memcached "
+        f"platform runs over seeds {claims._seeds(claims.MC_SEEDS[quick])} (today's: the seeds above)"
+        + ("" if quick else "; one run set per difference alone (the ablations table)"),
+        "paper platform": "; ".join(f"{d.change} [{d.source}]" for d in platform.DIFFERENCES if d.paper),
+        "kept as today": "Linux 5.x swap-cache cutoff and VMA readahead (5.12 include/linux/swap.h 662-668, "
+        "mm/swap_state.c: as today's, Z-K2); greedy block GC and 12% effective OP (paper §6 Hardware; the "
+        "drive's GC is unsourced); the artefact's withholding of an 8-slot group until its TRIM completes is "
+        "not modelled",
+        "sensitivity (not in the paper platform)": "; ".join(
+            f"{d.change} [{d.source}]" for d in platform.DIFFERENCES if not d.paper
+        ),
     }
 
 
@@ -664,7 +712,7 @@ EXPERIMENT = Experiment(
     "zoned SSD with the same dies, blocks and timing; the same workloads on both; steady-state bandwidth and "
     "WAF (flash writes per swapped-out page) over the second half of each run; KV latency and throughput per "
     "request.",
-    tasks=runs.tasks,
+    tasks=_tasks,
     analyze=analyze,
     setup=setup,
     produces=(

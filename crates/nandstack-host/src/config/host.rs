@@ -200,6 +200,11 @@ pub struct DiscardConfig {
     /// Group size of `fine` discard, slots (4 KiB each). Default 8.
     #[serde(default = "d_fine")]
     pub slots: u32,
+    /// `fine`: a group whose cluster is emptied by the free is not discarded (the cluster returns to
+    /// the free list), as the ZNSwap artefact's `trim_4k` path in Linux 5.12 `dec_cluster_info_page`.
+    /// Default false: every emptied group is discarded.
+    #[serde(default)]
+    pub fine_skips_emptied_clusters: bool,
     /// `strim`: swapped-in slots per batch of TRIMs. Default 512 (2 MiB).
     #[serde(default = "d_strim")]
     pub strim_slots: u32,
@@ -221,6 +226,7 @@ impl Default for DiscardConfig {
         DiscardConfig {
             mode: d_discard(),
             slots: d_fine(),
+            fine_skips_emptied_clusters: false,
             strim_slots: d_strim(),
             idle: Default::default(),
         }
@@ -287,6 +293,26 @@ pub struct SwapConfig {
     /// if evicted (needed when swapped-in data is invalidated on the device: CL-SDI, STRIM). Default false.
     #[serde(default)]
     pub clean_data_handler: bool,
+    /// `cluster_v5` only: where its linear scan starts (`[host.swap.cluster_v5]`).
+    #[serde(default)]
+    pub cluster_v5: ClusterV5Config,
+}
+
+/// `[host.swap.cluster_v5]`: the scan base of the 5.x allocator. The defaults are Linux 5.8–6.11 without
+/// the trunk re-draw (what the allocator modelled before these keys existed).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterV5Config {
+    /// One scan base for every CPU (`si->cluster_next`, Linux before 5.8) instead of one per CPU
+    /// (`cluster_next_cpu`, 5.8+). Default false.
+    #[serde(default)]
+    pub global_scan_base: bool,
+    /// Linux 5.8+ `set_cluster_next`: every allocation moves the scan base past its slot, and when that
+    /// crosses a 64 MiB trunk (16,384 slots, `SWAP_ADDRESS_SPACE_PAGES`) the base is re-drawn at random
+    /// between the lowest and highest free slot, aligned down to a trunk (seeded). Default false: the
+    /// base moves only with the linear scan.
+    #[serde(default)]
+    pub trunk_redraw: bool,
 }
 
 /// `[host.swap.backend]`: the swap backend (`crates/nandstack-host/src/backend/`).
@@ -371,6 +397,7 @@ impl Default for SwapConfig {
             backend: SwapBackendConfig::default(),
             register_range: false,
             clean_data_handler: false,
+            cluster_v5: ClusterV5Config::default(),
         }
     }
 }

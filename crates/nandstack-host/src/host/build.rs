@@ -21,7 +21,10 @@ use crate::config::{
 };
 use crate::pagecache::PageCache;
 use crate::reclaim::{ClockReclaim, FifoReclaim, LinuxReclaim, ReclaimPolicy};
-use crate::swap::alloc::{ClusterAllocator, ClusterV5Allocator, NextFitAllocator, SlotAllocator};
+use crate::swap::alloc::{
+    ClusterAllocator, ClusterV5Allocator, NextFitAllocator, ScanBase, SlotAllocator,
+    SWAP_TRUNK_STREAM, TRUNK_SLOTS,
+};
 use crate::swap::discard::{
     ClusterDiscard, DiscardPolicy, FineDiscard, IdleTrim, NoDiscard, SwapInTrim,
 };
@@ -244,6 +247,9 @@ fn swap_area(
     let discard: Box<dyn DiscardPolicy> = match h.swap.discard.mode {
         DiscardMode::Off => Box::new(NoDiscard),
         DiscardMode::Cluster => Box::new(ClusterDiscard),
+        DiscardMode::Fine if h.swap.discard.fine_skips_emptied_clusters => Box::new(
+            FineDiscard::new(h.swap.discard.slots).skip_emptied_clusters(h.swap.cluster_slots),
+        ),
         DiscardMode::Fine => Box::new(FineDiscard::new(h.swap.discard.slots)),
         DiscardMode::Itrim => Box::new(IdleTrim::new(&h.swap.discard.idle)),
         DiscardMode::Strim => Box::new(SwapInTrim::new(
@@ -265,13 +271,21 @@ fn swap_area(
         h.swap.solid_state,
         h.swap.allocator,
     );
+    let (v5, seed) = (h.swap.cluster_v5.clone(), cfg.seed);
     let make = move |map: &[u8]| -> Box<dyn SlotAllocator> {
         match kind {
             SwapAllocatorKind::Cluster => {
                 Box::new(ClusterAllocator::new(map, cs, cpus, solid, whole))
             }
             SwapAllocatorKind::NextFit => Box::new(NextFitAllocator::new(map)),
-            SwapAllocatorKind::ClusterV5 => Box::new(ClusterV5Allocator::new(map, cs, cpus, whole)),
+            SwapAllocatorKind::ClusterV5 => Box::new(
+                ClusterV5Allocator::new(map, cs, cpus, whole).with_scan_base(ScanBase {
+                    global: v5.global_scan_base,
+                    redraw: v5
+                        .trunk_redraw
+                        .then(|| (Rng::derive(seed, SWAP_TRUNK_STREAM), TRUNK_SLOTS)),
+                }),
+            ),
         }
     };
     let geometry = SwapGeometry {

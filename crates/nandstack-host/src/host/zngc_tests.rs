@@ -250,3 +250,41 @@ fn page_tables_stay_consistent_when_a_page_being_migrated_is_swapped_in_or_freed
     }
     h.check_invariants().unwrap();
 }
+
+/// `swapin_heat_sample` (ZNSwap's `end_swap_bio_read`): every swap-in read adds one set sample to its
+/// page's history and nothing else changes. With the per-core policy placement ignores the history, so
+/// both runs make the same references and reclaim scans; per page the sampled run has exactly one more
+/// sample (and one more set bit) per swap-in read.
+#[test]
+fn a_swap_in_read_counts_as_one_accessed_sample() {
+    let run = |sample: bool| -> Vec<(u32, u8)> {
+        let mut cfg = config(
+            json!({"type": "inline", "pages": 600, "refs": ""}),
+            json!({"kind": "per_core"}),
+        );
+        cfg["host"]["swap"]["backend"]["swapin_heat_sample"] = json!(sample);
+        let mut h = build(&cfg);
+        let (base, _) = populate(&mut h, 600).expect("populate runs");
+        (0..600).map(|p| zn(&mut h).history(base + p)).collect()
+    };
+    let (off, on) = (run(false), run(true));
+    let mut sampled = 0;
+    for (p, (&(h0, n0), &(h1, n1))) in off.iter().zip(&on).enumerate() {
+        let read_back = p < 300 && p % 3 == 0;
+        if read_back && n1 != n0 {
+            // Read from swap once: one more sample, one more set bit (no 32-sample overflow here).
+            assert_eq!(
+                (n1, h1.count_ones()),
+                (n0 + 1, h0.count_ones() + 1),
+                "page {p}"
+            );
+            sampled += 1;
+        } else {
+            assert_eq!((h1, n1), (h0, n0), "page {p} was not read from swap");
+        }
+    }
+    assert!(
+        sampled >= 50,
+        "only {sampled} of the read-back pages came from swap"
+    );
+}

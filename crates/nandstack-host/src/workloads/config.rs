@@ -188,6 +188,10 @@ pub struct YcsbConfig {
     /// Client think time between requests, µs. Default 0.
     #[serde(default)]
     pub think_us: u32,
+    /// Requests after the load phase that run before the measured `requests` and are not counted in
+    /// the throughput and latency (a ramp-up to steady state). Default 0.
+    #[serde(default)]
+    pub ramp_up_requests: u64,
 }
 fn d_records() -> u64 {
     1_000_000
@@ -233,6 +237,26 @@ pub struct EtcConfig {
     /// Client think time between requests, µs. Default 0.
     #[serde(default)]
     pub think_us: u32,
+    /// Value sizes: `gpareto` (a generalized Pareto(0, 214.476, 0.348238), the default) or `mutilate`
+    /// (mutilate's `fb_value`: a discrete head of 0–14 B values, 44% of them, over a generalized
+    /// Pareto(15, 214.476, 0.348238) — `Generator.cc` `createFacebookValue`).
+    #[serde(default)]
+    pub value_sizes: EtcValueSizes,
+    /// Requests after the load phase that run before the measured `requests` and are not counted in
+    /// the throughput and latency (a ramp-up to steady state). Default 0.
+    #[serde(default)]
+    pub ramp_up_requests: u64,
+}
+
+/// Value-size distribution of the memcached ETC workload.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EtcValueSizes {
+    /// Generalized Pareto with location 0 (Atikoglu et al.'s fit, without the small-value head).
+    #[default]
+    Gpareto,
+    /// mutilate's `fb_value` mixture.
+    Mutilate,
 }
 fn d_get() -> f64 {
     0.967

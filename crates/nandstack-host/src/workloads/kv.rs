@@ -11,13 +11,14 @@
 //!   SET reads the bucket and writes the item. `hot_request_fraction` of requests go to the hot
 //!   `hot_key_fraction` of keys (scattered by a permutation).
 //!
-//! Both start with a load phase writing every record (ETC: every item) once.
+//! Both start with a load phase writing every record (ETC: every item) once, then `ramp_up_requests`
+//! requests that are not measured (no request markers), then the measured `requests`.
 
 use nandstack_core::{Result, Rng};
 use nandstack_workload::perm::Permutation;
 use nandstack_workload::zipf::Zipf;
 
-use super::config::{EtcConfig, KeyDistribution, YcsbConfig};
+use super::config::{EtcConfig, EtcValueSizes, KeyDistribution, YcsbConfig};
 use super::{layout, MapKind, MemRef, RefStream, Workload, OP_BEGIN, OP_END, OP_SLEEP};
 
 /// Where a key lives: index/bucket page and the byte range of its item.
@@ -59,6 +60,8 @@ struct KvStream<L: Layout> {
     layout: L,
     keys: u64,
     load_next: u64,
+    /// Ramp-up requests still to issue before the measured ones (no request markers: not counted).
+    ramp: u64,
     remaining: u64,
     total: u64,
     read_ratio: f64,
@@ -86,18 +89,30 @@ impl<L: Layout> RefStream for KvStream<L> {
             self.push_item(self.load_next, true, out);
             self.load_next += 1;
         }
-        while self.load_next >= self.keys && self.remaining > 0 && out.len() - start < max {
+        while self.load_next >= self.keys
+            && self.ramp + self.remaining > 0
+            && out.len() - start < max
+        {
             let key = self.gen.next(&mut self.rng, self.keys);
             let read = self.rng.chance(self.read_ratio);
-            out.push(MemRef::marker(OP_BEGIN, 0));
+            let measured = self.ramp == 0;
+            if measured {
+                out.push(MemRef::marker(OP_BEGIN, 0));
+            }
             self.push_item(key, !read, out);
-            out.push(MemRef::marker(OP_END, 0));
+            if measured {
+                out.push(MemRef::marker(OP_END, 0));
+            }
             if self.think_us > 0 {
                 out.push(MemRef::marker(OP_SLEEP, self.think_us));
             }
-            self.remaining -= 1;
+            if measured {
+                self.remaining -= 1;
+            } else {
+                self.ramp -= 1;
+            }
         }
-        Ok(self.load_next < self.keys || self.remaining > 0)
+        Ok(self.load_next < self.keys || self.ramp + self.remaining > 0)
     }
     fn len_hint(&self) -> Option<u64> {
         Some(self.total)
@@ -158,8 +173,9 @@ pub fn build_ycsb(c: &YcsbConfig, seed: u64) -> Workload {
         },
         keys: c.records,
         load_next: c.records - load,
+        ramp: c.ramp_up_requests,
         remaining: c.requests,
-        total: load + c.requests,
+        total: load + c.ramp_up_requests + c.requests,
         read_ratio: c.read_ratio,
         think_us: c.think_us,
         gen,
@@ -210,6 +226,50 @@ fn slab_classes() -> Vec<u64> {
     v
 }
 
+/// mutilate's `fb_value` head: (probability, value bytes), checked in order before the tail
+/// (`Generator.cc` `createFacebookValue`; together 0.44155).
+const FB_VALUE_HEAD: [(f64, f64); 15] = [
+    (0.00536, 0.0),
+    (0.00047, 1.0),
+    (0.17820, 2.0),
+    (0.09239, 3.0),
+    (0.00018, 4.0),
+    (0.02740, 5.0),
+    (0.00065, 6.0),
+    (0.00606, 7.0),
+    (0.00023, 8.0),
+    (0.00837, 9.0),
+    (0.00837, 10.0),
+    (0.08989, 11.0),
+    (0.00092, 12.0),
+    (0.00326, 13.0),
+    (0.01980, 14.0),
+];
+
+/// A value size, bytes: generalized Pareto(`loc`, 214.476, 0.348238) by inversion.
+fn gpareto_value(rng: &mut Rng, loc: f64) -> f64 {
+    let u = rng.unit_f64().max(1e-12);
+    loc + 214.476 / 0.348238 * (u.powf(-0.348238) - 1.0)
+}
+
+/// A value size, bytes, from `sizes`.
+fn value_size(rng: &mut Rng, sizes: EtcValueSizes) -> f64 {
+    match sizes {
+        EtcValueSizes::Gpareto => gpareto_value(rng, 0.0),
+        EtcValueSizes::Mutilate => {
+            let u = rng.unit_f64();
+            let mut sum = 0.0;
+            for (p, v) in FB_VALUE_HEAD {
+                sum += p;
+                if u < sum {
+                    return v;
+                }
+            }
+            gpareto_value(rng, 15.0)
+        }
+    }
+}
+
 pub fn build_etc(c: &EtcConfig, seed: u64) -> Workload {
     let mut rng = Rng::derive(seed, 0x6574_6373);
     let classes = slab_classes();
@@ -219,8 +279,7 @@ pub fn build_etc(c: &EtcConfig, seed: u64) -> Workload {
     for _ in 0..n {
         let u = rng.unit_f64().max(1e-12);
         let key = 30.7984 + 8.20449 / 0.078688 * ((-u.ln()).powf(-0.078688) - 1.0);
-        let u = rng.unit_f64().max(1e-12);
-        let value = 214.476 / 0.348238 * (u.powf(-0.348238) - 1.0);
+        let value = value_size(&mut rng, c.value_sizes);
         let item = 48.0 + key.clamp(1.0, 250.0) + value.clamp(1.0, (1 << 20) as f64 - 400.0);
         let ci = classes
             .partition_point(|&cs| (cs as f64) < item)
@@ -255,8 +314,9 @@ pub fn build_etc(c: &EtcConfig, seed: u64) -> Workload {
         },
         keys: c.keys,
         load_next: 0,
+        ramp: c.ramp_up_requests,
         remaining: c.requests,
-        total: c.keys + c.requests,
+        total: c.keys + c.ramp_up_requests + c.requests,
         read_ratio: c.get_ratio,
         think_us: c.think_us,
         gen: KeyGen::Split {
@@ -287,6 +347,35 @@ pub fn build_etc(c: &EtcConfig, seed: u64) -> Workload {
 mod tests {
     use super::*;
 
+    /// mutilate's `fb_value`: the head's masses (0.17820 at 2 B, 0.44155 below 15 B in all) and the
+    /// tail's median 15 + 214.476 (2^0.348238 − 1) / 0.348238 ≈ 183.2 B.
+    #[test]
+    fn mutilate_values_have_the_fb_value_head_and_tail() {
+        let mut rng = Rng::derive(9, 1);
+        let n = 200_000;
+        let v: Vec<f64> = (0..n)
+            .map(|_| value_size(&mut rng, EtcValueSizes::Mutilate))
+            .collect();
+        let share = |f: &dyn Fn(f64) -> bool| v.iter().filter(|&&x| f(x)).count() as f64 / n as f64;
+        assert!((share(&|x| x < 15.0) - 0.44155).abs() < 0.005);
+        assert!((share(&|x| x == 2.0) - 0.17820).abs() < 0.004);
+        assert_eq!(share(&|x| x < 15.0 && x.fract() != 0.0), 0.0);
+        let mut tail: Vec<f64> = v.into_iter().filter(|&x| x >= 15.0).collect();
+        tail.sort_by(f64::total_cmp);
+        let median = tail[tail.len() / 2];
+        assert!((median - 183.2).abs() < 4.0, "tail median {median}");
+        // The default keeps location 0: its median is 214.476 (2^0.348238 − 1) / 0.348238 ≈ 168.2 B.
+        let mut g: Vec<f64> = (0..n)
+            .map(|_| value_size(&mut rng, EtcValueSizes::Gpareto))
+            .collect();
+        g.sort_by(f64::total_cmp);
+        assert!(
+            (g[n / 2] - 168.2).abs() < 4.0,
+            "gpareto median {}",
+            g[n / 2]
+        );
+    }
+
     #[test]
     fn ycsb_requests_touch_index_then_record_pages() {
         let c = YcsbConfig {
@@ -301,6 +390,7 @@ mod tests {
             index: true,
             load: true,
             think_us: 0,
+            ramp_up_requests: 0,
         };
         let mut w = build_ycsb(&c, 1);
         let mut v = Vec::new();
@@ -319,6 +409,51 @@ mod tests {
         assert!((hot as f64 / reqs.len() as f64 - 0.8).abs() < 0.05);
     }
 
+    /// Ramp-up requests are the same requests as measured ones (the same references in the same
+    /// order), only without request markers: 500 ramp-up + 2000 measured make the references of 2500
+    /// measured requests, with 2000 markers pairs, all after the ramp-up's references.
+    #[test]
+    fn ramp_up_requests_are_unmarked_leading_requests() {
+        let refs = |ramp: u64, requests: u64| {
+            let c = EtcConfig {
+                keys: 3000,
+                requests,
+                get_ratio: 0.967,
+                hot_key_fraction: 0.1,
+                hot_request_fraction: 0.9,
+                think_us: 0,
+                value_sizes: EtcValueSizes::Gpareto,
+                ramp_up_requests: ramp,
+            };
+            let mut w = build_etc(&c, 5);
+            let mut v = Vec::new();
+            while w.threads[0].fill(&mut v, 4096).unwrap() {}
+            v
+        };
+        let (ramped, plain) = (refs(500, 2000), refs(0, 2500));
+        let access = |v: &[MemRef]| -> Vec<(u8, u32)> {
+            v.iter()
+                .filter(|r| r.op <= 1)
+                .map(|r| (r.op, r.page))
+                .collect()
+        };
+        assert_eq!(access(&ramped), access(&plain));
+        let begins = |v: &[MemRef]| v.iter().filter(|r| r.op == OP_BEGIN).count();
+        assert_eq!((begins(&ramped), begins(&plain)), (2000, 2500));
+        // The first measured request starts where plain's 501st does.
+        let nth_begin = |v: &[MemRef], n: usize| {
+            let i = v
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.op == OP_BEGIN)
+                .nth(n)
+                .unwrap()
+                .0;
+            v[..i].iter().filter(|r| r.op <= 1).count()
+        };
+        assert_eq!(nth_begin(&ramped, 0), nth_begin(&plain, 500));
+    }
+
     #[test]
     fn etc_items_fit_their_classes_and_do_not_overlap() {
         let c = EtcConfig {
@@ -328,6 +463,8 @@ mod tests {
             hot_key_fraction: 0.1,
             hot_request_fraction: 0.9,
             think_us: 0,
+            value_sizes: EtcValueSizes::Gpareto,
+            ramp_up_requests: 0,
         };
         let w = build_etc(&c, 3);
         assert!(w.pages > 0);

@@ -43,6 +43,11 @@ pub struct ZnswapConfig {
     /// batch, not the application (kznsd has a CPU of its own). Default 500.
     #[serde(default)]
     pub gc_page_ns: Option<u64>,
+    /// Count the completion of every swap-in read as an accessed-bit sample of the page (accessed = 1),
+    /// as the ZNSwap artefact's `end_swap_bio_read` does (Linux 5.12 `mm/page_io.c`, the paper's kernel)
+    /// besides the reclaim scans. Default false: samples only at reclaim scans.
+    #[serde(default)]
+    pub swapin_heat_sample: bool,
 }
 
 /// The swap-zone placement policy (one file per policy in `swap/backend/znswap/policy/`).

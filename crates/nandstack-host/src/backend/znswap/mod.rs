@@ -82,6 +82,8 @@ pub struct ZnSwap {
     pub(crate) accounting: bool,
     /// Block-trace issuer id of the GC thread.
     pub(crate) comm: u16,
+    /// A swap-in read is an accessed-bit sample of its page (`swapin_heat_sample`).
+    swapin_sample: bool,
     /// Per vpn: accessed-bit samples (newest in bit 0) and their number.
     hist: Vec<u32>,
     samples: Vec<u8>,
@@ -135,14 +137,23 @@ impl ZnSwap {
 
     /// What the placement policy knows about a page reclaimed on `cpu`.
     fn page_info(&self, p: &SwapPage, cpu: u16) -> PageInfo {
-        let v = p.vpn as usize;
+        let (history, samples) = self.history(p.vpn);
         PageInfo {
             vpn: p.vpn,
             memcg: p.memcg,
             cpu,
-            history: self.hist.get(v).copied().unwrap_or(0),
-            samples: self.samples.get(v).copied().unwrap_or(0),
+            history,
+            samples,
         }
+    }
+
+    /// Page `vpn`'s accessed-bit samples (newest in bit 0) and how many were taken (at most 32).
+    pub(crate) fn history(&self, vpn: u32) -> (u32, u8) {
+        let v = vpn as usize;
+        (
+            self.hist.get(v).copied().unwrap_or(0),
+            self.samples.get(v).copied().unwrap_or(0),
+        )
     }
 
     /// The metadata word written with page `vpn`.
@@ -404,6 +415,11 @@ impl SwapBackend for ZnSwap {
         )?;
         self.stats.reads += 1;
         self.stats.read_pages += pages.len() as u64;
+        if self.swapin_sample {
+            for p in pages {
+                self.page_referenced(p.vpn, true);
+            }
+        }
         Ok(())
     }
 
@@ -622,6 +638,7 @@ pub fn swap_area(
         gc_page_ns: cfg.gc_page_ns.unwrap_or(500),
         accounting,
         comm: 0,
+        swapin_sample: cfg.swapin_heat_sample,
         hist: Vec::new(),
         samples: Vec::new(),
         moves: Vec::new(),

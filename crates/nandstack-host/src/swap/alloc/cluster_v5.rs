@@ -14,13 +14,32 @@
 //!   (`swap_cluster_schedule_discard`), then freed.
 //! * The clusters holding the header and the padding past the end never become free (their bad slots
 //!   count as used, `inc_cluster_info_page` at swapon); the others start on the free list in index order.
+//! * Scan base ([`ScanBase`], `[host.swap.cluster_v5]`): one per CPU (5.8+) or one global (before 5.8);
+//!   with the trunk re-draw (5.8+ `set_cluster_next`) every allocation moves it past its slot, and a move
+//!   into another 64 MiB trunk re-draws it uniformly between the lowest and highest free slot, aligned
+//!   down to a trunk. Without it the base moves only with the scan.
 
 use std::collections::VecDeque;
+
+use nandstack_core::Rng;
 
 use super::SlotAllocator;
 use crate::swap::MAP_BAD;
 
 const NO: u32 = u32::MAX;
+
+/// The random stream of the trunk re-draw (`Rng::derive(seed, SWAP_TRUNK_STREAM)`).
+pub const SWAP_TRUNK_STREAM: u64 = 0x7377_7074_7275_6e6b;
+
+/// `SWAP_ADDRESS_SPACE_PAGES`: slots per trunk of the 5.8+ scan-base re-draw (64 MiB).
+pub const TRUNK_SLOTS: u32 = 1 << 14;
+
+/// Where the linear scan starts: one base per CPU or one for all, with or without the trunk re-draw.
+pub struct ScanBase {
+    pub global: bool,
+    /// The re-draw's random stream and trunk size in slots; `None`: no re-draw.
+    pub redraw: Option<(Rng, u32)>,
+}
 
 #[derive(Default)]
 struct Stats {
@@ -46,8 +65,10 @@ pub struct ClusterV5Allocator {
     ready: Vec<u64>,
     /// Per CPU: current cluster and the next offset in it.
     pcp: Vec<(u32, u32)>,
-    /// Per CPU: where the linear scan starts (`cluster_next_cpu`).
+    /// Per CPU (or one, `global`): where the linear scan starts (`cluster_next_cpu`).
     scan_base: Vec<u32>,
+    global: bool,
+    redraw: Option<(Rng, u32)>,
     discard_clusters: bool,
     pending: Vec<u32>,
     stats: Stats,
@@ -83,9 +104,50 @@ impl ClusterV5Allocator {
             ready: vec![0; ncl],
             pcp: vec![(NO, 0); cpus.max(1)],
             scan_base: vec![1; cpus.max(1)],
+            global: false,
+            redraw: None,
             discard_clusters,
             pending: Vec::new(),
             stats: Stats::default(),
+        }
+    }
+
+    /// The allocator with scan base `base` (default: per CPU, no re-draw).
+    pub fn with_scan_base(mut self, base: ScanBase) -> Self {
+        self.global = base.global;
+        self.redraw = base.redraw;
+        self
+    }
+
+    fn base_of(&self, cpu: usize) -> usize {
+        if self.global {
+            0
+        } else {
+            cpu
+        }
+    }
+
+    /// `set_cluster_next(si, taken + 1)` of 5.8+, after slot `taken` was allocated (`map` does not mark
+    /// it yet): a base moving into another trunk is re-drawn between the lowest and highest free slot
+    /// (fewer than two free: left where it was), aligned down to its trunk and not below the lowest.
+    fn set_next(&mut self, cpu: usize, taken: u32, map: &[u8]) {
+        let (i, next) = (self.base_of(cpu), taken + 1);
+        let Some((rng, trunk)) = self.redraw.as_mut() else {
+            self.scan_base[i] = next;
+            return;
+        };
+        if self.scan_base[i] / *trunk == next / *trunk {
+            self.scan_base[i] = next;
+            return;
+        }
+        let free = |(j, &m): (usize, &u8)| m == 0 && j != taken as usize;
+        let lo = map.iter().enumerate().position(free);
+        let hi = map.iter().enumerate().rposition(free);
+        if let (Some(lo), Some(hi)) = (lo, hi) {
+            if hi > lo {
+                let drawn = lo as u64 + rng.below((hi - lo + 1) as u64);
+                self.scan_base[i] = (drawn as u32 / *trunk * *trunk).max(lo as u32);
+            }
         }
     }
 
@@ -137,12 +199,12 @@ impl ClusterV5Allocator {
     /// Any free slot, scanning from the CPU's scan base and wrapping (no free cluster left).
     fn scan(&mut self, cpu: usize, map: &[u8]) -> Option<u32> {
         let n = map.len() as u32;
-        let base = self.scan_base[cpu] % n;
+        let base = self.scan_base[self.base_of(cpu)] % n;
         for i in 0..n {
             let s = (base + i) % n;
             if map[s as usize] == 0 && !self.withheld[(s / self.cs) as usize] {
                 self.take(s);
-                self.scan_base[cpu] = s + 1;
+                self.set_next(cpu, s, map);
                 return Some(s);
             }
         }
@@ -162,6 +224,9 @@ impl SlotAllocator for ClusterV5Allocator {
             self.settle(t);
             if let Some((s, ready)) = self.alloc_in_clusters(cpu, map) {
                 self.stats.from_cluster += 1;
+                if self.redraw.is_some() {
+                    self.set_next(cpu, s, map);
+                }
                 return Some((s, t.max(ready)));
             }
             // No free cluster: discard the withheld ones now and wait (if any were issued).
@@ -333,5 +398,76 @@ mod tests {
             m2
         })
         .unwrap();
+    }
+
+    /// `set_cluster_next` by hand: 64 slots, trunks of 16, one CPU.
+    #[test]
+    fn the_scan_base_is_redrawn_between_the_free_ends_when_it_crosses_a_trunk() {
+        let m = map(64);
+        let redraw = |seed| ScanBase {
+            global: false,
+            redraw: Some((Rng::derive(seed, 1), 16)),
+        };
+        // Without the re-draw the base is the slot after the one taken.
+        let mut a = ClusterV5Allocator::new(&m, 4, 1, false);
+        a.set_next(0, 9, &m);
+        assert_eq!(a.scan_base[0], 10);
+        // Within a trunk: the next slot. Free slots only 35 and 38 (17 is the one being taken): a move
+        // into trunk 1 draws in [35, 38], aligned down to 32, raised to the lowest free slot: 35.
+        let mut used = vec![1u8; 64];
+        for s in [17, 35, 38] {
+            used[s] = 0;
+        }
+        let mut a = ClusterV5Allocator::new(&m, 4, 1, false).with_scan_base(redraw(3));
+        a.scan_base[0] = 3;
+        a.set_next(0, 9, &used);
+        assert_eq!(a.scan_base[0], 10);
+        a.set_next(0, 17, &used);
+        assert_eq!(a.scan_base[0], 35);
+        // One free slot besides the taken one: the kernel leaves the base (highest_bit <= lowest_bit).
+        used[17] = 1;
+        used[38] = 1;
+        a.set_next(0, 50, &used);
+        assert_eq!(a.scan_base[0], 35);
+        // Free slots 5 and 60: the draw is uniform over [5, 60], so the base is a trunk start (16, 32,
+        // 48) or the lowest free slot (5, for draws below 16) — each seen, nothing else.
+        let mut wide = vec![1u8; 64];
+        wide[5] = 0;
+        wide[60] = 0;
+        let mut seen = std::collections::BTreeSet::new();
+        for seed in 0..200 {
+            let mut a = ClusterV5Allocator::new(&m, 4, 1, false).with_scan_base(redraw(seed));
+            a.set_next(0, 30, &wide); // base 1 (trunk 0) → 31 (trunk 1): re-drawn
+            seen.insert(a.scan_base[0]);
+        }
+        assert_eq!(seen.into_iter().collect::<Vec<_>>(), [5, 16, 32, 48]);
+    }
+
+    /// A global scan base (before 5.8): a scan on one CPU continues where another CPU's scan stopped.
+    #[test]
+    fn a_global_scan_base_is_shared_by_the_cpus() {
+        // 2 clusters of 4, slot 0 the header: cluster 1 is taken whole, then the scan finds 1, 2, 3 and
+        // leaves CPU 0's base at 4. Free 2, 6, 7: CPU 0 scans from 4 and takes 6 (base 7).
+        for (global, second) in [(true, 7), (false, 2)] {
+            let mut m = map(8);
+            let mut a = ClusterV5Allocator::new(&m, 4, 2, false).with_scan_base(ScanBase {
+                global,
+                redraw: None,
+            });
+            for _ in 0..7 {
+                let (s, _) = a.alloc(0, &m, 0).unwrap();
+                m[s as usize] = 1;
+            }
+            for s in [2, 6, 7] {
+                m[s] = 0;
+                a.free(s as u32);
+            }
+            let (s, _) = a.alloc(0, &m, 0).unwrap();
+            assert_eq!(s, 6);
+            m[6] = 1;
+            // CPU 1 scans from the shared base 7, or from its own base 1.
+            let (s, _) = a.alloc(1, &m, 0).unwrap();
+            assert_eq!(s, second, "global = {global}");
+        }
     }
 }

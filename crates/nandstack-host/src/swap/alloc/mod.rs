@@ -19,7 +19,7 @@ mod cluster_v5;
 mod next_fit;
 
 pub use cluster::ClusterAllocator;
-pub use cluster_v5::ClusterV5Allocator;
+pub use cluster_v5::{ClusterV5Allocator, ScanBase, SWAP_TRUNK_STREAM, TRUNK_SLOTS};
 pub use next_fit::NextFitAllocator;
 
 /// Chooses a free slot for each page written to swap.
