@@ -173,7 +173,18 @@ def test_bench_quick(cli):
     table = cli("bench", "--quick")
     assert table.returncode == 0, table.stderr
     names = [line.split()[1] for line in table.stdout.splitlines() if line.startswith("name ")]
-    assert names == ["ftl", "timed", "hybrid", "compressed"]
+    assert names == ["ftl", "timed", "hybrid", "compressed", "host"]
+
+
+def test_bench_host_quick(cli):
+    proc = cli("bench", "host", "--quick", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (result,) = json.loads(proc.stdout)
+    assert result["name"] == "host"
+    # quick: pmbench's 5 M references after its first touch of each of the 81,920 pages of 320 MiB
+    assert result["references"] == 5_000_000 + 81_920
+    assert result["pswpout"] > 0 and result["pswpin"] > 0, "the working set exceeds the cgroup: it swaps"
+    assert result["cpu_seconds"] > 0 and result["references_per_cpu_second"] > 0
 
 
 def test_unknown_bench_exits_2(cli):

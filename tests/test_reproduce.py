@@ -192,3 +192,28 @@ def test_kernel_swap_reads_the_captures_folder_it_is_given(cli, tmp_path):
     entry = report["headline"]["programs"]["kswap_tiny"]
     assert entry["pswpin"]["kernel_min"] == 9000 and entry["write_pages_mean"]["kernel_max"] == 8.0
     assert entry["phases_finished"] + len(entry["out_of_memory_phases_ms"]) == 4
+
+
+def test_reproduce_timing_prints_where_the_time_went(cli, tmp_path):
+    """`--timing` ends with one row per experiment: its runs, wall seconds, CPU seconds (this process
+    and its finished workers) and the runs' own measured-phase CPU seconds."""
+    from conftest import write_tiny_kswap_capture
+
+    folder = tmp_path / "captures"
+    folder.mkdir()
+    write_tiny_kswap_capture(folder)
+    proc = cli(
+        "reproduce", "kernel-swap", "--captures", str(folder), "--quick", "--out", str(tmp_path / "r"),
+        "--no-record", "--timing", "-j", "1",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    header, row = proc.stdout.strip().splitlines()[-2:]
+    assert header.split() == ["experiment", "runs", "wall_s", "cpu_s", "runs_cpu_s"]
+    name, runs, wall, cpu, _runs_cpu = row.split()
+    assert (name, runs) == ("kernel-swap", "4")
+    assert float(wall) > 0 and float(cpu) > 0, "the four runs took time, in this process or its worker"
+
+
+def test_reproduce_all_and_a_name_are_exclusive(cli):
+    proc = cli("reproduce", "gc-policies-vs-op", "--all", "--no-record")
+    assert proc.returncode == 2 and "not both" in proc.stderr

@@ -65,6 +65,17 @@ def add_parsers(commands: Any) -> None:
     )
     reproduce.add_argument("name", nargs="?", help="experiment name (see --list)")
     reproduce.add_argument("--list", action="store_true", help="list the experiments and exit")
+    reproduce.add_argument(
+        "--all",
+        action="store_true",
+        help="run every experiment in --list order (with --out DIR: each report in DIR/NAME[-quick])",
+    )
+    reproduce.add_argument(
+        "--timing",
+        action="store_true",
+        help="print where the time goes: per experiment, its runs, wall seconds and CPU seconds (this "
+        "process and its finished local workers; the runs' own measured-phase CPU seconds beside)",
+    )
     reproduce.add_argument("--quick", action="store_true", help="the smoke-test version (about a minute)")
     reproduce.add_argument(
         "--out", type=Path, metavar="DIR", help="report folder (default: results/reproduce/NAME[-quick])"
@@ -159,9 +170,14 @@ def _dry_run(spec: Any, db: Any, resume: bool) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from . import experiments
 
+    if args.all and args.name:
+        print(f"error: give an experiment name or --all, not both (got `{args.name}`)", file=sys.stderr)
+        return 2
+    if args.all and not args.list:
+        return _reproduce_all(args, [e.name for e in experiments.all_experiments()])
     if args.list or not args.name:
         if not args.list:
-            print("error: give an experiment name, or --list to see them\n", file=sys.stderr)
+            print("error: give an experiment name, --all, or --list to see them\n", file=sys.stderr)
         for experiment in experiments.all_experiments():
             print(f"{experiment.name}\n  {experiment.title}")
             print(textwrap.fill(experiment.claim, 100, initial_indent="  claim: ", subsequent_indent="    "))
@@ -178,6 +194,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         os.environ[env] = str(args.captures.resolve())
 
     backend = _backend(args)
+    clock = _Clock()
     with progress_bar(args.quiet) as bar:
         report = reproduce(
             args.name,
@@ -201,4 +218,74 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         print(claims_markdown(analysis.claims))
     print(report.outcome.summary_line(), file=sys.stderr)
     print(f"report: {report.index}", file=sys.stderr)
+    args.outcome = report.outcome  # for `--all`'s timing table
+    if args.timing:
+        print("\n" + format_frame(TIMING_COLUMNS, [clock.row(args.name, report.outcome)]))
     return 1 if report.outcome.failures() else 0
+
+
+def _reproduce_all(args: argparse.Namespace, names: list[str]) -> int:
+    """`reproduce --all`: every experiment in turn (each its own report folder); a failing experiment
+    is reported and the others still run. With --timing, the table of where the time went."""
+    rows, failed = [], []
+    total = _Clock()
+    for name in names:
+        sub = argparse.Namespace(**vars(args))
+        sub.name, sub.all, sub.timing = name, False, False
+        if args.out is not None:
+            sub.out = args.out / (f"{name}-quick" if args.quick else name)
+        print(f"== reproduce {name}{' --quick' if args.quick else ''}", file=sys.stderr)
+        clock = _Clock()
+        try:
+            code = cmd_reproduce(sub)
+        except Exception as e:  # one experiment's failure (e.g. missing captures) does not stop the suite
+            print(f"error: {name}: {type(e).__name__}: {e}", file=sys.stderr)
+            code = 1
+        rows.append(clock.row(name, getattr(sub, "outcome", None)))
+        if args.timing:  # as it goes, so that an interrupted suite still says where its time went
+            print("timing: " + "  ".join(str(v) for v in rows[-1]), file=sys.stderr)
+        if code:
+            failed.append(name)
+    if args.timing:
+        rows.append(total.row("total", None, runs=sum(r[1] for r in rows if r[1] is not None)))
+        print("\n" + format_frame(TIMING_COLUMNS, rows))
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+TIMING_COLUMNS = ["experiment", "runs", "wall_s", "cpu_s", "runs_cpu_s"]
+
+
+class _Clock:
+    """Wall and CPU time since it was made. CPU: this process plus its children that have ended (the
+    local backend's pool is shut down after each experiment, so its workers are counted; Ray's workers
+    are not children — then only the runs' own `wall_cpu_seconds` column covers them)."""
+
+    def __init__(self) -> None:
+        import time
+
+        self._time = time
+        self.wall0 = time.monotonic()
+        self.cpu0 = self._cpu()
+
+    @staticmethod
+    def _cpu() -> float:
+        t = os.times()
+        return t.user + t.system + t.children_user + t.children_system
+
+    def row(self, name: str, outcome: Any, runs: int | None = None) -> list[Any]:
+        """[name, runs, wall s, CPU s, the runs' measured-phase CPU s summed] (the last from each run's
+        summary, `None` where no run reports it)."""
+        runs_cpu = None
+        if outcome is not None:
+            runs = len(outcome.tasks)
+            cpus = [
+                r.summary.get("wall_cpu_seconds")
+                for r in outcome.results
+                if r is not None and isinstance(r.summary, dict)
+            ]
+            known = [c for c in cpus if isinstance(c, (int, float))]
+            runs_cpu = round(sum(known), 1) if known else None
+        wall = self._time.monotonic() - self.wall0
+        return [name, runs, round(wall, 1), round(self._cpu() - self.cpu0, 1), runs_cpu]

@@ -175,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
         "name",
         nargs="?",
         default="all",
-        help="benchmark name: ftl, timed, timed_queued, hybrid, compressed or all (default: all)",
+        help="benchmark name: ftl, timed, timed_queued, hybrid, compressed, host or all (default: all)",
     )
     bench.add_argument("--quick", action="store_true", help="short run (for smoke tests)")
     bench.add_argument("--json", action="store_true", help="print the raw JSON report")

@@ -284,7 +284,8 @@ pub trait Device: Send {
     fn precondition(&mut self, cmd: Command<'_>) -> Result<()> {
         self.submit(Nanos::ZERO, cmd).map(|_| ())
     }
-    /// Cache hint: the byte offsets of the next three requests (no simulated state changes).
+    /// Cache hint: the byte offsets of three requests ahead, nearest first (no simulated state changes;
+    /// `Ftl::prefetch` says what each is used for).
     fn prefetch(&self, _ahead: [Option<u64>; 3]) {}
     /// Device-specific gauges for the time series (name, value), always the same names in the same
     /// order for a device (e.g. the hybrid's SLC blocks and θ). Default: none.

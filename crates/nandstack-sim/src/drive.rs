@@ -48,6 +48,15 @@ fn scaled(arrival_ns: u64, time_scale: f64, request: u64) -> Result<u64> {
     ))
 }
 
+/// Requests the measured phase reads ahead of the one it issues, for the device's prefetch pipeline.
+/// Pure cache hints: the requests are issued in order, so results do not depend on it (the warm-up keeps
+/// its own depth, since the requests it generated ahead are dropped from the synthetic stream).
+pub const LOOKAHEAD: usize = 6;
+/// The distance (1 = the next request) of the request whose lines each stage of `Device::prefetch`
+/// fetches: the greedy index's neighbours, the block metadata, the mapping entry. Each stage reads what
+/// the one after it fetched `STAGES[k+1] − STAGES[k]` requests earlier.
+const STAGES: [usize; 3] = [1, 3, LOOKAHEAD];
+
 /// Periodic full checks under `--verify`.
 pub struct Checks {
     pub enabled: bool,
@@ -86,8 +95,9 @@ pub fn drive(
     let mut last_done = 0u64;
     let mut n = 0u64;
     let mut interrupted = false;
-    // Three requests of lookahead feed the device's prefetch pipeline (`Device::prefetch`).
-    let mut queue: std::collections::VecDeque<Result<Timed>> = source.by_ref().take(3).collect();
+    // `LOOKAHEAD` requests ahead feed the device's prefetch pipeline (`Device::prefetch`).
+    let mut queue: std::collections::VecDeque<Result<Timed>> =
+        source.by_ref().take(LOOKAHEAD).collect();
     while let Some(item) = queue.pop_front() {
         let (req, arrival) = item?;
         if let Some(next) = source.next() {
@@ -97,7 +107,7 @@ pub fn drive(
             Some(Ok((r, _))) => Some(r.offset),
             _ => None,
         };
-        dev.prefetch([offset_at(0), offset_at(1), offset_at(2)]);
+        dev.prefetch(STAGES.map(|d| offset_at(d - 1)));
         let (issue, base) = match io.mode {
             IoMode::ClosedLoop => {
                 if outstanding.len() >= qd {

@@ -321,9 +321,11 @@ impl Ftl {
     }
 
     /// Software pipeline for a stream of requests (drivers call it once per request with the offsets of
-    /// the next three requests): bring into cache the mapping entry of the third, the block metadata of
-    /// the second (its mapping entry was fetched one call earlier), and the victim index's neighbours of
-    /// the first (whose own entries were fetched one call earlier). Pure hints: no simulated state changes.
+    /// three requests ahead, nearest first): bring into cache the mapping entry of the farthest, the block
+    /// metadata of the middle one (its mapping entry was fetched some calls earlier), and the victim
+    /// index's neighbours of the nearest (whose own entries were fetched some calls earlier). How far
+    /// ahead each is, is the driver's choice (`nandstack-sim`'s drive loop: 1, 3 and 6 requests). Pure
+    /// hints: no simulated state changes.
     #[inline]
     pub fn prefetch(&self, ahead: [Option<u64>; 3]) {
         let old_block = |o: u64| {
@@ -336,7 +338,9 @@ impl Ftl {
         if let Some(b) = ahead[1].and_then(old_block) {
             let i = b as usize;
             bigvec::prefetch(&self.blocks.valid, i);
-            bigvec::prefetch(&self.blocks.modified_at, i);
+            if self.track_age {
+                bigvec::prefetch(&self.blocks.modified_at, i); // only cost-benefit keeps it
+            }
             bigvec::prefetch(&self.blocks.state, i);
             self.victim.prefetch(b);
         }

@@ -323,10 +323,11 @@ enum AnyBench {
     Block(BenchResult),
     Hybrid(HybridBenchResult),
     Compressed(CompressedBenchResult),
+    Host(serde_json::Value),
 }
 
-/// Run the benchmark `name` (`ftl`, `timed`, `timed_queued`, `hybrid`, `compressed` or `all`: every one
-/// but `timed_queued`); a JSON array of results.
+/// Run the benchmark `name` (`ftl`, `timed`, `timed_queued`, `hybrid`, `compressed`, `host` or `all`:
+/// every one but `timed_queued`); a JSON array of results.
 pub fn bench_json(name: &str, quick: bool) -> Result<String> {
     let mut out = Vec::new();
     if matches!(name, "ftl" | "all") {
@@ -345,11 +346,14 @@ pub fn bench_json(name: &str, quick: bool) -> Result<String> {
     if matches!(name, "compressed" | "all") {
         out.push(AnyBench::Compressed(compressed_bench(quick)?));
     }
+    if matches!(name, "host" | "all") {
+        out.push(AnyBench::Host(crate::hostrun::bench_host_value(quick)?));
+    }
     if out.is_empty() {
         return Err(Error::config(
             "bench",
             format!(
-                "unknown benchmark `{name}`; available: ftl, timed, timed_queued, hybrid, compressed, all"
+                "unknown benchmark `{name}`; available: ftl, timed, timed_queued, hybrid, compressed, host, all"
             ),
         ));
     }

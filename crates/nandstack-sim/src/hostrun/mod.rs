@@ -8,7 +8,7 @@ pub mod report;
 pub mod series;
 pub mod sim;
 
-pub use bench::bench_host;
+pub use bench::{bench_host, bench_host_value};
 pub use series::Series;
 pub use sim::{ProcInfo, Sim};
 
