@@ -43,6 +43,11 @@
 //!   dropping a swap-cache copy, moving a slot's page, the block layer and the cgroups' throttle — and
 //!   is told of every slot freed meanwhile through the `freed` it passes (itself), in order. A backend
 //!   with no such work keeps the default (nothing).
+//!
+//! Every backend runs the same conformance suite (`nandstack-sim`'s `tests/host/conformance.rs`: reads
+//! return the last write under verification, device I/O is exactly the swap layer's pages plus the
+//! backend's own work — none for a backend in RAM —, determinism per seed, slots left to the swap layer);
+//! a new backend is added to its list.
 
 pub mod block;
 pub mod loopdev;
@@ -50,7 +55,9 @@ pub mod znswap;
 pub mod zram;
 
 pub use block::BlockSwap;
-pub use loopdev::{LoopPacking, LoopSwap, WakeTail, LOOP_PACK_STREAM, LOOP_WAKE_STREAM};
+pub use loopdev::{
+    LoopConfig, LoopPacking, LoopSwap, WakeTail, LOOP_PACK_STREAM, LOOP_WAKE_STREAM,
+};
 pub use znswap::{ZnSwap, ZnswapConfig, ZonePolicyConfig};
 pub use zram::{Zram, ZramConfig, ZramWritebackConfig, ZramWritebackMode};
 
