@@ -525,6 +525,12 @@ impl Default for CostConfig {
     }
 }
 
+/// `key`'s value `v` lies in `[lo, hi]`, or a config error saying so.
+fn in_range(key: &str, v: u64, lo: u64, hi: u64) -> Result<()> {
+    ensure_config!(v >= lo && v <= hi, key, "is {v}: must be in [{lo}, {hi}]");
+    Ok(())
+}
+
 impl HostConfig {
     /// Every key's range, section by section. Errors name the key.
     pub fn validate(&self) -> Result<()> {
@@ -542,25 +548,16 @@ impl HostConfig {
 
     /// RAM, CPUs, swappiness and watermarks.
     fn validate_machine(&self) -> Result<()> {
-        let (ram, cpus) = (self.ram_mib, self.cpus);
-        ensure_config!(
-            ram != 0 && ram <= 1 << 20,
-            "host.ram_mib",
-            "is {ram}: must be in [1, 1048576]"
-        );
-        ensure_config!(
-            cpus != 0 && cpus <= 1024,
-            "host.cpus",
-            "is {cpus}: must be in [1, 1024]"
-        );
-        let sw = self.swappiness;
-        ensure_config!(sw <= 200, "host.swappiness", "is {sw}: must be in [0, 200]");
-        let w = self.watermark_scale_factor;
-        ensure_config!(
-            w != 0 && w <= 3000,
+        let ram = self.ram_mib;
+        in_range("host.ram_mib", ram, 1, 1 << 20)?;
+        in_range("host.cpus", self.cpus as u64, 1, 1024)?;
+        in_range("host.swappiness", self.swappiness as u64, 0, 200)?;
+        in_range(
             "host.watermark_scale_factor",
-            "is {w}: must be in [1, 3000]"
-        );
+            self.watermark_scale_factor as u64,
+            1,
+            3000,
+        )?;
         if let Some(m) = self.min_free_kbytes {
             ensure_config!(
                 m != 0 && m < ram * 1024 / 4,
@@ -575,19 +572,18 @@ impl HostConfig {
     /// they were always checked).
     fn validate_reclaim(&self) -> Result<()> {
         let r = &self.reclaim;
-        let n = r.swap_cluster_max;
-        ensure_config!(
-            n != 0 && n <= 4096,
+        in_range(
             "host.reclaim.swap_cluster_max",
-            "is {n}: must be in [1, 4096]"
-        );
-        let n = r.max_reclaim_retries;
-        ensure_config!(
-            n != 0 && n <= 1000,
+            r.swap_cluster_max as u64,
+            1,
+            4096,
+        )?;
+        in_range(
             "host.reclaim.max_reclaim_retries",
-            "is {n}: must be in [1, 1000]"
-        );
-        Ok(())
+            r.max_reclaim_retries as u64,
+            1,
+            1000,
+        )
     }
 
     /// `[host.swap]` with its discard, and `host.readahead.page_cluster`.
@@ -611,12 +607,7 @@ impl HostConfig {
             "host.swap.full_ratio",
             "is {fr}: must be in (0, 1]"
         );
-        let sc = s.slot_cache;
-        ensure_config!(
-            sc <= 4096,
-            "host.swap.slot_cache",
-            "is {sc}: must be in [0, 4096]"
-        );
+        in_range("host.swap.slot_cache", s.slot_cache as u64, 0, 4096)?;
         let kib = s.max_request_kib;
         ensure_config!(
             kib >= 4 && kib.is_multiple_of(4) && kib <= 65536,
@@ -630,12 +621,14 @@ impl HostConfig {
             "is {}: must be in [1, cluster_slots = {cs}]",
             d.slots
         );
-        ensure_config!(
-            d.mode != DiscardMode::Strim || (d.strim_slots != 0 && d.strim_slots <= 1 << 20),
-            "host.swap.discard.strim_slots",
-            "is {}: must be in [1, 1048576]",
-            d.strim_slots
-        );
+        if d.mode == DiscardMode::Strim {
+            in_range(
+                "host.swap.discard.strim_slots",
+                d.strim_slots as u64,
+                1,
+                1 << 20,
+            )?;
+        }
         d.idle.validate()?;
         let pc = self.readahead.page_cluster;
         ensure_config!(
@@ -674,13 +667,12 @@ impl HostConfig {
             "host.pagecache.dirty_writeback_ms",
             "must be ≥ 1"
         );
-        let r = p.dirty_background_ratio;
-        ensure_config!(
-            r != 0 && r <= 100,
+        in_range(
             "host.pagecache.dirty_background_ratio",
-            "is {r}: must be in [1, 100]"
-        );
-        Ok(())
+            p.dirty_background_ratio as u64,
+            1,
+            100,
+        )
     }
 
     /// `[[host.cgroups]]`: unique names, limits, throttles.
@@ -709,7 +701,7 @@ impl HostConfig {
                 "give the limit in MiB or in pages, not both"
             );
             if let Some(sw) = c.swappiness {
-                ensure_config!(sw <= 200, key("swappiness"), "is {sw}: must be in [0, 200]");
+                in_range(&key("swappiness"), sw as u64, 0, 200)?;
             }
             for (k, v) in [
                 ("swap_read_mib_per_s", c.swap_read_mib_per_s),

@@ -158,6 +158,12 @@ impl Host {
         now: u64,
         want: Option<(&[SwapPage], u16)>,
     ) -> Result<()> {
+        let (backend, mut slots) = self.lend();
+        backend.service(&mut slots, now, want)
+    }
+
+    /// The backend, and the rest of the host as its [`SlotHost`].
+    fn lend(&mut self) -> (&mut dyn crate::backend::SwapBackend, HostSlots<'_>) {
         let Host {
             vm,
             swap,
@@ -165,13 +171,13 @@ impl Host {
             io,
             ..
         } = self;
-        let mut slots = HostSlots {
+        let slots = HostSlots {
             vm,
             swap,
             zswap: zswap.as_deref_mut(),
             io,
         };
-        backend.service(&mut slots, now, want)
+        (backend.as_mut(), slots)
     }
 
     /// Apply the slot relocations the backend reports (after a write).
@@ -199,23 +205,11 @@ impl Host {
         &mut self,
         f: impl FnOnce(&mut crate::backend::ZnSwap, &mut dyn SlotHost) -> R,
     ) -> R {
-        let Host {
-            vm,
-            swap,
-            store: SwapStore { backend, zswap },
-            io,
-            ..
-        } = self;
+        let (backend, mut slots) = self.lend();
         let zn = backend
             .as_any_mut()
             .and_then(|b| b.downcast_mut::<crate::backend::ZnSwap>())
             .expect("the ZNSwap backend");
-        let mut slots = HostSlots {
-            vm,
-            swap,
-            zswap: zswap.as_deref_mut(),
-            io,
-        };
         f(zn, &mut slots)
     }
 

@@ -85,18 +85,6 @@ fn d_loop_req() -> f64 {
 fn d_loop_page() -> f64 {
     1.0
 }
-impl Default for LoopConfig {
-    fn default() -> Self {
-        LoopConfig {
-            request_us: d_loop_req(),
-            page_us: d_loop_page(),
-            wake_us: 0.0,
-            wake_tail: Vec::new(),
-            packing: None,
-        }
-    }
-}
-
 impl LoopConfig {
     /// The worker's times are times, the wake-up tail a distribution, the packing probabilities and
     /// times. Errors name the key.
