@@ -40,11 +40,16 @@ DIFFERENCES: tuple[Difference, ...] = (
     ),
     Difference(
         "cluster_alloc",
-        "Linux 4.4 slot allocator: per-CPU clusters of 256 slots, no slot cache",
+        "Linux 4.4 slot allocator: per-CPU clusters of 256 slots, one global scan base, no slot cache",
         "D-K2: per-CPU cluster allocation since 3.12 (ebc2a1a69111); SWAPFILE_CLUSTER 256 in 4.x "
-        "mm/swapfile.c; the slot cache (mm/swap_slots.c) came later. The 4.4 global scan base is not "
-        "modelled: it is used only when no cluster is free, and swap stays under half full here",
-        {"host.swap.allocator": "cluster_v5", "host.swap.cluster_slots": 256, "host.swap.slot_cache": 0},
+        "mm/swapfile.c; one si->cluster_next for every CPU before 5.8 (490705888107 made it per CPU), "
+        "no trunk re-draw (5.8+ set_cluster_next); the slot cache (mm/swap_slots.c) came later",
+        {
+            "host.swap.allocator": "cluster_v5",
+            "host.swap.cluster_slots": 256,
+            "host.swap.slot_cache": 0,
+            "host.swap.cluster_v5.global_scan_base": True,
+        },
     ),
     Difference(
         "valid_aging",

@@ -32,6 +32,13 @@ class TaskOutcome:
     skipped: int = 0
     ran: int = 0
     wall_seconds: float = 0.0
+    #: CPU seconds of each task run now (its worker's process time; none for recorded or shared runs).
+    cpu_seconds: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def total_cpu_seconds(self) -> float:
+        """CPU seconds summed over the tasks run now: the machine time the runs cost, whatever the load."""
+        return sum(self.cpu_seconds.values())
 
     @property
     def ok(self) -> bool:
@@ -56,7 +63,11 @@ class TaskOutcome:
             parts.append(f"{failed} failed")
         if len(self.errors) > failed:
             parts.append(f"{len(self.errors) - failed} ended as their experiment allows (e.g. out of memory)")
-        return f"{len(self.tasks)} tasks: " + ", ".join(parts) + f" in {self.wall_seconds:.1f}s"
+        return (
+            f"{len(self.tasks)} tasks: "
+            + ", ".join(parts)
+            + f" in {self.wall_seconds:.1f}s ({self.total_cpu_seconds:.1f} CPU s)"
+        )
 
 
 def run_tasks(
@@ -107,6 +118,8 @@ def run_tasks(
     tag_list = list(tags)
     for k, result_data in runner.run(payloads):
         i = unique[k]
+        if isinstance(result_data.get("cpu_seconds"), (int, float)):
+            outcome.cpu_seconds[i] = float(result_data["cpu_seconds"])
         if "error" in result_data:
             outcome.errors[i] = str(result_data["error"])
         else:
