@@ -88,6 +88,8 @@ def test_the_full_plan_runs_the_paper_platform_and_each_difference():
     paper = by["paper"][0].config
     assert paper["host"]["fault"]["swapin_write"] == "reuse_swap_page"
     assert paper["host"]["swap"]["allocator"] == "cluster_v5"
+    # Linux 4.4: one scan base for every CPU (si->cluster_next), no trunk re-draw (5.8+).
+    assert paper["host"]["swap"]["cluster_v5"] == {"global_scan_base": True}
     assert paper["precondition"]["warmup_capacity_multiples"] == 0.0
     assert "aged_data" not in paper["precondition"]  # SSDSim's stock aging is an ablation only
     assert paper["device"]["ftl"]["mapping_cache"]["entries"] == 0
@@ -100,6 +102,14 @@ def test_the_full_plan_runs_the_paper_platform_and_each_difference():
     one = by["+reuse_swap_page"][0].config
     assert one["host"]["swap"]["allocator"] == "next_fit"  # only the one difference
     assert {t.params["scenario"] for t in by["+full_map"]} == {"video"}
+    # Every claim keeps every difference on every scheme (the budget cuts elsewhere, docs/diss.md).
+    assert {t.params["scheme"] for t in by["+full_map"]} == set(diss.SCHEMES)
+
+
+def test_the_full_plan_replays_one_capture_per_program_shape():
+    traces = [t for t in diss.tasks(False) if "trace" in t.params]
+    assert len(traces) == len(diss.FULL["traces"]) * len(diss.TRACE_SCHEMES)
+    assert {t.params["trace"] for t in traces} == set(diss.FULL["traces"])
 
 
 def test_quick_runs_the_paper_platform_on_one_scenario_without_ablations():
