@@ -401,6 +401,15 @@ _CLAIM_METRICS = (
     "write_latency_mean_us",
     "normal_swap_ins",
     "swap_ins_and_in",
+    # What the claims' `why` quotes (`_diss_claims.mechanisms`).
+    "gc_migrated_swap_pages",
+    "host_write_pages",
+    "cdh_rewrites",
+    "idle_trim_commands",
+    "trimmed_pages",
+    "writes",
+    "avg_write_kib",
+    "translation_program_pages",
 )
 
 
