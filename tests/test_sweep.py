@@ -166,6 +166,7 @@ def test_execute_task_returns_plain_data():
     # The task's CPU time (process time of the worker, every thread): positive, and no more than the
     # wall time of the run times the machine's CPUs (it cannot exceed what the process could use).
     assert 0.0 < out["cpu_seconds"] <= 1.0 + out["summary"]["wall_seconds"] * 8 * (os.cpu_count() or 1)
+    assert out["summary"]["wall_task_cpu_seconds"] == pytest.approx(out["cpu_seconds"], abs=0.001)
 
 
 def test_outcome_sums_the_cpu_seconds_of_the_runs_made_now(db_path):

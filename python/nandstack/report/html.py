@@ -95,8 +95,8 @@ def render_page(
     )
     setup["wall time"] = f"{float(info.get('wall_seconds', 0.0)):.1f} s"
     setup["CPU time"] = (
-        f"{float(info.get('cpu_seconds', 0.0)):.1f} s, summed over the runs made now (each run's in "
-        "report.json run_list)"
+        f"{float(info.get('wall_cpu_seconds', 0.0)):.1f} s, summed over the runs made now (each run's "
+        "in report.json run_list)"
     )
     for key, value in setup.items():
         parts.append(f"<dt>{e(str(key))}</dt><dd>{e(str(value))}</dd>")

@@ -125,7 +125,10 @@ def _write_report(
             "run_id": result.run_id if result is not None else None,
             "config_hash": task.config_hash,
             "label": task.label,
-            "cpu_seconds": _round_or_none(outcome.cpu_seconds.get(i)),
+            # What the run cost when it was made (now, or when recorded if the report reused it).
+            "wall_cpu_seconds": _round_or_none(
+                outcome.cpu_seconds.get(i, (result.summary.get("wall_task_cpu_seconds") if result else None))
+            ),
             "status": "ok"
             if result is not None
             else ("ended: " if outcome.expected(i) else "") + outcome.errors.get(i, "failed"),
@@ -144,7 +147,7 @@ def _write_report(
         "ran": outcome.ran,
         "skipped": outcome.skipped,
         "wall_seconds": round(outcome.wall_seconds, 2),
-        "cpu_seconds": round(outcome.total_cpu_seconds, 2),
+        "wall_cpu_seconds": round(outcome.total_cpu_seconds, 2),
         "setup": experiment.setup(quick),
     }
     errors = [f"{tasks[i].label}: {msg}" for i, msg in sorted(outcome.failures().items())]
