@@ -9,11 +9,12 @@ traces with the swap range registered.
 Every scheme is a configuration of the one stack (docs/diss.md): `host.swap.discard.mode` (`itrim`,
 `strim`), `host.swap.clean_data_handler`, `host.swap.register_range`, `device.ftl.swap.invalidate_on_read`
 and `device.ftl.placement.policy` (`swap_file` = SDS), on the `host-swap-diss` preset. Full run: the
-paper's 32 GiB device, 2 GiB of RAM, 65 Table-2 minutes of one simulated second each; two ablations on
-the Video scenario (SDR alone — registration changes nothing, but lets the device count the swap pages GC
-moves — and SDS without CL-SDI); every capture of `shared/traces/kernel-swap` (first repetitions).
-Quick run: the same device shape with 96 blocks per plane, 256 MiB of RAM and apps an eighth the size,
-minutes of 0.25 s, two captures.
+paper's 32 GiB device, 2 GiB of RAM, 65 Table-2 minutes of one simulated second each; SDS without CL-SDI
+on the Video scenario; the paper platform (`_diss_claims`) on the four scenarios and each of its
+differences alone on Video, every scheme; six kernel captures of `shared/traces/kernel-swap`, one per
+program shape (docs/diss.md, "Run plan and where the time goes"). Quick run: the same device shape with 96
+blocks per plane, 256 MiB of RAM and apps an eighth the size, minutes of 0.25 s, two captures, the paper
+platform on Video only.
 """
 
 from __future__ import annotations
