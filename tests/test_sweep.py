@@ -23,6 +23,7 @@ from nandstack.sweep import (
     load_spec,
     make_backend,
     run_sweep,
+    run_tasks,
     spec_from_dict,
 )
 
@@ -158,6 +159,29 @@ def test_duplicate_points_run_once(db_path):
     outcome = run_sweep(spec, backend=SerialBackend(), db=ResultsDB(db_path))
     assert len(outcome.results) == 2 and outcome.ran == 1
     assert outcome.results[0] is outcome.results[1]
+
+
+def test_a_second_recording_process_on_one_database_is_refused(tmp_path, db_path):
+    """Two sweeps or reproductions recording into one file are refused by name, not interleaved: the
+    writer lock beside the database names the holder; without recording, or once it is released, the
+    same sweep runs."""
+    spec = spec_from_dict({"set": TINY_DICT, "seeds": [1]}, name="locked")
+    other = ResultsDB(db_path)
+    with other.writer("reproduce diss"):
+        with pytest.raises(
+            nandstack.DatabaseError,
+            match=r"being written by another nandstack process "
+            r"\(pid \d+: reproduce diss\).*another --db",
+        ):
+            run_sweep(spec, backend=SerialBackend(), db=ResultsDB(db_path))
+        # A sweep that records nothing takes no lock.
+        assert (
+            run_tasks(
+                spec.tasks(), backend=SerialBackend(), db=ResultsDB(db_path), record=False, resume=False
+            ).ran
+            == 1
+        )
+    assert run_sweep(spec, backend=SerialBackend(), db=ResultsDB(db_path)).ran == 1
 
 
 def test_execute_task_returns_plain_data():

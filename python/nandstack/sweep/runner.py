@@ -3,6 +3,7 @@ already recorded (resume), and show progress. Shared by `nandstack sweep` and `n
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -116,30 +117,33 @@ def run_tasks(
     runner = backend if backend is not None else LocalBackend()
     payloads = [tasks[i].payload(verify) for i in unique]
     tag_list = list(tags)
-    for k, result_data in runner.run(payloads):
-        i = unique[k]
-        if isinstance(result_data.get("cpu_seconds"), (int, float)):
-            outcome.cpu_seconds[i] = float(result_data["cpu_seconds"])
-        if "error" in result_data:
-            outcome.errors[i] = str(result_data["error"])
-        else:
-            result = _result(result_data)
-            if record and store is not None:
-                store.record(
-                    result,
-                    source=source,
-                    experiment=experiment,
-                    sweep=sweep,
-                    label=tasks[i].label,
-                    tags=tag_list,
-                    params=_plain(tasks[i].params),
-                    verify=verify,
-                )
-            outcome.results[i] = result
-            outcome.ran += 1
-        done += 1
-        if progress:
-            progress(phase, done, len(tasks))
+    # One recording process per database file: a second sweep or reproduction on it is refused by name.
+    what = f"{source} {experiment or sweep or ''}".strip()
+    with store.writer(what) if record and store is not None and unique else contextlib.nullcontext():
+        for k, result_data in runner.run(payloads):
+            i = unique[k]
+            if isinstance(result_data.get("cpu_seconds"), (int, float)):
+                outcome.cpu_seconds[i] = float(result_data["cpu_seconds"])
+            if "error" in result_data:
+                outcome.errors[i] = str(result_data["error"])
+            else:
+                result = _result(result_data)
+                if record and store is not None:
+                    store.record(
+                        result,
+                        source=source,
+                        experiment=experiment,
+                        sweep=sweep,
+                        label=tasks[i].label,
+                        tags=tag_list,
+                        params=_plain(tasks[i].params),
+                        verify=verify,
+                    )
+                outcome.results[i] = result
+                outcome.ran += 1
+            done += 1
+            if progress:
+                progress(phase, done, len(tasks))
     for i in todo:  # duplicates share the result of their first occurrence
         j = first[tasks[i].config_hash]
         if i != j:
