@@ -156,7 +156,7 @@ impl Host {
         let fr = self.vm.frames[f as usize];
         let (slot, vpn, memcg) = (fr.key, fr.vpn, fr.memcg);
         let known = self.load_page(vpn);
-        if known && is_zero(&self.cswap.buf) {
+        if known && self.swap.zero_map && is_zero(&self.cswap.buf) {
             self.swap.zeromap_set(slot, true);
             if let Some(z) = self.store.zswap.as_mut() {
                 z.invalidate(slot);

@@ -89,6 +89,34 @@ fn a_load_drops_the_entry_so_read_pages_are_stored_again() {
     assert!(u(&z["cgroups"][0]["usage_pages_end"]) >= pool);
 }
 
+/// `host.swap.zero_map = false` (Linux before 6.12): the same all-zero workload's pages go to zswap
+/// (compressed and stored, then loaded) or to the block device (written and read); none is a bit.
+#[test]
+fn without_the_zero_map_zero_pages_are_stored_or_written() {
+    let dir = tiny_corpus();
+    let mut w = memtouch(1500, 15_000, "uniform", 0, 5);
+    content(&mut w, "zero:100:tiny", dir.path());
+    for backend in ["block", "zswap"] {
+        let mut c = one(500, w.clone());
+        if backend == "zswap" {
+            zswap(&mut c, json!({}));
+        }
+        set(&mut c, &["host", "swap", "zero_map"], json!(false));
+        let r = stats(&run(&c, true));
+        let s = &r["swap"];
+        let u = |v: &Value| v.as_u64().unwrap();
+        assert_eq!(u(&s["swpout_zero"]) + u(&s["swpin_zero"]), 0, "{backend}");
+        let z = r["zswap"]["zswpout"].as_u64().unwrap_or(0);
+        if backend == "zswap" {
+            assert!(z >= 900, "zswap: {z} stores");
+            assert!(u(&r["zswap"]["zswpin"]) > 5000, "zswap loads");
+        } else {
+            assert_eq!(z, 0);
+            assert!(u(&s["pswpout"]) >= 900 && u(&s["pswpin"]) > 0, "block: {s}");
+        }
+    }
+}
+
 #[test]
 fn zero_pages_are_a_bit_of_the_swap_layer() {
     let dir = tiny_corpus();
