@@ -457,7 +457,11 @@ pub fn build_contents(c: &LaunchConfig, seed: u64) -> Result<(Workload, LaunchCo
 /// `max_pages` by a fixed stride, Pearson's r of the leading-512-byte entropy with the whole page's
 /// entropy (Fig. 5) and with lzo's compressed/original ratio (Fig. 6; a page that does not compress
 /// counts 1, as `ratio_fit::points`). As JSON.
-pub fn entropy_correlation(c: &LaunchConfig, seed: u64, max_pages: usize) -> Result<serde_json::Value> {
+pub fn entropy_correlation(
+    c: &LaunchConfig,
+    seed: u64,
+    max_pages: usize,
+) -> Result<serde_json::Value> {
     let compressor = nandstack_compress::Algorithm::Lzo;
     use nandstack_compress::entropy::{pearson, shannon_bits_per_byte, Sample};
     let (_, contents) = build_contents(c, seed)?;

@@ -71,6 +71,14 @@ pub struct ZswapConfig {
     /// (Linux 3.11–4.x: 8-byte header per object, objects over a page refused). Default `store_as_is`.
     #[serde(default = "d_incompressible")]
     pub incompressible: IncompressiblePolicy,
+    /// A load frees the entry and dirties the page (`true`: Linux ≥ 6.9, "mm/zswap: only support
+    /// zswap_exclusive_loads_enabled"; 6.5–6.8 an option, `CONFIG_ZSWAP_EXCLUSIVE_LOADS`). `false`:
+    /// Linux 3.11–6.4 (frontswap loads, e.g. v4.7 `zswap_frontswap_load`): the entry stays and the page is clean in the swap cache, so evicting it
+    /// unchanged costs no new store; the entry goes when the slot is freed or the page is written and
+    /// stored again, and cannot be written back while the page is in the swap cache
+    /// (`zswap_writeback_entry`'s `ZSWAP_SWAPCACHE_EXIST`). Default true.
+    #[serde(default = "d_true")]
+    pub exclusive_loads: bool,
     /// `shrinker_enabled`: memory reclaim may also write zswap entries back (`zswap_shrinker_scan`).
     /// It scales by the entries charged to a cgroup, which cgroup v1 never charges: under v1 (the
     /// model's) it never writes anything back; zswap under cgroup v2 is not modelled. Its count still
@@ -112,6 +120,9 @@ fn d_accept() -> u32 {
 fn d_full_pool() -> FullPoolPolicy {
     FullPoolPolicy::Reject
 }
+fn d_true() -> bool {
+    true
+}
 fn d_incompressible() -> IncompressiblePolicy {
     IncompressiblePolicy::StoreAsIs
 }
@@ -134,6 +145,7 @@ impl Default for ZswapConfig {
             accept_threshold_percent: d_accept(),
             full_pool: d_full_pool(),
             incompressible: d_incompressible(),
+            exclusive_loads: true,
             shrinker_enabled: false,
             worker_wakeup_ns: d_wakeup(),
             worker_entry_ns: d_rotate(),

@@ -178,6 +178,8 @@ pub struct Zswap {
     reached_full: bool,
     full_pool: FullPoolPolicy,
     incompressible_policy: IncompressiblePolicy,
+    /// `host.zswap.exclusive_loads`.
+    pub(crate) exclusive_loads: bool,
     compress_ns: u64,
     decompress_ns: u64,
     copy_ns: u64,
@@ -249,6 +251,7 @@ impl Zswap {
             reached_full: false,
             full_pool: cfg.full_pool,
             incompressible_policy: cfg.incompressible,
+            exclusive_loads: cfg.exclusive_loads,
             compress_ns: page_ns(c.compress_cycles_per_byte, costs.cpu_mhz),
             decompress_ns: page_ns(c.decompress_cycles_per_byte, costs.cpu_mhz),
             copy_ns: page_ns(costs.copy_cycles_per_byte, costs.cpu_mhz),
@@ -593,6 +596,19 @@ impl Zswap {
         self.take(e, bytes).map(Some)
     }
 
+    /// A non-exclusive load (Linux before 6.5, `zswap_frontswap_load`): decompress the slot's entry and keep
+    /// it; the CPU time, `None` when the slot has no entry.
+    pub fn load_keep(&mut self, slot: u32, bytes: Option<&[u8; 4096]>) -> Result<Option<u64>> {
+        let Some(e) = self.entry_of(slot) else {
+            return Ok(None);
+        };
+        self.stats.zswpin += 1;
+        self.check_bytes(e, bytes)?;
+        let cpu = self.decompress_cost(self.entries[e as usize].len);
+        self.stats.decompress_ns += cpu;
+        Ok(Some(cpu))
+    }
+
     /// The writeback worker decompresses entry `e` for its write to the backend and frees it; returns
     /// the CPU time.
     pub fn take_for_writeback(&mut self, e: EntryId, bytes: Option<&[u8; 4096]>) -> Result<u64> {
@@ -727,6 +743,7 @@ impl Zswap {
                 FullPoolPolicy::Reject => "reject",
                 FullPoolPolicy::ShrinkSync => "shrink_sync",
             },
+            "exclusive_loads": self.exclusive_loads,
             "incompressible": match self.incompressible_policy {
                 IncompressiblePolicy::StoreAsIs => "store_as_is",
                 IncompressiblePolicy::Reject => "reject",

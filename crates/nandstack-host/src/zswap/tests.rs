@@ -177,7 +177,10 @@ fn incompressible_reject_by_hand() {
     let mut z = Zswap::new(&cfg, &CompressionCosts::default(), 50, 64, true).unwrap();
     let random = random_page(5);
     let compressed = z.compressor.compressed_len(&random).unwrap();
-    assert!(compressed + ZSWAP_HEADER_BYTES > 4096, "lzo gave {compressed}");
+    assert!(
+        compressed + ZSWAP_HEADER_BYTES > 4096,
+        "lzo gave {compressed}"
+    );
     assert_eq!(
         z.store(1, 0, &random, 1000).unwrap(),
         Store::Refused(z.compress_ns)
@@ -187,7 +190,10 @@ fn incompressible_reject_by_hand() {
     let mut sparse = [0u8; 4096];
     sparse[..8].copy_from_slice(&7u64.to_le_bytes());
     let small_len = z.compressor.compressed_len(&sparse).unwrap();
-    assert!(matches!(z.store(2, 0, &sparse, 1000).unwrap(), Store::Stored(_)));
+    assert!(matches!(
+        z.store(2, 0, &sparse, 1000).unwrap(),
+        Store::Stored(_)
+    ));
     assert_eq!(z.stored_bytes, (small_len + ZSWAP_HEADER_BYTES) as u64);
     assert_eq!(z.incompressible, 0);
     // 6.18: the same random page is stored as it is, a whole pool page.
@@ -196,6 +202,30 @@ fn incompressible_reject_by_hand() {
         ..cfg
     };
     let mut z = Zswap::new(&cfg, &CompressionCosts::default(), 50, 64, true).unwrap();
-    assert!(matches!(z.store(1, 0, &random, 1000).unwrap(), Store::Stored(_)));
-    assert_eq!((z.stats.reject_compress_poor, z.incompressible, z.stored_bytes), (0, 1, 4096));
+    assert!(matches!(
+        z.store(1, 0, &random, 1000).unwrap(),
+        Store::Stored(_)
+    ));
+    assert_eq!(
+        (
+            z.stats.reject_compress_poor,
+            z.incompressible,
+            z.stored_bytes
+        ),
+        (0, 1, 4096)
+    );
+}
+
+/// A non-exclusive load (Linux before 6.5) decompresses and keeps the entry; an exclusive one frees it.
+#[test]
+fn load_keep_keeps_the_entry() {
+    let mut z = small();
+    let page = random_page(9);
+    z.store(4, 0, &page, 1000).unwrap();
+    let cpu = z.load_keep(4, Some(&page)).unwrap().expect("stored");
+    assert!(cpu > 0);
+    assert!(z.contains(4) && z.stored_pages() == 1 && z.stats.zswpin == 1);
+    assert_eq!(z.load_keep(5, None).unwrap(), None);
+    assert!(z.load(4, Some(&page)).unwrap().is_some());
+    assert!(!z.contains(4) && z.stats.zswpin == 2);
 }

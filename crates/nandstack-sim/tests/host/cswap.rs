@@ -47,6 +47,35 @@ fn stats(sim: &nandstack_sim::hostrun::Sim) -> Value {
     report(sim)
 }
 
+/// `host.zswap.exclusive_loads = false` (Linux before 6.5: frontswap loads): the same read-only workload
+/// stores each page about once, as plain swap writes it once — a loaded page stays clean in the swap
+/// cache beside its entry and is dropped unchanged at its next eviction; verify mode checks every load's
+/// bytes against the entry and the invariants (a kept entry beside its swap-cache page is allowed).
+#[test]
+fn a_non_exclusive_load_keeps_the_entry_so_read_pages_are_stored_once() {
+    let w = memtouch(2000, 20_000, "uniform", 0, 3);
+    let plain = stats(&run(&one(600, w.clone()), false));
+    let mut c = one(600, w);
+    zswap(&mut c, json!({"exclusive_loads": false}));
+    let z = stats(&run(&c, true));
+    let zs = &z["zswap"];
+    let u = |v: &Value| v.as_u64().unwrap();
+    assert_eq!(u(&z["swap"]["pswpout"]) + u(&z["swap"]["pswpin"]), 0);
+    let (loads, reads) = (u(&zs["zswpin"]), u(&plain["swap"]["pswpin"]));
+    assert!(
+        loads.abs_diff(reads) * 100 <= reads,
+        "zswpin {loads} vs plain pswpin {reads}"
+    );
+    assert_eq!(zs["exclusive_loads"], json!(false));
+    let (stores, writes) = (u(&zs["zswpout"]), u(&plain["swap"]["pswpout"]));
+    assert!(
+        stores <= 2000 && stores.abs_diff(writes) * 20 <= writes,
+        "zswpout {stores} vs pswpout {writes}"
+    );
+    // Every store is still stored: nothing was loaded away, written back or invalidated.
+    assert_eq!(u(&zs["stored_pages"]), stores);
+}
+
 #[test]
 fn a_load_drops_the_entry_so_read_pages_are_stored_again() {
     // Read-only accesses after the fill: plain swap writes each page once (a page read back keeps its
