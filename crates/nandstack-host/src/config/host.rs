@@ -296,6 +296,12 @@ pub struct SwapConfig {
     /// `cluster_v5` only: where its linear scan starts (`[host.swap.cluster_v5]`).
     #[serde(default)]
     pub cluster_v5: ClusterV5Config,
+    /// The swap layer's zero map (`si->zeromap`, Linux ≥ 6.12): a zero-filled page becomes a bit and is
+    /// neither compressed nor written. `false`: Linux before 6.12 — the page goes to zswap (which before
+    /// 4.14 had no same-filled handling either and compresses it) or to the backend like any other
+    /// (zram keeps its own same-filled check). Default true.
+    #[serde(default = "d_true")]
+    pub zero_map: bool,
 }
 
 /// `[host.swap.cluster_v5]`: the scan base of the 5.x allocator. The defaults are Linux 5.8–6.11 without
@@ -365,6 +371,7 @@ impl Default for SwapConfig {
             register_range: false,
             clean_data_handler: false,
             cluster_v5: ClusterV5Config::default(),
+            zero_map: true,
         }
     }
 }

@@ -325,6 +325,7 @@ fn swap_area(
     };
     let zswap = zswap(h, frames, swap.map.len(), verify, cfg.seed)?;
     swap.swapins.cdh = h.swap.clean_data_handler;
+    swap.zero_map = h.swap.zero_map;
     Ok((swap, SwapStore { backend, zswap }))
 }
 
