@@ -74,6 +74,11 @@ def test_entry_shape_matches_issue() -> None:
     table = claims_markdown([entry, Claim("S4", "tps", "§5.3.3", "%", 54.1).entry(None, None)])
     assert "| S2a |" in table and "+2.8 %" in table and "-31.2 %" in table
     assert table.endswith("2 claims: 1 reproduced, 1 not measured.")
+    # With `why`: a last column holding each entry's explanation, a pipe in it escaped for Markdown.
+    wide = claims_markdown([{**entry, "why": "GC moved 5 | 6 pages"}], why=True)
+    header, rule, row = wide.splitlines()[:3]
+    assert header.endswith("| why |") and rule.count("|") == header.count("|")
+    assert row.endswith("| GC moved 5 / 6 pages |") and row.count("|") == header.count("|")
 
 
 def test_shift_seeds_moves_every_seed_and_keeps_params() -> None:

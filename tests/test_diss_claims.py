@@ -88,6 +88,8 @@ def test_the_full_plan_runs_the_paper_platform_and_each_difference():
     paper = by["paper"][0].config
     assert paper["host"]["fault"]["swapin_write"] == "reuse_swap_page"
     assert paper["host"]["swap"]["allocator"] == "cluster_v5"
+    # Linux 4.4: one scan base for every CPU (si->cluster_next), no trunk re-draw (5.8+).
+    assert paper["host"]["swap"]["cluster_v5"] == {"global_scan_base": True}
     assert paper["precondition"]["warmup_capacity_multiples"] == 0.0
     assert "aged_data" not in paper["precondition"]  # SSDSim's stock aging is an ablation only
     assert paper["device"]["ftl"]["mapping_cache"]["entries"] == 0
@@ -100,6 +102,14 @@ def test_the_full_plan_runs_the_paper_platform_and_each_difference():
     one = by["+reuse_swap_page"][0].config
     assert one["host"]["swap"]["allocator"] == "next_fit"  # only the one difference
     assert {t.params["scenario"] for t in by["+full_map"]} == {"video"}
+    # Every claim keeps every difference on every scheme (the budget cuts elsewhere, docs/diss.md).
+    assert {t.params["scheme"] for t in by["+full_map"]} == set(diss.SCHEMES)
+
+
+def test_the_full_plan_replays_one_capture_per_program_shape():
+    traces = [t for t in diss.tasks(False) if "trace" in t.params]
+    assert len(traces) == len(diss.FULL["traces"]) * len(diss.TRACE_SCHEMES)
+    assert {t.params["trace"] for t in traces} == set(diss.FULL["traces"])
 
 
 def test_quick_runs_the_paper_platform_on_one_scenario_without_ablations():
@@ -132,3 +142,30 @@ def test_tiny_run_measures_every_claim_with_every_ablation(monkeypatch):
     assert all("GC moved" in c["why"] for c in analysis.claims[:7])
     table = {t.name: t for t in analysis.tables}["claims_ablations"].frame
     assert table.height == len(IDS) * (len(_diss_claims.DIFFERENCES) + 3)
+
+
+def test_why_quotes_this_report_s_own_mechanism_figures():
+    """The `why` of a claim states figures of the runs in the report (hand-made cells here), never a
+    text measured elsewhere: GC's swap share, CDH's rewrites, iTRIM's idle TRIMs, write request sizes."""
+    today = cells(2.0, 1.5)
+    paper = cells(1.0, 1.0)
+    for c in (today, paper):
+        for (s, _), v in c.items():
+            v.update(
+                gc_migrated_pages=200.0,
+                gc_migrated_swap_pages=50.0 if s != "itrim" else 0.0,
+                cdh_rewrites=0.0 if s == "itrim" else 30.0,
+                host_write_pages=300.0,
+                idle_trim_commands=7.0,
+                writes=40.0 if s == "itrim" else 80.0,
+                avg_write_kib=32.0 if s == "itrim" else 12.5,
+            )
+    d1b = _diss_claims.mechanisms("D1b", "cl_sdi", today, paper)
+    assert "on today's platform 25.0% of the pages GC moved under cl_sdi were swap data" in d1b
+    assert "CDH rewrote 30 pages under cl_sdi on the paper platform (10.0% of host writes)" in d1b
+    assert "iTRIM issued 7 idle-time TRIMs on the paper platform" in d1b
+    # STRIM registers no swap range: no swap share is quoted for it.
+    assert "were swap data" not in _diss_claims.mechanisms("D1a", "strim", today, paper)
+    d3 = _diss_claims.mechanisms("D3", "diss", today, paper)
+    assert "iTRIM issued 40 write requests of 32.0 KiB on average, diss 80 of 12.5 KiB" in d3
+    assert _diss_claims.mechanisms("D4", "itrim", today, paper) == ""

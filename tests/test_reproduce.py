@@ -60,6 +60,10 @@ def test_report_folder(report):
     assert manifest["verdict"] in ("agrees", "partly agrees", "differs")
     assert manifest["runs"] == len(manifest["run_list"]) == 20
     assert all(r["status"] == "ok" and r["run_id"] for r in manifest["run_list"])
+    # Each run's CPU seconds, and their sum (the machine time the report cost, whatever the load).
+    cpu = [r["wall_cpu_seconds"] for r in manifest["run_list"]]
+    assert all(c is not None and c > 0 for c in cpu)
+    assert manifest["wall_cpu_seconds"] == pytest.approx(sum(cpu), abs=0.2)
     table = pl.read_csv(out / "waf_by_policy.csv")
     assert table["over_provisioning"].to_list() == [0.07, 0.14, 0.28, 0.5]
     html = (out / "index.html").read_text()
@@ -109,6 +113,10 @@ def test_resume_reuses_recorded_runs(report, tmp_path):
     again = json.loads((tmp_path / "again" / "report.json").read_text())
     first = json.loads((report["out"] / "report.json").read_text())
     assert again["measured"] == first["measured"]
+    # Nothing ran now; each reused run shows what it cost when it was recorded.
+    assert again["wall_cpu_seconds"] == 0.0
+    recorded = [r["wall_cpu_seconds"] for r in again["run_list"]]
+    assert recorded == pytest.approx([r["wall_cpu_seconds"] for r in first["run_list"]], abs=0.01)
 
 
 def test_report_in_headless_chromium(report):

@@ -23,6 +23,7 @@ from nandstack.sweep import (
     load_spec,
     make_backend,
     run_sweep,
+    run_tasks,
     spec_from_dict,
 )
 
@@ -160,9 +161,46 @@ def test_duplicate_points_run_once(db_path):
     assert outcome.results[0] is outcome.results[1]
 
 
+def test_a_second_recording_process_on_one_database_is_refused(tmp_path, db_path):
+    """Two sweeps or reproductions recording into one file are refused by name, not interleaved: the
+    writer lock beside the database names the holder; without recording, or once it is released, the
+    same sweep runs."""
+    spec = spec_from_dict({"set": TINY_DICT, "seeds": [1]}, name="locked")
+    other = ResultsDB(db_path)
+    with other.writer("reproduce diss"):
+        with pytest.raises(
+            nandstack.DatabaseError,
+            match=r"being written by another nandstack process "
+            r"\(pid \d+: reproduce diss\).*another --db",
+        ):
+            run_sweep(spec, backend=SerialBackend(), db=ResultsDB(db_path))
+        # A sweep that records nothing takes no lock.
+        assert (
+            run_tasks(
+                spec.tasks(), backend=SerialBackend(), db=ResultsDB(db_path), record=False, resume=False
+            ).ran
+            == 1
+        )
+    assert run_sweep(spec, backend=SerialBackend(), db=ResultsDB(db_path)).ran == 1
+
+
 def test_execute_task_returns_plain_data():
     out = execute_task({"config": nandstack.load_config(None, TINY_DICT), "verify": True})
     assert out["summary"]["verified"] is True and out["config"]["seed"] == 42
+    # The task's CPU time (process time of the worker, every thread): positive, and no more than the
+    # wall time of the run times the machine's CPUs (it cannot exceed what the process could use).
+    assert 0.0 < out["cpu_seconds"] <= 1.0 + out["summary"]["wall_seconds"] * 8 * (os.cpu_count() or 1)
+    assert out["summary"]["wall_task_cpu_seconds"] == pytest.approx(out["cpu_seconds"], abs=0.001)
+
+
+def test_outcome_sums_the_cpu_seconds_of_the_runs_made_now(db_path):
+    spec = spec_from_dict({"set": TINY_DICT, "seeds": [1, 2]}, name="cpu")
+    first = run_sweep(spec, backend=SerialBackend(), db=ResultsDB(db_path))
+    assert sorted(first.cpu_seconds) == [0, 1] and all(v > 0 for v in first.cpu_seconds.values())
+    assert first.total_cpu_seconds == pytest.approx(sum(first.cpu_seconds.values()))
+    assert "CPU s)" in first.summary_line()
+    again = run_sweep(spec, backend=SerialBackend(), db=ResultsDB(db_path))
+    assert again.skipped == 2 and again.cpu_seconds == {} and again.total_cpu_seconds == 0.0
 
 
 # --- Ray -------------------------------------------------------------------------------------------------

@@ -104,6 +104,21 @@ def test_verdicts_follow_the_shared_rule_on_the_paper_platform() -> None:
     }
 
 
+def test_why_states_the_paper_platform_s_own_waf_figures() -> None:
+    """Each claim's `why` ends with the WAFs of the stacks it compares on the paper platform, read from
+    this report's runs (hand-set here): the block SSD's at the memcached point and the random-read
+    utilisations, ZNSwap's policies' under skew and redis."""
+    paper = {"Z1a": 8.0, "Z1b": 3.0, "Z1c": 4.0, "Z1d": 1.0, "Z1e": 1.6, "Z2a": 6.9, "Z2b": 0.9}
+    paper |= {"Z4": -5.0, "Z5a": 0.93, "Z5b": 1.4}
+    entries, _ = _entries(True, paper, dict.fromkeys(paper, 1.2))
+    why = {e["id"]: e["why"] for e in entries}
+    assert "WAF 4.000 block (TRIM off), 1.000 block (8-slot TRIM), 1.000 ZNSwap" in why["Z1a"]
+    assert "block WAF 0.900 at 30%, 0.900 at 70%" in why["Z2b"]
+    assert "swapped 0.8: per-core 1.000, hot/cold 0.950" in why["Z4"]
+    assert "ram 0.15: per-core" in why["Z5a"]
+    assert "Measured on the paper platform" not in why["Z3"]
+
+
 def test_full_mode_has_one_ablation_per_difference_that_touches_the_claim() -> None:
     entries, _ = _entries(False, dict.fromkeys(ISSUE, 2.0) | {"Z4": -10.0}, dict.fromkeys(ISSUE, 1.1))
     by = {e["id"]: {a["change"] for a in e["ablations"]} for e in entries}

@@ -97,6 +97,26 @@ fn ezswap_correlation(py: Python<'_>, corpus_dir: String) -> PyResult<String> {
     .map_err(errors::to_py_err)
 }
 
+/// The ezswap paper's Fig. 5 and Fig. 6 correlations on the launch cycle's pages: `workload_json` is a
+/// `type = "launch"` workload table as JSON, `seed` the run seed; JSON back.
+#[pyfunction]
+fn launch_correlation(
+    py: Python<'_>,
+    workload_json: String,
+    seed: u64,
+    max_pages: usize,
+) -> PyResult<String> {
+    gil::detached(py, || {
+        let c: nandstack_host::workloads::launch_config::LaunchConfig =
+            serde_json::from_str(&workload_json).map_err(|e| {
+                nandstack_core::Error::config("workload", format!("not a launch workload: {e}"))
+            })?;
+        nandstack_host::workloads::launch::entropy_correlation(&c, seed, max_pages)
+            .map(|v| v.to_string())
+    })
+    .map_err(errors::to_py_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -112,5 +132,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets_json, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(ezswap_correlation, m)?)?;
+    m.add_function(wrap_pyfunction!(launch_correlation, m)?)?;
     errors::register(m)
 }

@@ -111,17 +111,19 @@ def _round(value: float | None) -> float | None:
     return round(float(value), 3)
 
 
-def claims_markdown(entries: Sequence[Mapping[str, Any]]) -> str:
-    """The claims as a Markdown table (what `nandstack reproduce` prints and the docs paste)."""
+def claims_markdown(entries: Sequence[Mapping[str, Any]], why: bool = False) -> str:
+    """The claims as a Markdown table (what `nandstack reproduce` prints and the docs paste); `why`
+    adds each entry's measured explanation as a last column."""
     lines = [
-        "| id | claim (where) | paper | today | paper platform | verdict |",
-        "|---|---|---|---|---|---|",
+        "| id | claim (where) | paper | today | paper platform | verdict |" + (" why |" if why else ""),
+        "|---|---|---|---|---|---|" + ("---|" if why else ""),
     ]
     for e in entries:
         unit = e.get("unit", "")
+        because = " " + str(e.get("why", "")).replace("|", "/").strip() + " |" if why else ""
         lines.append(
             f"| {e['id']} | {e['claim']} ({e['where']}) | {_cell(e['paper'], unit)} | "
-            f"{_cell(e['today'], unit)} | {_cell(e['paper_platform'], unit)} | {e['verdict']} |"
+            f"{_cell(e['today'], unit)} | {_cell(e['paper_platform'], unit)} | {e['verdict']} |" + because
         )
     counts = {v: sum(1 for e in entries if e["verdict"] == v) for v in VERDICTS}
     summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n)

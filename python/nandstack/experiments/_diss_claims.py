@@ -40,11 +40,16 @@ DIFFERENCES: tuple[Difference, ...] = (
     ),
     Difference(
         "cluster_alloc",
-        "Linux 4.4 slot allocator: per-CPU clusters of 256 slots, no slot cache",
+        "Linux 4.4 slot allocator: per-CPU clusters of 256 slots, one global scan base, no slot cache",
         "D-K2: per-CPU cluster allocation since 3.12 (ebc2a1a69111); SWAPFILE_CLUSTER 256 in 4.x "
-        "mm/swapfile.c; the slot cache (mm/swap_slots.c) came later. The 4.4 global scan base is not "
-        "modelled: it is used only when no cluster is free, and swap stays under half full here",
-        {"host.swap.allocator": "cluster_v5", "host.swap.cluster_slots": 256, "host.swap.slot_cache": 0},
+        "mm/swapfile.c; one si->cluster_next for every CPU before 5.8 (490705888107 made it per CPU), "
+        "no trunk re-draw (5.8+ set_cluster_next); the slot cache (mm/swap_slots.c) came later",
+        {
+            "host.swap.allocator": "cluster_v5",
+            "host.swap.cluster_slots": 256,
+            "host.swap.slot_cache": 0,
+            "host.swap.cluster_v5.global_scan_base": True,
+        },
     ),
     Difference(
         "valid_aging",
@@ -191,6 +196,7 @@ def claim_entries(
         rows.append(_row(claim, "paper platform (all scenarios)", ", ".join(PAPER_KEYS), paper))
         why = _why(claim, paper, base, [(d.key, v) for d, v in measured])
         why += _facts(cells.get(PAPER, {}), scheme, metric)
+        why += mechanisms(claim.id, scheme, today, cells.get(PAPER, {}))
         entries.append(claim.entry(now, paper, ablations, why))
     return entries, rows
 
@@ -205,16 +211,6 @@ def _row(claim: Claim, change: str, source: str, value: float | None) -> dict[st
     }
 
 
-#: Mechanisms measured on today's platform (docs/diss.md), appended to a claim's `why`.
-EXPLAINED = {
-    "D1": "On today's platform 0.0-0.6% of the pages GC moves are swap data (the victims are aged blocks "
-    "rewritten at random), so invalidating swap data sooner saves GC nothing without SDS "
-    "(docs/diss.md).",
-    "D3": "Write latency is a mean per request; CDH's rewrites to scattered old slots make many small "
-    "requests, which queue behind less (docs/diss.md).",
-}
-
-
 def _why(
     claim: Claim, paper: float | None, base: float | None, moved: Sequence[tuple[str, float | None]]
 ) -> str:
@@ -226,8 +222,7 @@ def _why(
     shifts = [f"{key} {value - base:+.1f}" for key, value in moved if value is not None and base is not None]
     if base is not None and shifts:
         text += f" Each difference alone moves today's {base:+.1f} by: " + "; ".join(shifts) + "."
-    extra = EXPLAINED.get(claim.id[:2])
-    return f"{text} {extra}" if extra else text
+    return text
 
 
 #: How a metric is named and printed in a claim's `why`.
@@ -243,17 +238,63 @@ def _facts(cell: dict[tuple[str, str], dict[str, float]], scheme: str, metric: s
     under iTRIM and the scheme, and the pages GC moved under each."""
     if metric not in _METRIC_TEXT or not cell:
         return ""
-
-    def mean(s: str, m: str) -> float | None:
-        vals = [v[m] for (k, _), v in cell.items() if k == s and m in v and v[m] == v[m]]
-        return sum(vals) / len(vals) if vals else None
-
     name, fmt = _METRIC_TEXT[metric]
-    a, b = mean("itrim", metric), mean(scheme, metric)
-    ga, gb = mean("itrim", "gc_migrated_pages"), mean(scheme, "gc_migrated_pages")
+    a, b = _mean_of(cell, "itrim", metric), _mean_of(cell, scheme, metric)
+    ga, gb = _mean_of(cell, "itrim", "gc_migrated_pages"), _mean_of(cell, scheme, "gc_migrated_pages")
     if None in (a, b, ga, gb):
         return ""
     return (
         f" On the paper platform (mean over its scenarios) {name} is {fmt.format(a)} under iTRIM and "
         f"{fmt.format(b)} under {scheme}; GC moved {ga:.0f} and {gb:.0f} pages."
     )
+
+
+def _mean_of(cell: dict[tuple[str, str], dict[str, float]], scheme: str, metric: str) -> float | None:
+    vals = [v[metric] for (k, _), v in cell.items() if k == scheme and metric in v and v[metric] == v[metric]]
+    return sum(vals) / len(vals) if vals else None
+
+
+def mechanisms(
+    claim_id: str,
+    scheme: str,
+    today: dict[tuple[str, str], dict[str, float]],
+    paper: dict[tuple[str, str], dict[str, float]],
+) -> str:
+    """The measured mechanisms behind a claim, from this report's runs (means over each platform's
+    scenarios; nothing quoted from elsewhere): where GC's moves go, what CDH adds, whether iTRIM
+    trimmed, and (write latency) how many write requests of what size."""
+    out = []
+
+    def pct(a: float | None, b: float | None) -> str | None:
+        return None if a is None or not b else f"{100.0 * a / b:.1f}%"
+
+    if claim_id[:2] in ("D1", "D2"):
+        for name, cell in (("today's platform", today), ("the paper platform", paper)):
+            if not cell:
+                continue
+            gc, swap = (
+                _mean_of(cell, scheme, "gc_migrated_pages"),
+                _mean_of(cell, scheme, "gc_migrated_swap_pages"),
+            )
+            share = pct(swap, gc)
+            # STRIM registers no range, so the device cannot tell its swap data from the rest.
+            if scheme != "strim" and share is not None:
+                out.append(f"on {name} {share} of the pages GC moved under {scheme} were swap data")
+            rew, host = _mean_of(cell, scheme, "cdh_rewrites"), _mean_of(cell, scheme, "host_write_pages")
+            if rew is not None and host:
+                out.append(
+                    f"CDH rewrote {rew:.0f} pages under {scheme} on {name} ({pct(rew, host)} of host writes)"
+                )
+            idle = _mean_of(cell, "itrim", "idle_trim_commands")
+            if idle is not None:
+                out.append(f"iTRIM issued {idle:.0f} idle-time TRIMs on {name}")
+    if claim_id == "D3":
+        for name, cell in (("today's platform", today), ("the paper platform", paper)):
+            w0, k0 = _mean_of(cell, "itrim", "writes"), _mean_of(cell, "itrim", "avg_write_kib")
+            w1, k1 = _mean_of(cell, scheme, "writes"), _mean_of(cell, scheme, "avg_write_kib")
+            if None not in (w0, k0, w1, k1):
+                out.append(
+                    f"on {name} iTRIM issued {w0:.0f} write requests of {k0:.1f} KiB on average, {scheme} "
+                    f"{w1:.0f} of {k1:.1f} KiB (the claim is a mean per request)"
+                )
+    return (" Measured: " + "; ".join(out) + ".") if out else ""

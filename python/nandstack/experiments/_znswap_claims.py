@@ -244,8 +244,49 @@ def claim_entries(
         rows.append(
             {"claim": c.id, "change": "paper platform (all paper differences)", "value": paper.get(c.id)}
         )
-        entries.append(c.entry(today[c.id], paper.get(c.id), abl, _why(c, today[c.id], paper.get(c.id), abl)))
+        why = _why(c, today[c.id], paper.get(c.id), abl)
+        if paper:
+            why += mechanisms(m, c.id, quick)
+        entries.append(c.entry(today[c.id], paper.get(c.id), abl, why))
     return entries, rows
+
+
+def mechanisms(m: Measured, claim_id: str, quick: bool) -> str:
+    """The paper platform's own figures behind a claim (this report's runs): the WAF of each stack the
+    claim compares — the paper ties Z1's and Z2's gaps to the block SSD's GC (WAF 2.5) and Z4/Z5's to
+    ZNGC's copies."""
+    p = _points(quick)
+    seed = p["seed"]
+    family = claim_id[:2]
+
+    def fmt(v: float | None) -> str:
+        return "–" if v is None else f"{v:.3f}"
+
+    if family == "Z1":
+        mc = {
+            s: m.mean("paper", "memcached", s, MC_SEEDS[quick], "waf", util=p["mc"])
+            for s in ("block_off", "block_fine", "znswap")
+        }
+        return (
+            f" Measured on the paper platform at {p['mc']:.0%} (seeds {_seeds(MC_SEEDS[quick])}): WAF "
+            f"{fmt(mc['block_off'])} block (TRIM off), {fmt(mc['block_fine'])} block (8-slot TRIM), "
+            f"{fmt(mc['znswap'])} ZNSwap."
+        )
+    if family == "Z2":
+        lo, hi = p["reads"]
+        w = [m.get("paper", "random_reads", "block_off", seed, "waf", util=u) for u in (lo, hi)]
+        return f" Measured on the paper platform: block WAF {fmt(w[0])} at {lo:.0%}, {fmt(w[1])} at {hi:.0%}."
+    if family in ("Z4", "Z5"):
+        group, key, points = (
+            ("skew", "swapped", p["skew"]) if family == "Z4" else ("redis", "ram", (p["redis"],))
+        )
+        parts = []
+        for x in points:
+            pc = m.get("paper", group, "znswap", seed, "waf", **{key: x})
+            hc = m.get("paper", group, "znswap_hot_cold", seed, "waf", **{key: x})
+            parts.append(f"{key} {x:g}: per-core {fmt(pc)}, hot/cold {fmt(hc)}")
+        return " Measured on the paper platform, ZNSwap WAF — " + "; ".join(parts) + "."
+    return ""
 
 
 def _seeds(seeds: Sequence[int]) -> str:

@@ -9,11 +9,12 @@ traces with the swap range registered.
 Every scheme is a configuration of the one stack (docs/diss.md): `host.swap.discard.mode` (`itrim`,
 `strim`), `host.swap.clean_data_handler`, `host.swap.register_range`, `device.ftl.swap.invalidate_on_read`
 and `device.ftl.placement.policy` (`swap_file` = SDS), on the `host-swap-diss` preset. Full run: the
-paper's 32 GiB device, 2 GiB of RAM, 65 Table-2 minutes of one simulated second each; two ablations on
-the Video scenario (SDR alone — registration changes nothing, but lets the device count the swap pages GC
-moves — and SDS without CL-SDI); every capture of `shared/traces/kernel-swap` (first repetitions).
-Quick run: the same device shape with 96 blocks per plane, 256 MiB of RAM and apps an eighth the size,
-minutes of 0.25 s, two captures.
+paper's 32 GiB device, 2 GiB of RAM, 65 Table-2 minutes of one simulated second each; SDS without CL-SDI
+on the Video scenario; the paper platform (`_diss_claims`) on the four scenarios and each of its
+differences alone on Video, every scheme; six kernel captures of `shared/traces/kernel-swap`, one per
+program shape (docs/diss.md, "Run plan and where the time goes"). Quick run: the same device shape with 96
+blocks per plane, 256 MiB of RAM and apps an eighth the size, minutes of 0.25 s, two captures, the paper
+platform on Video only.
 """
 
 from __future__ import annotations
@@ -97,8 +98,19 @@ FULL: dict[str, Any] = {
     "mobile": {},
     "scenarios": SCENARIOS,
     "seeds": (1,),
-    "ablations": ("sdr", "sds"),
-    "traces": None,  # every capture's first repetition
+    # SDS without CL-SDI on the first scenario. (SDR alone, whose WAF must equal iTRIM's, is a check the
+    # tests make: tests/test_diss.py.)
+    "ablations": ("sds",),
+    # One capture of each program shape the kernel-capture table discusses (sequential, uniform, hot,
+    # read-only, with discard): the replays are a cross-check of CL-SDI's reads, not a claim.
+    "traces": (
+        "kswap_seq_w100",
+        "kswap_seq_w50_r1",
+        "kswap_uniform_w50",
+        "kswap_uniform_r100",
+        "kswap_hot_w30_r1",
+        "kswap_normal_w70_discard_r1",
+    ),
     # The paper platform (issue #35) on these scenarios, and each difference alone on the first one.
     "platform_scenarios": SCENARIOS,
     "platform_ablations": True,
@@ -390,6 +402,15 @@ _CLAIM_METRICS = (
     "write_latency_mean_us",
     "normal_swap_ins",
     "swap_ins_and_in",
+    # What the claims' `why` quotes (`_diss_claims.mechanisms`).
+    "gc_migrated_swap_pages",
+    "host_write_pages",
+    "cdh_rewrites",
+    "idle_trim_commands",
+    "trimmed_pages",
+    "writes",
+    "avg_write_kib",
+    "translation_program_pages",
 )
 
 
@@ -568,6 +589,14 @@ def _explain(cell, scenarios, trace_rows) -> list[str]:
     def swap_share(c: dict[str, Any]) -> float:
         return 100 * c["gc_migrated_swap_pages"] / max(c["gc_migrated_pages"], 1)
 
+    if cl and base and not sdr:
+        notes.append(
+            f"Where GC's work goes ({sc}): under CL-SDI (the swap range registered, so the device counts "
+            f"GC's moves of swap data) {swap_share(cl):.1f}% of the {cl['gc_migrated_pages']:.0f} pages GC "
+            "moved were swap data. In one write stream the victims are blocks of aged data, whose survivors "
+            "also fill the blocks swap writes land in, so invalidating swap data sooner (CL-SDI, STRIM) "
+            "leaves those blocks no emptier than the aged ones and saves GC nothing."
+        )
     if sdr and base:
         notes.append(
             f"Where GC's work goes ({sc}): with the swap range registered and nothing else changed (SDR "

@@ -94,6 +94,10 @@ def render_page(
         f"{info.get('runs', 0)} ({info.get('ran', 0)} run now, {info.get('skipped', 0)} from the database)"
     )
     setup["wall time"] = f"{float(info.get('wall_seconds', 0.0)):.1f} s"
+    setup["CPU time"] = (
+        f"{float(info.get('wall_cpu_seconds', 0.0)):.1f} s, summed over the runs made now (each run's "
+        "in report.json run_list)"
+    )
     for key, value in setup.items():
         parts.append(f"<dt>{e(str(key))}</dt><dd>{e(str(value))}</dd>")
     parts.append("</dl>")

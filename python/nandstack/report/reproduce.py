@@ -95,6 +95,10 @@ def reproduce(
     return Report(out_dir, experiment, analysis, outcome, files)
 
 
+def _round_or_none(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
 def _write_report(
     out_dir: Path,
     experiment: Any,
@@ -121,6 +125,10 @@ def _write_report(
             "run_id": result.run_id if result is not None else None,
             "config_hash": task.config_hash,
             "label": task.label,
+            # What the run cost when it was made (now, or when recorded if the report reused it).
+            "wall_cpu_seconds": _round_or_none(
+                outcome.cpu_seconds.get(i, (result.summary.get("wall_task_cpu_seconds") if result else None))
+            ),
             "status": "ok"
             if result is not None
             else ("ended: " if outcome.expected(i) else "") + outcome.errors.get(i, "failed"),
@@ -139,6 +147,7 @@ def _write_report(
         "ran": outcome.ran,
         "skipped": outcome.skipped,
         "wall_seconds": round(outcome.wall_seconds, 2),
+        "wall_cpu_seconds": round(outcome.total_cpu_seconds, 2),
         "setup": experiment.setup(quick),
     }
     errors = [f"{tasks[i].label}: {msg}" for i, msg in sorted(outcome.failures().items())]

@@ -176,6 +176,38 @@ class ResultsDB:
             except duckdb.Error as e:
                 raise _damaged(self.path, e) from None
 
+    @contextlib.contextmanager
+    def writer(self, what: str) -> Iterator[None]:
+        """Hold this database's writer lock while `what` (a sweep or a reproduction) records its runs:
+        a second such process on the same file is refused by name (`DatabaseError`) instead of
+        interleaving its writes with the first's. The lock is an advisory `flock` on the file
+        `<db>.writer` beside the database (kept; it holds the current writer's pid and command), released
+        when the block ends or the process dies."""
+        import fcntl
+
+        lock_path = self.path.with_name(self.path.name + ".writer")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise DatabaseError(
+                f"cannot create the writer lock {lock_path} of results database {self.path}: {e}"
+            ) from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 300, 0).decode("utf-8", "replace").strip() or "another process"
+                raise DatabaseError(
+                    f"results database {self.path} is being written by another nandstack process ({holder}); "
+                    "wait for it to finish, or give this run another --db (or --no-record)"
+                ) from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()}: {what}".encode(), 0)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
+
     # --- writing ------------------------------------------------------------------------------------
     def record(
         self,

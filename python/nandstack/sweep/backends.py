@@ -2,9 +2,11 @@
 cluster (`ray`, an optional extra imported lazily). Every backend runs the same picklable task function,
 `execute_task`, and yields `(index, outcome)` pairs as tasks finish, in completion order.
 
-An outcome is `{"summary": ..., "config": ...}` on success or `{"error": "<Type>: <message>"}` when the
-engine rejected the run; the caller records successes in the results database (workers never touch it:
-DuckDB has one writer).
+An outcome is `{"summary": ..., "config": ..., "cpu_seconds": s}` on success or `{"error": "<Type>:
+<message>", "cpu_seconds": s}` when the engine rejected the run, `cpu_seconds` being the CPU time (user +
+system, every thread) the worker process spent on the task, build and precondition included (also
+`summary["wall_task_cpu_seconds"]`). The
+caller records successes in the results database (workers never touch it: DuckDB has one writer).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Protocol
@@ -34,17 +37,24 @@ Outcome = dict[str, Any]
 
 def execute_task(payload: dict[str, Any]) -> Outcome:
     """Run one task (`{"config": ..., "verify": ...}`) without recording it; engine errors are returned,
-    not raised, so one bad point does not stop a sweep. `KeyboardInterrupt` propagates."""
+    not raised, so one bad point does not stop a sweep. `KeyboardInterrupt` propagates. `cpu_seconds`:
+    this process's CPU time over the task (`time.process_time`: every thread, unlike wall time it does
+    not grow while other processes hold the cores)."""
     from .._api import run
     from .._core import NandstackError
 
     config = payload["config"]
     verify = bool(payload.get("verify", False))
+    cpu0 = time.process_time()
     try:
         result = run(config, verify=verify, record=False)
     except NandstackError as e:
-        return {"error": f"{type(e).__name__}: {e}"}
-    return {"summary": result.summary, "config": result.config}
+        return {"error": f"{type(e).__name__}: {e}", "cpu_seconds": time.process_time() - cpu0}
+    cpu = time.process_time() - cpu0
+    # Also in the summary (a `wall_*` key: machine-dependent, left out of byte comparisons), so a run
+    # recorded in the results database keeps what it cost when a report reuses it.
+    summary = {**result.summary, "wall_task_cpu_seconds": round(cpu, 3)}
+    return {"summary": summary, "config": result.config, "cpu_seconds": cpu}
 
 
 class Backend(Protocol):

@@ -3,6 +3,7 @@ already recorded (resume), and show progress. Shared by `nandstack sweep` and `n
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,13 @@ class TaskOutcome:
     skipped: int = 0
     ran: int = 0
     wall_seconds: float = 0.0
+    #: CPU seconds of each task run now (its worker's process time; none for recorded or shared runs).
+    cpu_seconds: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def total_cpu_seconds(self) -> float:
+        """CPU seconds summed over the tasks run now: the machine time the runs cost, whatever the load."""
+        return sum(self.cpu_seconds.values())
 
     @property
     def ok(self) -> bool:
@@ -56,7 +64,11 @@ class TaskOutcome:
             parts.append(f"{failed} failed")
         if len(self.errors) > failed:
             parts.append(f"{len(self.errors) - failed} ended as their experiment allows (e.g. out of memory)")
-        return f"{len(self.tasks)} tasks: " + ", ".join(parts) + f" in {self.wall_seconds:.1f}s"
+        return (
+            f"{len(self.tasks)} tasks: "
+            + ", ".join(parts)
+            + f" in {self.wall_seconds:.1f}s ({self.total_cpu_seconds:.1f} CPU s)"
+        )
 
 
 def run_tasks(
@@ -105,28 +117,33 @@ def run_tasks(
     runner = backend if backend is not None else LocalBackend()
     payloads = [tasks[i].payload(verify) for i in unique]
     tag_list = list(tags)
-    for k, result_data in runner.run(payloads):
-        i = unique[k]
-        if "error" in result_data:
-            outcome.errors[i] = str(result_data["error"])
-        else:
-            result = _result(result_data)
-            if record and store is not None:
-                store.record(
-                    result,
-                    source=source,
-                    experiment=experiment,
-                    sweep=sweep,
-                    label=tasks[i].label,
-                    tags=tag_list,
-                    params=_plain(tasks[i].params),
-                    verify=verify,
-                )
-            outcome.results[i] = result
-            outcome.ran += 1
-        done += 1
-        if progress:
-            progress(phase, done, len(tasks))
+    # One recording process per database file: a second sweep or reproduction on it is refused by name.
+    what = f"{source} {experiment or sweep or ''}".strip()
+    with store.writer(what) if record and store is not None and unique else contextlib.nullcontext():
+        for k, result_data in runner.run(payloads):
+            i = unique[k]
+            if isinstance(result_data.get("cpu_seconds"), (int, float)):
+                outcome.cpu_seconds[i] = float(result_data["cpu_seconds"])
+            if "error" in result_data:
+                outcome.errors[i] = str(result_data["error"])
+            else:
+                result = _result(result_data)
+                if record and store is not None:
+                    store.record(
+                        result,
+                        source=source,
+                        experiment=experiment,
+                        sweep=sweep,
+                        label=tasks[i].label,
+                        tags=tag_list,
+                        params=_plain(tasks[i].params),
+                        verify=verify,
+                    )
+                outcome.results[i] = result
+                outcome.ran += 1
+            done += 1
+            if progress:
+                progress(phase, done, len(tasks))
     for i in todo:  # duplicates share the result of their first occurrence
         j = first[tasks[i].config_hash]
         if i != j:

@@ -36,8 +36,18 @@
 //!   implements only [`SwapBackend::request`]: the default `write` and `read` issue a submission's runs
 //!   of consecutive slots as requests, the default `discard` one request. Any other backend implements
 //!   `write`, `read` and `discard` itself.
-//! * Host-side work that needs the swap layer (ZNSwap's garbage collector) is driven by the host through
-//!   [`SwapBackend::as_any_mut`]; a backend that has none keeps the defaults.
+//! * Host-side work (ZNSwap's garbage collector, `kznsd`) runs in [`SwapBackend::service`], which the
+//!   host calls before every swap write (with the pages about to be written: the backend may make room
+//!   first, and move slots doing so) and at each background tick (`want` = `None`: the work that is due
+//!   by `now`). The backend sees the host only through [`SlotHost`] — the slot map, the slots' owners,
+//!   dropping a swap-cache copy, moving a slot's page, the block layer and the cgroups' throttle — and
+//!   is told of every slot freed meanwhile through the `freed` it passes (itself), in order. A backend
+//!   with no such work keeps the default (nothing).
+//!
+//! Every backend runs the same conformance suite (`nandstack-sim`'s `tests/host/conformance.rs`: reads
+//! return the last write under verification, device I/O is exactly the swap layer's pages plus the
+//! backend's own work — none for a backend in RAM —, determinism per seed, slots left to the swap layer);
+//! a new backend is added to its list.
 
 pub mod block;
 pub mod loopdev;
@@ -45,14 +55,54 @@ pub mod znswap;
 pub mod zram;
 
 pub use block::BlockSwap;
-pub use loopdev::{LoopPacking, LoopSwap, WakeTail, LOOP_PACK_STREAM, LOOP_WAKE_STREAM};
+pub use loopdev::{
+    LoopConfig, LoopPacking, LoopSwap, WakeTail, LOOP_PACK_STREAM, LOOP_WAKE_STREAM,
+};
 pub use znswap::{ZnSwap, ZnswapConfig, ZonePolicyConfig};
 pub use zram::{Zram, ZramConfig, ZramWritebackConfig, ZramWritebackMode};
 
 use nandstack_core::{Error, Result};
 
 use crate::block::{BlockLayer, IoKind};
+use crate::swap::SlotFreed;
 pub use crate::swap::SwapPage;
+
+/// The host as a backend's own work sees it ([`SwapBackend::service`]): what it may know and do of the
+/// swap layer's slots and the pages above them, never the host itself.
+pub trait SlotHost {
+    /// The swap layer's slot map (`map[s] != 0`: slot `s` in use; `crate::swap::MAP_CACHE`: only the
+    /// swap cache holds it).
+    fn slot_map(&self) -> &[u8];
+
+    /// The page (vpn) that holds `slot` and that page's memory cgroup.
+    fn slot_owner(&self, slot: u32) -> (u32, u16);
+
+    /// `try_to_free_swap`: drop the swap-cache copy of a resident, mapped page whose only reference to
+    /// `slot` is the swap cache (the page keeps its memory copy, loses its swap copy). True when dropped.
+    /// Every slot the swap layer frees meanwhile is passed to `freed` (after zswap's).
+    fn drop_cached(&mut self, slot: u32, freed: &mut dyn SlotFreed) -> bool;
+
+    /// Move the page of slot `from` to slot `to` (swap count, swap cache, owner; the page-table entry
+    /// is remapped); `from` is freed and passed to `freed`. An error when `from`'s state does not
+    /// allow it (an invariant).
+    fn move_slot(&mut self, from: u32, to: u32, freed: &mut dyn SlotFreed) -> Result<()>;
+
+    /// Run `f` with the block layer below and blk-throttle (`dispatch(memcg, write, bytes, at)`).
+    fn with_io(
+        &mut self,
+        f: &mut dyn FnMut(&mut BlockLayer, &mut Dispatch) -> Result<()>,
+    ) -> Result<()>;
+}
+
+/// A backend as the swap layer's [`SlotFreed`]: what a backend passes to [`SlotHost`] so that it hears
+/// of the slots freed on its behalf ([`SwapBackend::slot_freed`]).
+pub struct FreedTo<'a>(pub &'a mut dyn SwapBackend);
+
+impl SlotFreed for FreedTo<'_> {
+    fn slot_freed(&mut self, slot: u32) {
+        self.0.slot_freed(slot);
+    }
+}
 
 /// What a backend's configuration checks need to know of the rest of the run's configuration (the
 /// host's `[host.swap]`, zswap, the cgroups, the device), gathered by the host's configuration
@@ -237,7 +287,21 @@ pub trait SwapBackend: Send {
     /// Default: none.
     fn take_moves(&mut self, _out: &mut Vec<(u32, u32)>) {}
 
-    /// The concrete backend, for host-side work that needs it (ZNSwap's GC). Default: none.
+    /// The backend's own work that needs the host (see the module contract): before a swap write of
+    /// `want = Some((pages, cpu))`, make the room it needs; with `None`, the work due by `now`. The
+    /// host refreshes the pages' slots and applies [`SwapBackend::take_moves`] afterwards. Default:
+    /// nothing.
+    fn service(
+        &mut self,
+        _host: &mut dyn SlotHost,
+        _now: u64,
+        _want: Option<(&[SwapPage], u16)>,
+    ) -> Result<()> {
+        Ok(())
+    }
+
+    /// The concrete backend, for tests that inspect it. Default: none.
+    #[cfg(test)]
     fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
         None
     }

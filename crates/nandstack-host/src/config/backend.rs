@@ -24,7 +24,8 @@ pub fn validate_backend(host: &HostConfig, device: &DeviceSpec) -> Result<()> {
     match &s.backend {
         SwapBackendConfig::Block => block::validate(&env),
         // Swap in RAM (a loop device over a RAM file, zram): the device holds file pages only.
-        SwapBackendConfig::Loop { .. } | SwapBackendConfig::Zram(_) => Ok(()),
+        SwapBackendConfig::Loop(l) => l.validate(),
+        SwapBackendConfig::Zram(_) => Ok(()),
         SwapBackendConfig::Znswap(z) => z.validate(&env),
     }
 }

@@ -1,11 +1,11 @@
 //! The host section: RAM, watermarks, reclaim, swap, readahead, page cache, cgroups and CPU costs.
 //! Defaults are Linux 6.x defaults where Linux has one (named in each field's doc).
 
-use nandstack_core::{Error, Result};
+use nandstack_core::{ensure_config, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::backend::loopdev::LoopPacking;
+use crate::backend::loopdev::LoopConfig;
 use crate::backend::znswap::ZnswapConfig;
 use crate::backend::zram::ZramConfig;
 
@@ -296,6 +296,12 @@ pub struct SwapConfig {
     /// `cluster_v5` only: where its linear scan starts (`[host.swap.cluster_v5]`).
     #[serde(default)]
     pub cluster_v5: ClusterV5Config,
+    /// The swap layer's zero map (`si->zeromap`, Linux ≥ 6.12): a zero-filled page becomes a bit and is
+    /// neither compressed nor written. `false`: Linux before 6.12 — the page goes to zswap (which before
+    /// 4.14 had no same-filled handling either and compresses it) or to the backend like any other
+    /// (zram keeps its own same-filled check). Default true.
+    #[serde(default = "d_true")]
+    pub zero_map: bool,
 }
 
 /// `[host.swap.cluster_v5]`: the scan base of the 5.x allocator. The defaults are Linux 5.8–6.11 without
@@ -323,36 +329,9 @@ pub enum SwapBackendConfig {
     /// the 4 KiB at offset + s × 4096; consecutive slots of one submission merge into one request.
     #[default]
     Block,
-    /// Linux swap on a loop device over a file in RAM (tmpfs), as in the kernel captures
-    /// (`capture-swap.sh`): requests are formed as for `block`, then served in order by the loop
-    /// worker, which copies each 4 KiB page to or from the file; no SSD is involved. Completions run
-    /// on the worker's CPU.
-    Loop {
-        /// Worker time per request (queueing the work, dispatch, completion), µs. Default 5.
-        #[serde(default = "d_loop_req")]
-        request_us: f64,
-        /// Worker time per 4 KiB page copied to or from the backing file, or freed from it by a
-        /// discard (a hole punched), µs. Default 1.
-        #[serde(default = "d_loop_page")]
-        page_us: f64,
-        /// Latency before an idle worker starts on a request (the loop work item queued and its
-        /// kworker woken on another CPU), µs; requests that find it busy wait their turn instead.
-        /// Default 0.
-        #[serde(default)]
-        wake_us: f64,
-        /// Extra wake-up latency of an idle worker on top of `wake_us`, drawn per wake-up from a
-        /// distribution given as points `[quantile, µs]` of it (quantiles rising from 0 to 1, µs not
-        /// falling; linear in between), e.g. `[[0, 0], [0.99, 35], [1, 9000]]`. A vCPU that is idle in a
-        /// VM must be scheduled by the hypervisor before the wake-up IPI lands: usually in tens of µs,
-        /// sometimes in ms (`tools/capture/trace-reclaim.sh --sched` measures it). Default none.
-        #[serde(default)]
-        wake_tail: Vec<[f64; 2]>,
-        /// Pack the worker onto the CPU of the task that wakes it, as the capture VMs' scheduler does
-        /// (not upstream Linux); absent or null: never (the worker is always woken on another CPU).
-        /// A packed worker runs only when the task sleeps or at the next tick. See `LoopPacking`.
-        #[serde(default)]
-        packing: Option<LoopPacking>,
-    },
+    /// Linux swap on a loop device over a file in RAM (tmpfs), as in the kernel captures; see
+    /// `LoopConfig`.
+    Loop(LoopConfig),
     /// zram: a compressed RAM disk of `size_mib` (`disksize`) holding the swap area, a synchronous device
     /// (swap-ins bypass the swap cache and free their slot); see `ZramConfig`.
     Zram(ZramConfig),
@@ -360,12 +339,6 @@ pub enum SwapBackendConfig {
     /// appends through swap-zones chosen by a placement policy, a host-side GC (ZNGC) reclaims zones;
     /// no discard and no swap-cache cutoff (docs/znswap.md).
     Znswap(ZnswapConfig),
-}
-fn d_loop_req() -> f64 {
-    5.0
-}
-fn d_loop_page() -> f64 {
-    1.0
 }
 fn d_alloc() -> SwapAllocatorKind {
     SwapAllocatorKind::Cluster
@@ -398,6 +371,7 @@ impl Default for SwapConfig {
             register_range: false,
             clean_data_handler: false,
             cluster_v5: ClusterV5Config::default(),
+            zero_map: true,
         }
     }
 }
@@ -558,207 +532,190 @@ impl Default for CostConfig {
     }
 }
 
-fn bad(key: &str, msg: String) -> Error {
-    Error::config(key, msg)
+/// `key`'s value `v` lies in `[lo, hi]`, or a config error saying so.
+fn in_range(key: &str, v: u64, lo: u64, hi: u64) -> Result<()> {
+    ensure_config!(v >= lo && v <= hi, key, "is {v}: must be in [{lo}, {hi}]");
+    Ok(())
 }
 
 impl HostConfig {
+    /// Every key's range, section by section. Errors name the key.
     pub fn validate(&self) -> Result<()> {
-        if self.ram_mib == 0 || self.ram_mib > (1 << 20) {
-            return Err(bad(
-                "host.ram_mib",
-                format!("is {}: must be in [1, 1048576]", self.ram_mib),
-            ));
-        }
-        if self.cpus == 0 || self.cpus > 1024 {
-            return Err(bad(
-                "host.cpus",
-                format!("is {}: must be in [1, 1024]", self.cpus),
-            ));
-        }
-        if self.swappiness > 200 {
-            return Err(bad(
-                "host.swappiness",
-                format!("is {}: must be in [0, 200]", self.swappiness),
-            ));
-        }
-        if self.watermark_scale_factor == 0 || self.watermark_scale_factor > 3000 {
-            return Err(bad(
-                "host.watermark_scale_factor",
-                format!("is {}: must be in [1, 3000]", self.watermark_scale_factor),
-            ));
-        }
-        if let Some(m) = self.min_free_kbytes {
-            if m == 0 || m >= self.ram_mib * 1024 / 4 {
-                return Err(bad(
-                    "host.min_free_kbytes",
-                    format!("is {m}: must be ≥ 1 and below a quarter of RAM"),
-                ));
-            }
-        }
-        let r = &self.reclaim;
-        if r.swap_cluster_max == 0 || r.swap_cluster_max > 4096 {
-            return Err(bad(
-                "host.reclaim.swap_cluster_max",
-                format!("is {}: must be in [1, 4096]", r.swap_cluster_max),
-            ));
-        }
-        if r.max_reclaim_retries == 0 || r.max_reclaim_retries > 1000 {
-            return Err(bad(
-                "host.reclaim.max_reclaim_retries",
-                format!("is {}: must be in [1, 1000]", r.max_reclaim_retries),
-            ));
-        }
-        let s = &self.swap;
-        if s.cluster_slots != 256 && s.cluster_slots != 512 {
-            return Err(bad(
-                "host.swap.cluster_slots",
-                format!("is {}: must be 256 or 512", s.cluster_slots),
-            ));
-        }
-        if s.size_mib > (1 << 21) {
-            return Err(bad(
-                "host.swap.size_mib",
-                format!("is {}: at most 2 TiB (2097152 MiB) of swap", s.size_mib),
-            ));
-        }
-        if !(s.full_ratio.is_finite() && s.full_ratio > 0.0 && s.full_ratio <= 1.0) {
-            return Err(bad(
-                "host.swap.full_ratio",
-                format!("is {}: must be in (0, 1]", s.full_ratio),
-            ));
-        }
-        if s.slot_cache > 4096 {
-            return Err(bad(
-                "host.swap.slot_cache",
-                format!("is {}: must be in [0, 4096]", s.slot_cache),
-            ));
-        }
-        if s.max_request_kib < 4
-            || !s.max_request_kib.is_multiple_of(4)
-            || s.max_request_kib > 65536
-        {
-            return Err(bad(
-                "host.swap.max_request_kib",
-                format!(
-                    "is {}: must be a multiple of 4 in [4, 65536]",
-                    s.max_request_kib
-                ),
-            ));
-        }
-        if s.discard.mode == DiscardMode::Fine
-            && (s.discard.slots == 0 || s.discard.slots > s.cluster_slots)
-        {
-            return Err(bad(
-                "host.swap.discard.slots",
-                format!(
-                    "is {}: must be in [1, cluster_slots = {}]",
-                    s.discard.slots, s.cluster_slots
-                ),
-            ));
-        }
-        if s.discard.mode == DiscardMode::Strim
-            && (s.discard.strim_slots == 0 || s.discard.strim_slots > 1 << 20)
-        {
-            return Err(bad(
-                "host.swap.discard.strim_slots",
-                format!("is {}: must be in [1, 1048576]", s.discard.strim_slots),
-            ));
-        }
-        s.discard.idle.validate()?;
-        if self.readahead.page_cluster > 5 {
-            return Err(bad(
-                "host.readahead.page_cluster",
-                format!(
-                    "is {}: must be in [0, 5] (SWAP_RA_ORDER_CEILING)",
-                    self.readahead.page_cluster
-                ),
-            ));
-        }
+        self.validate_machine()?;
+        self.validate_reclaim()?;
+        self.validate_swap()?;
         self.zswap.validate()?;
         self.compression.validate()?;
-        if let SwapBackendConfig::Zram(z) = &s.backend {
+        if let SwapBackendConfig::Zram(z) = &self.swap.backend {
             z.validate()?;
         }
+        self.validate_pagecache()?;
+        self.validate_cgroups()
+    }
+
+    /// RAM, CPUs, swappiness and watermarks.
+    fn validate_machine(&self) -> Result<()> {
+        let ram = self.ram_mib;
+        in_range("host.ram_mib", ram, 1, 1 << 20)?;
+        in_range("host.cpus", self.cpus as u64, 1, 1024)?;
+        in_range("host.swappiness", self.swappiness as u64, 0, 200)?;
+        in_range(
+            "host.watermark_scale_factor",
+            self.watermark_scale_factor as u64,
+            1,
+            3000,
+        )?;
+        if let Some(m) = self.min_free_kbytes {
+            ensure_config!(
+                m != 0 && m < ram * 1024 / 4,
+                "host.min_free_kbytes",
+                "is {m}: must be ≥ 1 and below a quarter of RAM"
+            );
+        }
+        Ok(())
+    }
+
+    /// `[host.reclaim]` (the statistics flush's keys are checked with the page cache's, in the order
+    /// they were always checked).
+    fn validate_reclaim(&self) -> Result<()> {
+        let r = &self.reclaim;
+        in_range(
+            "host.reclaim.swap_cluster_max",
+            r.swap_cluster_max as u64,
+            1,
+            4096,
+        )?;
+        in_range(
+            "host.reclaim.max_reclaim_retries",
+            r.max_reclaim_retries as u64,
+            1,
+            1000,
+        )
+    }
+
+    /// `[host.swap]` with its discard, and `host.readahead.page_cluster`.
+    fn validate_swap(&self) -> Result<()> {
+        let s = &self.swap;
+        let cs = s.cluster_slots;
+        ensure_config!(
+            cs == 256 || cs == 512,
+            "host.swap.cluster_slots",
+            "is {cs}: must be 256 or 512"
+        );
+        let size = s.size_mib;
+        ensure_config!(
+            size <= 1 << 21,
+            "host.swap.size_mib",
+            "is {size}: at most 2 TiB (2097152 MiB) of swap"
+        );
+        let fr = s.full_ratio;
+        ensure_config!(
+            fr.is_finite() && fr > 0.0 && fr <= 1.0,
+            "host.swap.full_ratio",
+            "is {fr}: must be in (0, 1]"
+        );
+        in_range("host.swap.slot_cache", s.slot_cache as u64, 0, 4096)?;
+        let kib = s.max_request_kib;
+        ensure_config!(
+            kib >= 4 && kib.is_multiple_of(4) && kib <= 65536,
+            "host.swap.max_request_kib",
+            "is {kib}: must be a multiple of 4 in [4, 65536]"
+        );
+        let d = &s.discard;
+        ensure_config!(
+            d.mode != DiscardMode::Fine || (d.slots != 0 && d.slots <= cs),
+            "host.swap.discard.slots",
+            "is {}: must be in [1, cluster_slots = {cs}]",
+            d.slots
+        );
+        if d.mode == DiscardMode::Strim {
+            in_range(
+                "host.swap.discard.strim_slots",
+                d.strim_slots as u64,
+                1,
+                1 << 20,
+            )?;
+        }
+        d.idle.validate()?;
+        let pc = self.readahead.page_cluster;
+        ensure_config!(
+            pc <= 5,
+            "host.readahead.page_cluster",
+            "is {pc}: must be in [0, 5] (SWAP_RA_ORDER_CEILING)"
+        );
+        Ok(())
+    }
+
+    /// `[host.pagecache]` and the statistics flush.
+    fn validate_pagecache(&self) -> Result<()> {
         let p = &self.pagecache;
-        if !p.read_ahead_kb.is_multiple_of(4) || p.read_ahead_kb > 65536 {
-            return Err(bad(
-                "host.pagecache.read_ahead_kb",
-                format!(
-                    "is {}: must be a multiple of 4 in [0, 65536]",
-                    p.read_ahead_kb
-                ),
-            ));
-        }
-        if self.reclaim.stats_flush_ms > 86_400_000 {
-            return Err(bad(
-                "host.reclaim.stats_flush_ms",
-                format!(
-                    "is {}: must be in [0, 86400000] (0 reads live statistics)",
-                    self.reclaim.stats_flush_ms
-                ),
-            ));
-        }
+        let ra = p.read_ahead_kb;
+        ensure_config!(
+            ra.is_multiple_of(4) && ra <= 65536,
+            "host.pagecache.read_ahead_kb",
+            "is {ra}: must be a multiple of 4 in [0, 65536]"
+        );
+        let period = self.reclaim.stats_flush_ms;
+        ensure_config!(
+            period <= 86_400_000,
+            "host.reclaim.stats_flush_ms",
+            "is {period}: must be in [0, 86400000] (0 reads live statistics)"
+        );
         if let Some(first) = self.reclaim.stats_flush_first_ms {
-            if first > self.reclaim.stats_flush_ms {
-                return Err(bad(
-                    "host.reclaim.stats_flush_first_ms",
-                    format!(
-                        "is {first}: must be in [0, stats_flush_ms = {}] (the first flush comes within \
-                         one period)",
-                        self.reclaim.stats_flush_ms
-                    ),
-                ));
-            }
+            ensure_config!(
+                first <= period,
+                "host.reclaim.stats_flush_first_ms",
+                "is {first}: must be in [0, stats_flush_ms = {period}] (the first flush comes within \
+                 one period)"
+            );
         }
-        if p.dirty_writeback_ms == 0 {
-            return Err(bad(
-                "host.pagecache.dirty_writeback_ms",
-                "must be ≥ 1".into(),
-            ));
-        }
-        if p.dirty_background_ratio == 0 || p.dirty_background_ratio > 100 {
-            return Err(bad(
-                "host.pagecache.dirty_background_ratio",
-                format!("is {}: must be in [1, 100]", p.dirty_background_ratio),
-            ));
-        }
-        if self.cgroups.len() > 1000 {
-            return Err(bad("host.cgroups", "at most 1000 cgroups".into()));
-        }
+        ensure_config!(
+            p.dirty_writeback_ms != 0,
+            "host.pagecache.dirty_writeback_ms",
+            "must be ≥ 1"
+        );
+        in_range(
+            "host.pagecache.dirty_background_ratio",
+            p.dirty_background_ratio as u64,
+            1,
+            100,
+        )
+    }
+
+    /// `[[host.cgroups]]`: unique names, limits, throttles.
+    fn validate_cgroups(&self) -> Result<()> {
+        ensure_config!(
+            self.cgroups.len() <= 1000,
+            "host.cgroups",
+            "at most 1000 cgroups"
+        );
         for (i, c) in self.cgroups.iter().enumerate() {
             let key = |k: &str| format!("host.cgroups[{i}].{k}");
-            if c.name.is_empty() || self.cgroups[..i].iter().any(|o| o.name == c.name) {
-                return Err(bad(
-                    &key("name"),
-                    format!("`{}` must be non-empty and unique", c.name),
-                ));
-            }
-            if c.limit_mib == Some(0) || c.limit_pages == Some(0) {
-                return Err(bad(&key("limit_mib"), "must be ≥ 1".into()));
-            }
-            if c.limit_mib.is_some() && c.limit_pages.is_some() {
-                return Err(bad(
-                    &key("limit_pages"),
-                    "give the limit in MiB or in pages, not both".into(),
-                ));
-            }
+            ensure_config!(
+                !c.name.is_empty() && !self.cgroups[..i].iter().any(|o| o.name == c.name),
+                key("name"),
+                "`{}` must be non-empty and unique",
+                c.name
+            );
+            ensure_config!(
+                c.limit_mib != Some(0) && c.limit_pages != Some(0),
+                key("limit_mib"),
+                "must be ≥ 1"
+            );
+            ensure_config!(
+                c.limit_mib.is_none() || c.limit_pages.is_none(),
+                key("limit_pages"),
+                "give the limit in MiB or in pages, not both"
+            );
             if let Some(sw) = c.swappiness {
-                if sw > 200 {
-                    return Err(bad(
-                        &key("swappiness"),
-                        format!("is {sw}: must be in [0, 200]"),
-                    ));
-                }
+                in_range(&key("swappiness"), sw as u64, 0, 200)?;
             }
             for (k, v) in [
                 ("swap_read_mib_per_s", c.swap_read_mib_per_s),
                 ("swap_write_mib_per_s", c.swap_write_mib_per_s),
             ] {
                 if let Some(v) = v {
-                    if !(v.is_finite() && v > 0.0) {
-                        return Err(bad(&key(k), format!("is {v}: must be > 0")));
-                    }
+                    ensure_config!(v.is_finite() && v > 0.0, key(k), "is {v}: must be > 0");
                 }
             }
         }

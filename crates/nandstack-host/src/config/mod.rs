@@ -19,7 +19,8 @@ pub use crate::workloads::launch_config as launch;
 pub use crate::workloads::launch_config::{LaunchApp, LaunchConfig};
 // Each floor's configuration lives beside its model; the host's configuration gathers them here.
 pub use crate::backend::{
-    LoopPacking, ZnswapConfig, ZonePolicyConfig, ZramConfig, ZramWritebackConfig, ZramWritebackMode,
+    LoopConfig, LoopPacking, ZnswapConfig, ZonePolicyConfig, ZramConfig, ZramWritebackConfig,
+    ZramWritebackMode,
 };
 pub use crate::block::{BlockTraceFormat, BlockTraceOut};
 pub use crate::compressor::{page_ns, AlgorithmCost, CompressionCosts, CompressorKind};

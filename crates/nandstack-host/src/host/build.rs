@@ -11,9 +11,7 @@ use nandstack_device::Device;
 
 use super::SwapStore;
 use super::{Host, HostStats, Params};
-use crate::backend::{
-    BlockSwap, LoopSwap, SwapBackend, WakeTail, LOOP_PACK_STREAM, LOOP_WAKE_STREAM,
-};
+use crate::backend::{BlockSwap, SwapBackend};
 use crate::block::BlockLayer;
 use crate::config::{
     mib, BlockTraceOut, DiscardMode, HostConfig, ProcessConfig, ReadaheadPolicyKind,
@@ -308,37 +306,7 @@ fn swap_area(
         SwapBackendConfig::Block => simple(Box::new(
             BlockSwap::new(swap_off).registering(h.swap.register_range),
         )),
-        SwapBackendConfig::Loop {
-            request_us,
-            page_us,
-            wake_us,
-            wake_tail,
-            packing,
-        } => {
-            for (k, v) in [
-                ("request_us", *request_us),
-                ("page_us", *page_us),
-                ("wake_us", *wake_us),
-            ] {
-                if !(v.is_finite() && v >= 0.0) {
-                    return Err(Error::config(
-                        format!("host.swap.backend.{k}"),
-                        format!("must be a time ≥ 0 µs, got {v}"),
-                    ));
-                }
-            }
-            let tail = WakeTail::new(wake_tail, Rng::derive(cfg.seed, LOOP_WAKE_STREAM))
-                .map_err(|why| Error::config("host.swap.backend.wake_tail", why))?;
-            let mut lo = LoopSwap::new(swap_off, *request_us, *page_us)
-                .waking(*wake_us)
-                .with_wake_tail(tail);
-            if let Some(p) = packing {
-                p.check()
-                    .map_err(|why| Error::config("host.swap.backend.packing", why))?;
-                lo = lo.packing(*p, Rng::derive(cfg.seed, LOOP_PACK_STREAM));
-            }
-            simple(Box::new(lo))
-        }
+        SwapBackendConfig::Loop(lo) => simple(Box::new(lo.build(swap_off, cfg.seed)?)),
         SwapBackendConfig::Zram(z) => simple(Box::new(crate::backend::Zram::new(
             z,
             &h.compression,
@@ -357,6 +325,7 @@ fn swap_area(
     };
     let zswap = zswap(h, frames, swap.map.len(), verify, cfg.seed)?;
     swap.swapins.cdh = h.swap.clean_data_handler;
+    swap.zero_map = h.swap.zero_map;
     Ok((swap, SwapStore { backend, zswap }))
 }
 

@@ -9,7 +9,6 @@ use super::{Ctx, Host, COMM_KWORKER};
 use crate::backend::SwapPage;
 use crate::block::{IoKind, Region};
 use crate::plug::{AddOutcome, FlushCause, PlugRq};
-use crate::swap::map_count;
 use crate::vm::page::*;
 use crate::vm::workingset;
 
@@ -253,7 +252,7 @@ impl Host {
             let kind = rq.kind;
             if kind == IoKind::Write {
                 // A backend that places pages itself may make room first (and move slots doing so).
-                self.swap_write_prepare(ctx.now, ctx.cpu, &pages)?;
+                self.backend_service(ctx.now, Some((&pages, ctx.cpu)))?;
                 for (p, &f) in pages.iter_mut().zip(&rq.frames) {
                     p.slot = self.vm.frames[f as usize].key;
                 }
@@ -314,23 +313,7 @@ impl Host {
     /// `folio_free_swap`: drop the swap-cache copy of `f` (its slot is freed; the frame is dirty).
     /// Refused while the page is under writeback or a PTE still references the slot.
     pub fn free_swap_cache(&mut self, f: u32, cpu: u16) -> bool {
-        let fr = &self.vm.frames[f as usize];
-        // An unmapped page whose slot only the swap cache holds (the old page of a `cow_copy` write
-        // fault) would leave the swap cache and be no one's: reclaim frees it, with its slot.
-        if !fr.has(F_SWAPCACHE) || fr.has(F_WRITEBACK) || !fr.has(F_MAPPED) {
-            return false;
-        }
-        let slot = fr.key;
-        if map_count(self.swap.map[slot as usize]) > 0 {
-            return false;
-        }
-        self.swap.cache[slot as usize] = NONE;
-        self.swap.put_cache(slot, cpu as usize, &mut self.store);
-        let fr = &mut self.vm.frames[f as usize];
-        fr.clear(F_SWAPCACHE);
-        fr.key = NONE;
-        fr.set(F_DIRTY);
-        true
+        super::slot_host::free_swap_cache(&mut self.vm, &mut self.swap, &mut self.store, f, cpu)
     }
 
     /// `__remove_mapping` and free: a clean, unmapped, idle, isolated frame leaves the swap or page

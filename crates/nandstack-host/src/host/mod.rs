@@ -15,10 +15,10 @@ pub mod fault;
 pub mod flush;
 mod reclaim_view;
 pub mod shrink_sync;
+mod slot_host;
 pub mod store;
 pub mod swapio;
 pub mod verify;
-mod zngc;
 #[cfg(test)]
 mod zngc_tests;
 mod zswap_worker;
@@ -430,7 +430,7 @@ impl Host {
     pub fn background(&mut self, now: u64) -> Result<()> {
         self.zswap_worker_run(now)?;
         self.process_completions(now);
-        self.swap_backend_tick(now)?;
+        self.backend_service(now, None)?;
         self.idle_discards(now)?;
         self.flusher_tick(now)
     }

@@ -156,7 +156,7 @@ impl Host {
         let fr = self.vm.frames[f as usize];
         let (slot, vpn, memcg) = (fr.key, fr.vpn, fr.memcg);
         let known = self.load_page(vpn);
-        if known && is_zero(&self.cswap.buf) {
+        if known && self.swap.zero_map && is_zero(&self.cswap.buf) {
             self.swap.zeromap_set(slot, true);
             if let Some(z) = self.store.zswap.as_mut() {
                 z.invalidate(slot);
@@ -244,10 +244,18 @@ impl Host {
         let known = self.verify && self.load_page(vpn);
         let bytes = known.then_some(&*self.cswap.buf);
         let z = self.store.zswap.as_mut().expect("checked above");
-        *t += z.load(slot, bytes)?.expect("the slot has an entry");
+        let exclusive = z.exclusive_loads;
+        *t += if exclusive {
+            z.load(slot, bytes)?
+        } else {
+            z.load_keep(slot, bytes)?
+        }
+        .expect("the slot has an entry");
         let fr = &mut self.vm.frames[f as usize];
         fr.io_done = *t;
-        fr.set(F_DIRTY);
+        if exclusive {
+            fr.set(F_DIRTY);
+        }
         Ok(true)
     }
 
@@ -369,7 +377,8 @@ impl Host {
                 return bad(format!("slot {s} is both a zero page and a zswap entry"));
             }
             let c = sw.cache[s as usize];
-            if stored && c != NONE && !crate::vm::workingset::is_shadow(c) {
+            let exclusive = st.zswap.as_ref().is_none_or(|z| z.exclusive_loads);
+            if exclusive && stored && c != NONE && !crate::vm::workingset::is_shadow(c) {
                 return bad(format!(
                     "slot {s} has a zswap entry and a swap-cache page {c}"
                 ));

@@ -10,6 +10,11 @@
 //!   CPU time (`scan_ns` per page looked at) and any wait to `ctx.now`.
 //! * It terminates: each call looks at a bounded number of pages (at most a few passes over the lists).
 //! * It is deterministic and never touches a page whose read is in flight.
+//! * Under a cgroup limit the cgroup's usage stays within it (reclaim makes room before a charge).
+//!
+//! Every policy runs the same conformance suite (`nandstack-sim`'s `tests/host/conformance.rs`: the
+//! limit and every invariant under verification, no active page for a policy without active lists,
+//! determinism per seed); a new policy is added to its list.
 
 mod clock;
 mod fifo;

@@ -85,6 +85,8 @@ pub struct SwapArea {
     discard: Box<dyn DiscardPolicy>,
     /// `si->zeromap`: the slot's page was zero-filled and never written (one bit per slot).
     pub zeromap: Vec<u64>,
+    /// Whether zero-filled pages go to `zeromap` at swap-out (`host.swap.zero_map`).
+    pub zero_map: bool,
     slot_cache: usize,
     /// Per CPU: slots taken ahead from the allocator (last = next to use) and freed slots waiting.
     pcp_slots: Vec<Vec<u32>>,
@@ -155,6 +157,7 @@ impl SwapArea {
             alloc,
             discard,
             zeromap: vec![0; (padded as usize).div_ceil(64)],
+            zero_map: true,
             slot_cache: slot_cache as usize,
             pcp_slots: vec![Vec::new(); cpus.max(1)],
             pcp_ret: vec![Vec::new(); cpus.max(1)],

@@ -451,6 +451,42 @@ pub fn build_contents(c: &LaunchConfig, seed: u64) -> Result<(Workload, LaunchCo
     ))
 }
 
+/// Entropy against compression on the launch cycle's own pages (issue #36: the ezswap paper's Fig. 5
+/// and Fig. 6 on the contents the experiment runs): over every page of the workload of `c` built with
+/// `seed` (the run seed; anonymous and file pages of every app, in page order), thinned to at most
+/// `max_pages` by a fixed stride, Pearson's r of the leading-512-byte entropy with the whole page's
+/// entropy (Fig. 5) and with lzo's compressed/original ratio (Fig. 6; a page that does not compress
+/// counts 1, as `ratio_fit::points`). As JSON.
+pub fn entropy_correlation(
+    c: &LaunchConfig,
+    seed: u64,
+    max_pages: usize,
+) -> Result<serde_json::Value> {
+    let compressor = nandstack_compress::Algorithm::Lzo;
+    use nandstack_compress::entropy::{pearson, shannon_bits_per_byte, Sample};
+    let (_, contents) = build_contents(c, seed)?;
+    let pages = contents.class.len();
+    let stride = pages.div_ceil(max_pages.max(1)).max(1);
+    let mut comp = nandstack_compress::Compressor::new(compressor)?;
+    let mut buf = [0u8; 4096];
+    let (mut lead, mut whole, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+    for page in (0..pages).step_by(stride) {
+        contents.page_bytes(page as u32, &mut buf);
+        lead.push(shannon_bits_per_byte(&buf, Sample::PAPER));
+        whole.push(shannon_bits_per_byte(&buf, Sample::Whole));
+        ratio.push(comp.compressed_len(&buf)?.min(4096) as f64 / 4096.0);
+    }
+    Ok(serde_json::json!({
+        "pages": lead.len(),
+        "workload_pages": pages,
+        "stride": stride,
+        "compressor": compressor.name(),
+        "pearson_entropy512_ratio": pearson(&lead, &ratio),
+        "pearson_entropy512_whole": pearson(&lead, &whole),
+        "mean_ratio": ratio.iter().sum::<f64>() / ratio.len().max(1) as f64,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

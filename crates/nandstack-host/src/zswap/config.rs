@@ -24,6 +24,20 @@ pub enum FullPoolPolicy {
     ShrinkSync,
 }
 
+/// What a store does with a page that does not compress.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IncompressiblePolicy {
+    /// Linux 6.18 (`zswap_compress`): a page whose compressed length is not below a page is stored as
+    /// it is, a whole page of the pool (if the allocator takes objects of a page).
+    StoreAsIs,
+    /// Linux 3.11–4.x (`zswap_frontswap_store`, e.g. v4.7, the ezswap paper's zswap): every object
+    /// carries an 8-byte `struct zswap_header` (the swap entry) before the compressed bytes, and an
+    /// object larger than a page is refused by the allocator (`z3fold_alloc`/`zbud_alloc`: size >
+    /// PAGE_SIZE → -ENOSPC), counted in `reject_compress_poor`: the page goes to the swap device.
+    Reject,
+}
+
 /// `[host.zswap]`: zswap, the compressed cache that `swap_writeout` tries before the swap backend
 /// (`mm/zswap.c`). Its parameters are the module's (`/sys/module/zswap/parameters/*`); the worker costs
 /// are the model's.
@@ -53,6 +67,18 @@ pub struct ZswapConfig {
     /// `accept_threshold_percent` and the worker settings are then unused). Default `reject`.
     #[serde(default = "d_full_pool")]
     pub full_pool: FullPoolPolicy,
+    /// What a store does with a page that does not compress: `store_as_is` (Linux 6.18) or `reject`
+    /// (Linux 3.11–4.x: 8-byte header per object, objects over a page refused). Default `store_as_is`.
+    #[serde(default = "d_incompressible")]
+    pub incompressible: IncompressiblePolicy,
+    /// A load frees the entry and dirties the page (`true`: Linux ≥ 6.9, "mm/zswap: only support
+    /// zswap_exclusive_loads_enabled"; 6.5–6.8 an option, `CONFIG_ZSWAP_EXCLUSIVE_LOADS`). `false`:
+    /// Linux 3.11–6.4 (frontswap loads, e.g. v4.7 `zswap_frontswap_load`): the entry stays and the page is clean in the swap cache, so evicting it
+    /// unchanged costs no new store; the entry goes when the slot is freed or the page is written and
+    /// stored again, and cannot be written back while the page is in the swap cache
+    /// (`zswap_writeback_entry`'s `ZSWAP_SWAPCACHE_EXIST`). Default true.
+    #[serde(default = "d_true")]
+    pub exclusive_loads: bool,
     /// `shrinker_enabled`: memory reclaim may also write zswap entries back (`zswap_shrinker_scan`).
     /// It scales by the entries charged to a cgroup, which cgroup v1 never charges: under v1 (the
     /// model's) it never writes anything back; zswap under cgroup v2 is not modelled. Its count still
@@ -94,6 +120,12 @@ fn d_accept() -> u32 {
 fn d_full_pool() -> FullPoolPolicy {
     FullPoolPolicy::Reject
 }
+fn d_true() -> bool {
+    true
+}
+fn d_incompressible() -> IncompressiblePolicy {
+    IncompressiblePolicy::StoreAsIs
+}
 fn d_wakeup() -> u64 {
     5_000
 }
@@ -112,6 +144,8 @@ impl Default for ZswapConfig {
             max_pool_percent: d_max_pool(),
             accept_threshold_percent: d_accept(),
             full_pool: d_full_pool(),
+            incompressible: d_incompressible(),
+            exclusive_loads: true,
             shrinker_enabled: false,
             worker_wakeup_ns: d_wakeup(),
             worker_entry_ns: d_rotate(),

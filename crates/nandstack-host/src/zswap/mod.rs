@@ -32,7 +32,7 @@ pub mod apa;
 mod config;
 pub mod policy;
 
-pub use config::{FullPoolPolicy, ZswapConfig};
+pub use config::{FullPoolPolicy, IncompressiblePolicy, ZswapConfig};
 
 use nandstack_compress::Compressor;
 use nandstack_core::{Error, Result};
@@ -177,6 +177,9 @@ pub struct Zswap {
     accept_pages: u64,
     reached_full: bool,
     full_pool: FullPoolPolicy,
+    incompressible_policy: IncompressiblePolicy,
+    /// `host.zswap.exclusive_loads`.
+    pub(crate) exclusive_loads: bool,
     compress_ns: u64,
     decompress_ns: u64,
     copy_ns: u64,
@@ -194,6 +197,9 @@ pub struct Zswap {
 }
 
 pub use crate::compressor::page_ns;
+
+/// `sizeof(struct zswap_header)` of Linux 3.11–4.x: the swap entry stored before each object.
+const ZSWAP_HEADER_BYTES: usize = 8;
 
 /// Bytes of `len` rounded up to z3fold's 64-byte chunks.
 fn chunk_bytes(len: u32) -> u64 {
@@ -244,6 +250,8 @@ impl Zswap {
             accept_pages: max_pages * cfg.accept_threshold_percent as u64 / 100,
             reached_full: false,
             full_pool: cfg.full_pool,
+            incompressible_policy: cfg.incompressible,
+            exclusive_loads: cfg.exclusive_loads,
             compress_ns: page_ns(c.compress_cycles_per_byte, costs.cpu_mhz),
             decompress_ns: page_ns(c.decompress_cycles_per_byte, costs.cpu_mhz),
             copy_ns: page_ns(costs.copy_cycles_per_byte, costs.cpu_mhz),
@@ -423,11 +431,25 @@ impl Zswap {
         cpu += self.compress_ns;
         self.stats.compressions += 1;
         self.stats.compress_ns += self.compress_ns;
-        // Not smaller than a page: stored as it is (zswap_compress).
-        let len = if compressed == 0 || compressed >= PAGE_BYTES as usize {
-            PAGE_BYTES
-        } else {
-            compressed as u32
+        let len = match self.incompressible_policy {
+            // Not smaller than a page: stored as it is (6.18 zswap_compress).
+            IncompressiblePolicy::StoreAsIs => {
+                if compressed == 0 || compressed >= PAGE_BYTES as usize {
+                    PAGE_BYTES
+                } else {
+                    compressed as u32
+                }
+            }
+            // 4.x zswap_frontswap_store: zpool_malloc(dlen + sizeof(struct zswap_header)), -ENOSPC
+            // from the allocator when that exceeds a page.
+            IncompressiblePolicy::Reject => {
+                let with_header = compressed + ZSWAP_HEADER_BYTES;
+                if compressed == 0 || with_header > PAGE_BYTES as usize {
+                    self.stats.reject_compress_poor += 1;
+                    return Ok(Store::Refused(cpu));
+                }
+                with_header as u32
+            }
         };
         if len > self.pool.max_object_bytes() {
             self.stats.reject_compress_poor += 1;
@@ -574,6 +596,19 @@ impl Zswap {
         self.take(e, bytes).map(Some)
     }
 
+    /// A non-exclusive load (Linux before 6.5, `zswap_frontswap_load`): decompress the slot's entry and keep
+    /// it; the CPU time, `None` when the slot has no entry.
+    pub fn load_keep(&mut self, slot: u32, bytes: Option<&[u8; 4096]>) -> Result<Option<u64>> {
+        let Some(e) = self.entry_of(slot) else {
+            return Ok(None);
+        };
+        self.stats.zswpin += 1;
+        self.check_bytes(e, bytes)?;
+        let cpu = self.decompress_cost(self.entries[e as usize].len);
+        self.stats.decompress_ns += cpu;
+        Ok(Some(cpu))
+    }
+
     /// The writeback worker decompresses entry `e` for its write to the backend and frees it; returns
     /// the CPU time.
     pub fn take_for_writeback(&mut self, e: EntryId, bytes: Option<&[u8; 4096]>) -> Result<u64> {
@@ -707,6 +742,11 @@ impl Zswap {
             "full_pool": match self.full_pool {
                 FullPoolPolicy::Reject => "reject",
                 FullPoolPolicy::ShrinkSync => "shrink_sync",
+            },
+            "exclusive_loads": self.exclusive_loads,
+            "incompressible": match self.incompressible_policy {
+                IncompressiblePolicy::StoreAsIs => "store_as_is",
+                IncompressiblePolicy::Reject => "reject",
             },
             "sync_shrink_pages": s.sync_shrink_pages,
             "reject_reclaim_fail": s.reject_reclaim_fail,

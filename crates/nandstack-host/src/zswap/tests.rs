@@ -1,5 +1,6 @@
 //! Unit tests of zswap: the pool limit and its hysteresis by hand, shared pool pages, verify mode.
 use super::*;
+use crate::zpool::ZpoolKind;
 
 fn random_page(seed: u64) -> [u8; 4096] {
     let mut r = nandstack_core::Rng::new(seed);
@@ -160,4 +161,71 @@ fn density_samples_by_hand() {
     assert!(second > 256.0, "{second}");
     let mean = z.report()["density_zpages_per_mib_mean"].as_f64().unwrap();
     assert!((mean - (256.0 + second) / 2.0).abs() < 1e-9, "{mean}");
+}
+
+/// `incompressible = "reject"` (Linux 4.x): a random page (lzo output over a page) is refused as
+/// `reject_compress_poor` and leaves no entry; a compressible page is stored with its 8-byte header
+/// (`stored_bytes` = compressed length + 8); `store_as_is` (6.18) stores the random page whole.
+#[test]
+fn incompressible_reject_by_hand() {
+    let cfg = ZswapConfig {
+        enabled: true,
+        zpool: ZpoolKind::Z3fold,
+        incompressible: IncompressiblePolicy::Reject,
+        ..ZswapConfig::default()
+    };
+    let mut z = Zswap::new(&cfg, &CompressionCosts::default(), 50, 64, true).unwrap();
+    let random = random_page(5);
+    let compressed = z.compressor.compressed_len(&random).unwrap();
+    assert!(
+        compressed + ZSWAP_HEADER_BYTES > 4096,
+        "lzo gave {compressed}"
+    );
+    assert_eq!(
+        z.store(1, 0, &random, 1000).unwrap(),
+        Store::Refused(z.compress_ns)
+    );
+    assert_eq!((z.stats.reject_compress_poor, z.stored_pages()), (1, 0));
+    assert!(!z.contains(1));
+    let mut sparse = [0u8; 4096];
+    sparse[..8].copy_from_slice(&7u64.to_le_bytes());
+    let small_len = z.compressor.compressed_len(&sparse).unwrap();
+    assert!(matches!(
+        z.store(2, 0, &sparse, 1000).unwrap(),
+        Store::Stored(_)
+    ));
+    assert_eq!(z.stored_bytes, (small_len + ZSWAP_HEADER_BYTES) as u64);
+    assert_eq!(z.incompressible, 0);
+    // 6.18: the same random page is stored as it is, a whole pool page.
+    let cfg = ZswapConfig {
+        incompressible: IncompressiblePolicy::StoreAsIs,
+        ..cfg
+    };
+    let mut z = Zswap::new(&cfg, &CompressionCosts::default(), 50, 64, true).unwrap();
+    assert!(matches!(
+        z.store(1, 0, &random, 1000).unwrap(),
+        Store::Stored(_)
+    ));
+    assert_eq!(
+        (
+            z.stats.reject_compress_poor,
+            z.incompressible,
+            z.stored_bytes
+        ),
+        (0, 1, 4096)
+    );
+}
+
+/// A non-exclusive load (Linux before 6.5) decompresses and keeps the entry; an exclusive one frees it.
+#[test]
+fn load_keep_keeps_the_entry() {
+    let mut z = small();
+    let page = random_page(9);
+    z.store(4, 0, &page, 1000).unwrap();
+    let cpu = z.load_keep(4, Some(&page)).unwrap().expect("stored");
+    assert!(cpu > 0);
+    assert!(z.contains(4) && z.stored_pages() == 1 && z.stats.zswpin == 1);
+    assert_eq!(z.load_keep(5, None).unwrap(), None);
+    assert!(z.load(4, Some(&page)).unwrap().is_some());
+    assert!(!z.contains(4) && z.stats.zswpin == 2);
 }

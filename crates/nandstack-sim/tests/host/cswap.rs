@@ -47,6 +47,35 @@ fn stats(sim: &nandstack_sim::hostrun::Sim) -> Value {
     report(sim)
 }
 
+/// `host.zswap.exclusive_loads = false` (Linux before 6.5: frontswap loads): the same read-only workload
+/// stores each page about once, as plain swap writes it once — a loaded page stays clean in the swap
+/// cache beside its entry and is dropped unchanged at its next eviction; verify mode checks every load's
+/// bytes against the entry and the invariants (a kept entry beside its swap-cache page is allowed).
+#[test]
+fn a_non_exclusive_load_keeps_the_entry_so_read_pages_are_stored_once() {
+    let w = memtouch(2000, 20_000, "uniform", 0, 3);
+    let plain = stats(&run(&one(600, w.clone()), false));
+    let mut c = one(600, w);
+    zswap(&mut c, json!({"exclusive_loads": false}));
+    let z = stats(&run(&c, true));
+    let zs = &z["zswap"];
+    let u = |v: &Value| v.as_u64().unwrap();
+    assert_eq!(u(&z["swap"]["pswpout"]) + u(&z["swap"]["pswpin"]), 0);
+    let (loads, reads) = (u(&zs["zswpin"]), u(&plain["swap"]["pswpin"]));
+    assert!(
+        loads.abs_diff(reads) * 100 <= reads,
+        "zswpin {loads} vs plain pswpin {reads}"
+    );
+    assert_eq!(zs["exclusive_loads"], json!(false));
+    let (stores, writes) = (u(&zs["zswpout"]), u(&plain["swap"]["pswpout"]));
+    assert!(
+        stores <= 2000 && stores.abs_diff(writes) * 20 <= writes,
+        "zswpout {stores} vs pswpout {writes}"
+    );
+    // Every store is still stored: nothing was loaded away, written back or invalidated.
+    assert_eq!(u(&zs["stored_pages"]), stores);
+}
+
 #[test]
 fn a_load_drops_the_entry_so_read_pages_are_stored_again() {
     // Read-only accesses after the fill: plain swap writes each page once (a page read back keeps its
@@ -87,6 +116,34 @@ fn a_load_drops_the_entry_so_read_pages_are_stored_again() {
     let pool = u(&zs["pool_pages"]);
     assert!(pool > 0 && u(&z["compressed_pool_pages"]) == pool);
     assert!(u(&z["cgroups"][0]["usage_pages_end"]) >= pool);
+}
+
+/// `host.swap.zero_map = false` (Linux before 6.12): the same all-zero workload's pages go to zswap
+/// (compressed and stored, then loaded) or to the block device (written and read); none is a bit.
+#[test]
+fn without_the_zero_map_zero_pages_are_stored_or_written() {
+    let dir = tiny_corpus();
+    let mut w = memtouch(1500, 15_000, "uniform", 0, 5);
+    content(&mut w, "zero:100:tiny", dir.path());
+    for backend in ["block", "zswap"] {
+        let mut c = one(500, w.clone());
+        if backend == "zswap" {
+            zswap(&mut c, json!({}));
+        }
+        set(&mut c, &["host", "swap", "zero_map"], json!(false));
+        let r = stats(&run(&c, true));
+        let s = &r["swap"];
+        let u = |v: &Value| v.as_u64().unwrap();
+        assert_eq!(u(&s["swpout_zero"]) + u(&s["swpin_zero"]), 0, "{backend}");
+        let z = r["zswap"]["zswpout"].as_u64().unwrap_or(0);
+        if backend == "zswap" {
+            assert!(z >= 900, "zswap: {z} stores");
+            assert!(u(&r["zswap"]["zswpin"]) > 5000, "zswap loads");
+        } else {
+            assert_eq!(z, 0);
+            assert!(u(&s["pswpout"]) >= 900 && u(&s["pswpin"]) > 0, "block: {s}");
+        }
+    }
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! verification, swap-layer rules (the 50% cutoff, discard, readahead, slot cache, throttling),
 //! determinism, outputs (block trace, reference files) and bad input.
 
+mod conformance;
 mod cswap;
 mod diss;
 mod errors;

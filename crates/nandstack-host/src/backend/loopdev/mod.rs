@@ -40,7 +40,7 @@ use serde_json::json;
 
 use super::{Retimed, SwapBackend};
 use crate::block::{BlockLayer, IoKind, Region};
-pub use config::LoopPacking;
+pub use config::{LoopConfig, LoopPacking};
 use packing::Packed;
 pub use packing::LOOP_PACK_STREAM;
 pub use wake::{WakeTail, LOOP_WAKE_STREAM};

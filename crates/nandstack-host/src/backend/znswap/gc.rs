@@ -1,5 +1,6 @@
-//! ZNGC, ZNSwap's host-side garbage collector (the `kznsd` thread), driven by the host because it works
-//! on the swap layer's own state: the slot map tells it which slots are garbage (no TRIM), the swap
+//! ZNGC, ZNSwap's host-side garbage collector (the `kznsd` thread, `kznsd.rs`), run by the host's
+//! [`crate::backend::SwapBackend::service`] calls because it works on the swap layer's own state, seen
+//! through [`crate::backend::SlotHost`]: the slot map tells it which slots are garbage (no TRIM), the swap
 //! cache which pages are resident (their copies are dropped, not copied), the page tables are remapped
 //! after a copy (the reverse map is the per-LBA metadata read with the data).
 //!

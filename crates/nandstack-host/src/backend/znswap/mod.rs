@@ -1,7 +1,7 @@
 //! ZNSwap (Bergman, Cassel, Bjørling, Silberstein, "ZNSwap: un-Block your Swap", USENIX ATC 2022) as a
 //! swap backend on a zoned device: swap slots live in zones; a swap-out is a zone append through a
 //! *swap-zone* (a stream backed by one open zone at a time) that a placement policy chooses; the slot is
-//! known only when the append completes; a host-side garbage collector (ZNGC, `gc.rs`) reclaims zones
+//! known only when the append completes; a host-side garbage collector (ZNGC, `gc.rs`; its driver `kznsd.rs`) reclaims zones
 //! using the swap layer's own slot map — no TRIM, no device GC, no swap-cache cutoff. docs/znswap.md.
 //!
 //! Slots: slot 0 is unused (the swap header's place); zone `z`'s slot `o` is slot `1 + z·cap + o`, at
@@ -22,6 +22,7 @@
 
 mod config;
 pub(crate) mod gc;
+mod kznsd;
 pub mod policy;
 mod staging;
 mod zones;
@@ -36,7 +37,7 @@ use nandstack_device::device::ZoneModel;
 use nandstack_device::{Command, ZoneCommand};
 use serde_json::json;
 
-use super::{Submit, SwapBackend, SwapPage};
+use super::{SlotHost, Submit, SwapBackend, SwapPage};
 use crate::block::{BlockLayer, IoKind, Region};
 use crate::swap::{SwapArea, SwapGeometry};
 use staging::StagingAllocator;
@@ -454,6 +455,16 @@ impl SwapBackend for ZnSwap {
         self.check_state(map).map_err(Error::Invariant)
     }
 
+    fn service(
+        &mut self,
+        host: &mut dyn SlotHost,
+        now: u64,
+        want: Option<(&[SwapPage], u16)>,
+    ) -> Result<()> {
+        self.kznsd(host, now, want)
+    }
+
+    #[cfg(test)]
     fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
         Some(self)
     }
