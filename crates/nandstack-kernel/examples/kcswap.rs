@@ -41,7 +41,7 @@ fn main() {
             println!(
                 "{name} ({:.1} s, sim {:.2} s)",
                 t.elapsed().as_secs_f64(),
-                sim.now as f64 / 1e9
+                sim.now.0 as f64 / 1e9
             );
             for f in kind.figures() {
                 let Some(&r) = range.get(*f) else { continue };

@@ -54,7 +54,7 @@ fn main() {
                             let st = &sim.host.stats;
                             println!(
                                 "{name:<34} {:>6.2} s  in {:>7}  out {:>7}  pages/read {:>5.2}  pages/write {:>6.1}  discarded {:>6}  read ahead {:>6} (hits {:>6})",
-                                sim.now as f64 / 1e9,
+                                sim.now.0 as f64 / 1e9,
                                 m.pswpin,
                                 m.pswpout,
                                 m.reads.mean(),

@@ -329,8 +329,10 @@ pub enum SwapBackendConfig {
     /// the 4 KiB at offset + s × 4096; consecutive slots of one submission merge into one request.
     #[default]
     Block,
-    /// Linux swap on a loop device over a file in RAM (tmpfs), as in the kernel captures; see
-    /// `LoopConfig`.
+    /// Linux swap on a loop device over a file in RAM (tmpfs), as in the kernel captures
+    /// (`capture-swap.sh`): requests are formed as for `block`, then served in order by the loop
+    /// worker, which copies each 4 KiB page to or from the file; no SSD is involved. Completions run
+    /// on the worker's CPU.
     Loop(LoopConfig),
     /// zram: a compressed RAM disk of `size_mib` (`disksize`) holding the swap area, a synchronous device
     /// (swap-ins bypass the swap cache and free their slot); see `ZramConfig`.

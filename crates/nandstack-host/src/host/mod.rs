@@ -26,7 +26,7 @@ mod zswap_worker;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use nandstack_core::{Error, Result};
+use nandstack_core::{Error, Nanos, Result};
 
 use crate::block::BlockLayer;
 use crate::pagecache::PageCache;
@@ -427,7 +427,8 @@ impl Host {
 
     /// The host's background work due at `now`, in this order: the zswap worker, I/O completions, the
     /// swap backend's own work (ZNSwap's zone resets and GC steps), idle-time discards, the flusher.
-    pub fn background(&mut self, now: u64) -> Result<()> {
+    pub fn background(&mut self, now: Nanos) -> Result<()> {
+        let now = now.0;
         self.zswap_worker_run(now)?;
         self.process_completions(now);
         self.backend_service(now, None)?;
@@ -437,9 +438,9 @@ impl Host {
 
     /// The end of the run at `now`: the per-CPU slot caches go back and the discards still asked for are
     /// issued, so writes in flight complete.
-    pub fn settle(&mut self, now: u64) -> Result<()> {
+    pub fn settle(&mut self, now: Nanos) -> Result<()> {
         self.swap.drain_slot_caches(&mut self.store);
-        self.flush_discards(now)
+        self.flush_discards(now.0)
     }
 
     /// Issue the discards the swap area asked for (by the `kworker` discard work, at `now`).

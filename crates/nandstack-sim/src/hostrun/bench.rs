@@ -43,7 +43,7 @@ pub fn bench_host_value(quick: bool) -> Result<serde_json::Value> {
         "hit_ratio": s.hits as f64 / s.references.max(1) as f64,
         "pswpin": s.pswpin,
         "pswpout": s.pswpout,
-        "sim_seconds": sim.now as f64 / 1e9,
+        "sim_seconds": sim.now.0 as f64 / 1e9,
         "wall_seconds": wall,
         "wall_references_per_second": s.references as f64 / wall,
         "cpu_seconds": cpu,

@@ -182,11 +182,7 @@ pub fn run(
         Err(e) => return Err(e),
     };
     // The drive writes its buffer back and pads open pages, as after a block run (device-internal).
-    let flush_done_ns = sim
-        .host
-        .device_mut()
-        .flush(nandstack_core::Nanos(sim.now))?
-        .0;
+    let flush_done_ns = sim.host.device_mut().flush(sim.now)?.0;
     if verify && !interrupted {
         sim.host.device_mut().verify_all()?;
     }
@@ -202,7 +198,7 @@ pub fn run(
         reads: lat[0].clone(),
         writes: lat[1].clone(),
         trims: lat[2].clone(),
-        sim_ns: sim.now,
+        sim_ns: sim.now.0,
         series,
         cpu_seconds: cpu0.zip(crate::usage::cpu_seconds()).map(|(a, b)| b - a),
         flush_done_ns,

@@ -236,7 +236,7 @@ fn reclaim_section(h: &Host) -> Value {
 pub fn report(sim: &Sim) -> Value {
     let h = &sim.host;
     let s = &h.stats;
-    let secs = sim.now as f64 / 1e9;
+    let secs = sim.now.0 as f64 / 1e9;
     let c = &h.io.counters;
     let (frr, frp, _) = io_kind(c, 1, 0);
     let (fwr, fwp, _) = io_kind(c, 1, 1);

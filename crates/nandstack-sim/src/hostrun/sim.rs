@@ -8,7 +8,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Instant;
 
-use nandstack_core::{Error, Histogram, Result};
+use nandstack_core::{Error, Histogram, Nanos, Result};
 use nandstack_device::Device;
 use nandstack_host::host::build::HostSetup;
 use nandstack_host::host::{Ctx, Host};
@@ -60,10 +60,10 @@ pub struct Sim {
     verify_every: u64,
     next_verify: u64,
     max_refs: u64,
-    max_ns: u64,
+    max_ns: Nanos,
     refs_out: Option<NsrefWriter>,
     total_hint: u64,
-    pub now: u64,
+    pub now: Nanos,
     pub wall_seconds: f64,
     pub stopped_early: bool,
 }
@@ -181,10 +181,10 @@ impl Sim {
             verify_every,
             next_verify: verify_every,
             max_refs: cfg.run.max_references.unwrap_or(u64::MAX),
-            max_ns: cfg.run.max_seconds.map_or(u64::MAX, |s| (s * 1e9) as u64),
+            max_ns: Nanos(cfg.run.max_seconds.map_or(u64::MAX, |s| (s * 1e9) as u64)),
             refs_out,
             total_hint,
-            now: 0,
+            now: Nanos::ZERO,
             wall_seconds: 0.0,
             stopped_early: false,
         })
@@ -204,7 +204,7 @@ impl Sim {
         while let Some(Reverse((_, i))) = heap.pop() {
             let horizon = heap.peek().map_or(u64::MAX, |r| r.0 .0);
             let alive = self.run_task(i, horizon)?;
-            let now = self.tasks[i].ctx.now;
+            let now = Nanos(self.tasks[i].ctx.now);
             self.now = self.now.max(now);
             self.background(now)?;
             let refs = self.host.stats.references;
@@ -225,15 +225,15 @@ impl Sim {
                 break;
             }
             if alive {
-                heap.push(Reverse((now, i)));
+                heap.push(Reverse((now.0, i)));
             } else {
                 let p = self.tasks[i].proc;
-                self.procs[p].end_ns = self.procs[p].end_ns.max(now);
+                self.procs[p].end_ns = self.procs[p].end_ns.max(now.0);
             }
         }
         // Let writes in flight complete.
         self.host.settle(self.now)?;
-        self.series.sample(self.now, &self.host, true);
+        self.series.sample(self.now.0, &self.host, true);
         if self.host.verify {
             self.host.check_invariants()?;
         }
@@ -247,9 +247,9 @@ impl Sim {
     }
 
     /// Completions, flusher, series, verification at time `now`.
-    fn background(&mut self, now: u64) -> Result<()> {
+    fn background(&mut self, now: Nanos) -> Result<()> {
         self.host.background(now)?;
-        self.series.sample(now, &self.host, false);
+        self.series.sample(now.0, &self.host, false);
         if self.host.verify && self.host.stats.references >= self.next_verify {
             self.next_verify = self.host.stats.references + self.verify_every;
             self.host.check_invariants()?;

@@ -365,9 +365,9 @@ fn the_zswap_shrinker_flushes_the_statistics_reclaim_reads() {
         );
         let sim = run(&c, false);
         assert!(
-            sim.now < 2_000_000_000,
+            sim.now.0 < 2_000_000_000,
             "the run ends before the first flush ({} ns)",
-            sim.now
+            sim.now.0
         );
         let cg = &stats(&sim)["cgroups"][1];
         let u = |k: &str| cg[k].as_u64().unwrap();
