@@ -53,6 +53,13 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed shift (as reproduce --seed)")
     parser.add_argument("-j", "--workers", type=int, default=2)
     parser.add_argument("--json", type=Path, help="write the claim entries and run costs here")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="keep only the runs whose parameter KEY is VALUE (e.g. scenario=video: a cheaper partial check)",
+    )
     args = parser.parse_args()
     if args.seed < 0:
         parser.error("--seed takes a whole number >= 0")
@@ -62,13 +69,19 @@ def main() -> int:
     from nandstack.sweep import LocalBackend, run_tasks
 
     tasks, entries = diss_runs() if args.experiment == "diss" else znswap_runs()
+    for only in args.only:
+        key, _, value = only.partition("=")
+        tasks = [t for t in tasks if str(t.params.get(key)) == value]
+    if not tasks:
+        parser.error("no run left after --only")
     tasks = [shift_seeds(t, args.seed) for t in tasks]
     start = time.monotonic()
     outcome = run_tasks(tasks, backend=LocalBackend(args.workers), record=False, resume=False)
     for i, message in sorted(outcome.errors.items()):
         print(f"failed: {tasks[i].label}: {message}", file=sys.stderr)
     found = entries(tasks, outcome.results)
-    print(f"{args.experiment} --seed {args.seed}: the paper platform's verdicts ({len(tasks)} runs)")
+    only = f", only {', '.join(args.only)}" if args.only else ""
+    print(f"{args.experiment} --seed {args.seed}: the paper platform's verdicts ({len(tasks)} runs{only})")
     print(claims_markdown(found))
     print(outcome.summary_line(), file=sys.stderr)
     if args.json:
@@ -77,6 +90,7 @@ def main() -> int:
                 {
                     "experiment": args.experiment,
                     "seed_shift": args.seed,
+                    "only": args.only,
                     "runs": len(tasks),
                     "wall_seconds": round(time.monotonic() - start, 1),
                     "wall_cpu_seconds": round(outcome.total_cpu_seconds, 1),
