@@ -32,9 +32,6 @@ CONFIGS: tuple[tuple[str, str, str, bool], ...] = (
     ("zram", "all", "lru", False),
 )
 NAMES = tuple(c[0] for c in CONFIGS)
-#: zram's memory limit, MiB: the zswap pool's (9% of 144 MiB), so the rows compare schemes at one RAM
-#: budget (Android sets no mem_limit; its disksize bounds the uncompressed data instead).
-ZRAM_MEM_LIMIT_MIB = 13
 #: Linux 6.18's memory-cgroup statistics flush period (mm/memcontrol.c FLUSH_TIME = 2 s), as the
 #: kernel-capture setups run it.
 TODAY_FLUSH_MS = 2000
@@ -75,6 +72,15 @@ DIFFERENCES: tuple[Difference, ...] = (
         "v4.7 mm/zswap.c zswap_frontswap_store (len = dlen + sizeof(struct zswap_header); -ENOSPC → "
         "zswap_reject_compress_poor), mm/z3fold.c z3fold_alloc (size > PAGE_SIZE → -ENOSPC)",
         {"host.zswap.incompressible": "reject"},
+    ),
+    Difference(
+        "shared_loads",
+        "Linux 4.7's loads: a page loaded from zswap keeps its entry and stays clean in the swap cache "
+        "(evicted unchanged, it costs no new store); the entry cannot be written back meanwhile",
+        "v4.7 mm/zswap.c zswap_frontswap_load (the entry is kept; frontswap_tmem_exclusive_gets was "
+        "removed in 3.x) and zswap_writeback_entry (ZSWAP_SWAPCACHE_EXIST); exclusive loads: an option "
+        "from 6.5 (CONFIG_ZSWAP_EXCLUSIVE_LOADS), the only mode from 6.9",
+        {"host.zswap.exclusive_loads": False},
     ),
     Difference(
         "no_zero_map",
@@ -139,7 +145,10 @@ def configure(cfg: dict[str, Any], name: str, keys: tuple[str, ...] | frozenset[
     z["ezswap"].update(admission=admission, replacement=replacement, apa=apa)
     host.setdefault("reclaim", {})["stats_flush_ms"] = TODAY_FLUSH_MS
     if name == "zram":
-        host["swap"]["backend"] = {"kind": "zram", "mem_limit_mib": ZRAM_MEM_LIMIT_MIB}
+        # Android sets a disksize and no mem_limit: here the swap partition's size (512 MiB), so zram
+        # takes as much RAM as its compressed pages need. (A mem_limit at the zswap pool's 13 MiB made
+        # every write past it fail and reclaim spin on the dirty pages: over 60 CPU s per run.)
+        host["swap"]["backend"] = {"kind": "zram"}
     for d in DIFFERENCES:
         if d.key in keys and touches(d, name):
             for dotted, value in d.overrides.items():
