@@ -87,3 +87,8 @@ def kswap_setup_json() -> str:
 def ezswap_correlation(corpus_dir: str) -> str:
     """ezswap: the entropy-vs-compression-ratio correlation on the Silesia pages in `corpus_dir`, every
     compressor and both entropy samples, as JSON (GIL released)."""
+
+def launch_correlation(workload_json: str, seed: int, max_pages: int) -> str:
+    """ezswap: the paper's Fig. 5 and Fig. 6 correlations (leading-512-byte entropy against whole-page
+    entropy and against the lzo ratio) on the pages of a `type = "launch"` workload table (`workload_json`,
+    JSON) at run seed `seed`, at most `max_pages` pages; JSON back (GIL released)."""
