@@ -440,8 +440,15 @@ mod tests {
     fn a_request_after_the_slot_frees_does_not_wait() {
         let mut io = BlockLayer::new(Box::new(FixedLatency), 128, None).unwrap();
         io.set_queue_depth(Some(1));
-        assert_eq!(io.issue(IoKind::Write, Region::Swap, 0, 2, 0, 0).unwrap(), 100_000);
-        assert_eq!(io.issue(IoKind::Write, Region::Swap, 8192, 2, 100_000, 0).unwrap(), 200_000);
+        assert_eq!(
+            io.issue(IoKind::Write, Region::Swap, 0, 2, 0, 0).unwrap(),
+            100_000
+        );
+        assert_eq!(
+            io.issue(IoKind::Write, Region::Swap, 8192, 2, 100_000, 0)
+                .unwrap(),
+            200_000
+        );
         assert_eq!(io.queue_waits, 0);
     }
 }
