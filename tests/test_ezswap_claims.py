@@ -142,8 +142,8 @@ def test_the_full_plan_runs_both_platforms_each_difference_and_fig9():
         touched = [n for n in _ezswap_claims.CLAIM_CONFIGS if _ezswap_platform.touches(d, n)]
         assert sorted(q["config"] for q in got) == sorted(touched * 2), d.key
         assert {q["seed"] for q in got} <= {p["seeds"][0]}
-    # Budget (docs/ezswap.md): the runs a full report makes.
-    assert len(tasks) <= 125
+    # Budget (docs/ezswap.md): the runs a full report makes (204 measured at 582 CPU s, 600 allowed).
+    assert len(tasks) <= 204
 
 
 def test_quick_runs_both_platforms_without_ablations():
