@@ -72,6 +72,14 @@ impl std::ops::Mul<u64> for Nanos {
     }
 }
 
+/// A count times a duration.
+impl std::ops::Mul<Nanos> for u64 {
+    type Output = Nanos;
+    fn mul(self, rhs: Nanos) -> Nanos {
+        Nanos(self * rhs.0)
+    }
+}
+
 /// A duration divided by a count (rounded down).
 impl std::ops::Div<u64> for Nanos {
     type Output = Nanos;
@@ -150,7 +158,13 @@ mod tests {
     /// Every op gives the integers the same op on `u64` gives.
     #[test]
     fn nanos_ops_are_the_u64_ops() {
-        for (a, b) in [(7u64, 3u64), (1_000_000, 999), (5, 5), (0, 1), (u64::MAX, 2)] {
+        for (a, b) in [
+            (7u64, 3u64),
+            (1_000_000, 999),
+            (5, 5),
+            (0, 1),
+            (u64::MAX, 2),
+        ] {
             let (x, y) = (Nanos(a), Nanos(b));
             assert_eq!(x.saturating_sub(y).0, a.saturating_sub(b));
             assert_eq!(y.saturating_sub(x).0, b.saturating_sub(a));
@@ -168,6 +182,7 @@ mod tests {
             }
             if let Some(p) = b.checked_mul(3) {
                 assert_eq!((y * 3).0, p);
+                assert_eq!((3 * y).0, p);
             }
             if b != 0 {
                 assert_eq!((x / b).0, a / b);
@@ -175,7 +190,10 @@ mod tests {
                 assert_eq!((x % y).0, a % b);
             }
         }
-        assert_eq!([Nanos(1), Nanos(2), Nanos(4)].into_iter().sum::<Nanos>(), Nanos(7));
+        assert_eq!(
+            [Nanos(1), Nanos(2), Nanos(4)].into_iter().sum::<Nanos>(),
+            Nanos(7)
+        );
         assert_eq!(Nanos::MAX.0, u64::MAX);
     }
 }
