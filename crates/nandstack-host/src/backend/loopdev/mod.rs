@@ -125,7 +125,7 @@ impl LoopSwap {
             }
         }
         let start = if at >= self.busy_until {
-            let extra = Nanos(self.tail.sample());
+            let extra = self.tail.sample();
             self.wakes += 1;
             self.tail_ns += extra;
             at + self.wake_ns + extra
