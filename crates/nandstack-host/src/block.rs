@@ -99,7 +99,7 @@ pub struct BlockLayer {
     /// Names of the issuers (the `comm` of trace lines).
     pub comms: Vec<String>,
     /// Latest completion of a read or write (the device is idle after it, TRIMs aside).
-    pub rw_busy_until: u64,
+    pub rw_busy_until: Nanos,
     /// Pages read that held no data on the device, by region (file pages never written; on the swap
     /// partition a read of no data is an error).
     pub read_pages_no_data: [u64; 2],
@@ -133,7 +133,7 @@ impl BlockLayer {
             latency: Default::default(),
             trace,
             comms: vec!["kswapd0".into(), "kworker".into(), "flush".into()],
-            rw_busy_until: 0,
+            rw_busy_until: Nanos::ZERO,
             read_pages_no_data: [0; 2],
         })
     }
@@ -152,9 +152,9 @@ impl BlockLayer {
         region: Region,
         offset: u64,
         pages: u32,
-        now: u64,
+        now: Nanos,
         comm: u16,
-    ) -> Result<u64> {
+    ) -> Result<Nanos> {
         let len = pages as u64 * 4096;
         let cmd = match kind {
             IoKind::Read => Command::read(offset, len),
@@ -163,8 +163,7 @@ impl BlockLayer {
         };
         Ok(self
             .issue_command(kind, region, cmd, pages, now, comm)?
-            .done
-            .0)
+            .done)
     }
 
     /// Issue any data command of `pages` 4 KiB pages (a zone append, a read whose per-unit metadata the
@@ -176,7 +175,7 @@ impl BlockLayer {
         region: Region,
         cmd: Command<'_>,
         pages: u32,
-        now: u64,
+        now: Nanos,
         comm: u16,
     ) -> Result<Completion> {
         let at = match &cmd {
@@ -185,14 +184,14 @@ impl BlockLayer {
             | Command::Trim { offset, .. } => Some(*offset),
             _ => None,
         };
-        let mut c = self.dev.submit(Nanos(now), cmd)?;
+        let mut c = self.dev.submit(now, cmd)?;
         if kind == IoKind::Read && region == Region::Swap && c.unmapped_units > 0 {
             return Err(lost_swap_data(at.unwrap_or(0), pages, c.unmapped_units));
         }
         self.read_pages_no_data[region as usize] += c.unmapped_units;
-        c.done = c.done.max(Nanos(now));
+        c.done = c.done.max(now);
         let offset = c.written_at.or(at).unwrap_or(0);
-        self.record(kind, region, offset, pages, now, c.done.0, comm)?;
+        self.record(kind, region, offset, pages, now, c.done, comm)?;
         Ok(c)
     }
 
@@ -205,8 +204,8 @@ impl BlockLayer {
         region: Region,
         offset: u64,
         pages: u32,
-        now: u64,
-        done: u64,
+        now: Nanos,
+        done: Nanos,
         comm: u16,
     ) -> Result<()> {
         let len = pages as u64 * 4096;
@@ -222,7 +221,7 @@ impl BlockLayer {
             c.sequential[r][k] += 1;
         }
         c.next_offset[r][k] = offset + len;
-        self.latency[k].record(done - now);
+        self.latency[k].record((done - now).0);
         if let Some(t) = self.trace.as_mut() {
             let comm = &self.comms[comm as usize];
             t.seq += 1;
@@ -234,7 +233,7 @@ impl BlockLayer {
                         writeln!(
                             t.out,
                             "{},nandstack,0,{},{},{},{}",
-                            now / 100,
+                            now.0 / 100,
                             if kind == IoKind::Read {
                                 "Read"
                             } else {
@@ -242,7 +241,7 @@ impl BlockLayer {
                             },
                             offset,
                             len,
-                            (done - now) / 100
+                            (done - now).0 / 100
                         )
                     }
                 }
@@ -250,8 +249,8 @@ impl BlockLayer {
                     t.out,
                     "259,0 0 {} {}.{:09} 0 D {} {} + {} [{}]",
                     t.seq,
-                    now / 1_000_000_000,
-                    now % 1_000_000_000,
+                    now.0 / 1_000_000_000,
+                    now.0 % 1_000_000_000,
                     match kind {
                         IoKind::Read => "R",
                         IoKind::Write => "W",
@@ -277,9 +276,9 @@ impl BlockLayer {
         kind: IoKind,
         region: Region,
         pages: &[u64],
-        now: u64,
+        now: Nanos,
         comm: u16,
-        done: &mut Vec<u64>,
+        done: &mut Vec<Nanos>,
     ) -> Result<()> {
         done.clear();
         let mut i = 0;
