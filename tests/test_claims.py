@@ -19,6 +19,11 @@ from nandstack.experiments.base import Analysis, Experiment, _shift_seed_keys, m
         (-67.1, -44.7, "change", "direction only"),  # 1.501
         (2.8, -44.7, "change", "differs"),
         (0.0, 15.7, "change", "differs"),
+        # under 1 % of the paper's effect is no effect: differs, whatever its sign
+        (-0.0004, -25.7, "change", "differs"),  # 0.0004/25.7 = 0.00002
+        (-0.25, -25.7, "change", "differs"),  # 0.0097 < 0.01
+        (-0.26, -25.7, "change", "direction only"),  # 0.0101
+        (1.001, 1.27, "ratio", "differs"),  # 0.001/0.27 = 0.0037
         (None, 54.1, "change", "not measured"),
         (float("nan"), 54.1, "change", "not measured"),
         # ratios and WAFs count by their excess over 1 (the example: 0.93 vs 1.27 differs)

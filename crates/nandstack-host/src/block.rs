@@ -99,14 +99,14 @@ pub struct BlockLayer {
     /// Names of the issuers (the `comm` of trace lines).
     pub comms: Vec<String>,
     /// Latest completion of a read or write (the device is idle after it, TRIMs aside).
-    pub rw_busy_until: u64,
+    pub rw_busy_until: Nanos,
     /// Pages read that held no data on the device, by region (file pages never written; on the swap
     /// partition a read of no data is an error).
     pub read_pages_no_data: [u64; 2],
     /// With a queue depth (`host.block.queue_depth`): when each of the device's command slots is free
     /// again (the completion of the command it holds). `None`: no limit, every request is issued when
     /// it arrives.
-    slots: Option<Vec<u64>>,
+    slots: Option<Vec<Nanos>>,
     /// Requests that waited for a free slot, and their summed wait (ns).
     pub queue_waits: u64,
     pub queue_wait_ns: u64,
@@ -140,7 +140,7 @@ impl BlockLayer {
             latency: Default::default(),
             trace,
             comms: vec!["kswapd0".into(), "kworker".into(), "flush".into()],
-            rw_busy_until: 0,
+            rw_busy_until: Nanos::ZERO,
             read_pages_no_data: [0; 2],
             slots: None,
             queue_waits: 0,
@@ -152,7 +152,7 @@ impl BlockLayer {
     /// one). A request arriving while every slot is busy is issued when the earliest one completes,
     /// and its submitter waits for that too. `None` (the default): no limit.
     pub fn set_queue_depth(&mut self, depth: Option<u32>) {
-        self.slots = depth.map(|d| vec![0; d.max(1) as usize]);
+        self.slots = depth.map(|d| vec![Nanos::ZERO; d.max(1) as usize]);
     }
 
     /// The queue depth in force (`None`: unlimited).
@@ -162,7 +162,7 @@ impl BlockLayer {
 
     /// When a request arriving at `now` reaches the device, and the slot it takes (the one free
     /// earliest, lowest index on a tie; FIFO in submission order).
-    fn admit(&mut self, now: u64) -> (u64, Option<usize>) {
+    fn admit(&mut self, now: Nanos) -> (Nanos, Option<usize>) {
         let Some(slots) = self.slots.as_ref() else {
             return (now, None);
         };
@@ -175,7 +175,7 @@ impl BlockLayer {
         let start = now.max(free);
         if start > now {
             self.queue_waits += 1;
-            self.queue_wait_ns += start - now;
+            self.queue_wait_ns += (start - now).0;
         }
         (start, Some(i))
     }
@@ -194,9 +194,9 @@ impl BlockLayer {
         region: Region,
         offset: u64,
         pages: u32,
-        now: u64,
+        now: Nanos,
         comm: u16,
-    ) -> Result<u64> {
+    ) -> Result<Nanos> {
         let len = pages as u64 * 4096;
         let cmd = match kind {
             IoKind::Read => Command::read(offset, len),
@@ -205,8 +205,7 @@ impl BlockLayer {
         };
         Ok(self
             .issue_command(kind, region, cmd, pages, now, comm)?
-            .done
-            .0)
+            .done)
     }
 
     /// Issue any data command of `pages` 4 KiB pages (a zone append, a read whose per-unit metadata the
@@ -218,7 +217,7 @@ impl BlockLayer {
         region: Region,
         cmd: Command<'_>,
         pages: u32,
-        now: u64,
+        now: Nanos,
         comm: u16,
     ) -> Result<Completion> {
         let at = match &cmd {
@@ -230,17 +229,17 @@ impl BlockLayer {
         // With a queue depth the request reaches the device when a slot is free (`start`); the trace and
         // the device latency count from there, the submitter gets the completion (the wait included).
         let (start, slot) = self.admit(now);
-        let mut c = self.dev.submit(Nanos(start), cmd)?;
+        let mut c = self.dev.submit(start, cmd)?;
         if kind == IoKind::Read && region == Region::Swap && c.unmapped_units > 0 {
             return Err(lost_swap_data(at.unwrap_or(0), pages, c.unmapped_units));
         }
         self.read_pages_no_data[region as usize] += c.unmapped_units;
-        c.done = c.done.max(Nanos(start));
+        c.done = c.done.max(start);
         if let (Some(i), Some(slots)) = (slot, self.slots.as_mut()) {
-            slots[i] = c.done.0;
+            slots[i] = c.done;
         }
         let offset = c.written_at.or(at).unwrap_or(0);
-        self.record(kind, region, offset, pages, start, c.done.0, comm)?;
+        self.record(kind, region, offset, pages, start, c.done, comm)?;
         Ok(c)
     }
 
@@ -253,8 +252,8 @@ impl BlockLayer {
         region: Region,
         offset: u64,
         pages: u32,
-        now: u64,
-        done: u64,
+        now: Nanos,
+        done: Nanos,
         comm: u16,
     ) -> Result<()> {
         let len = pages as u64 * 4096;
@@ -270,7 +269,7 @@ impl BlockLayer {
             c.sequential[r][k] += 1;
         }
         c.next_offset[r][k] = offset + len;
-        self.latency[k].record(done - now);
+        self.latency[k].record((done - now).0);
         if let Some(t) = self.trace.as_mut() {
             let comm = &self.comms[comm as usize];
             t.seq += 1;
@@ -282,7 +281,7 @@ impl BlockLayer {
                         writeln!(
                             t.out,
                             "{},nandstack,0,{},{},{},{}",
-                            now / 100,
+                            now.0 / 100,
                             if kind == IoKind::Read {
                                 "Read"
                             } else {
@@ -290,7 +289,7 @@ impl BlockLayer {
                             },
                             offset,
                             len,
-                            (done - now) / 100
+                            (done - now).0 / 100
                         )
                     }
                 }
@@ -298,8 +297,8 @@ impl BlockLayer {
                     t.out,
                     "259,0 0 {} {}.{:09} 0 D {} {} + {} [{}]",
                     t.seq,
-                    now / 1_000_000_000,
-                    now % 1_000_000_000,
+                    now.0 / 1_000_000_000,
+                    now.0 % 1_000_000_000,
                     match kind {
                         IoKind::Read => "R",
                         IoKind::Write => "W",
@@ -325,9 +324,9 @@ impl BlockLayer {
         kind: IoKind,
         region: Region,
         pages: &[u64],
-        now: u64,
+        now: Nanos,
         comm: u16,
-        done: &mut Vec<u64>,
+        done: &mut Vec<Nanos>,
     ) -> Result<()> {
         done.clear();
         let mut i = 0;
@@ -410,7 +409,11 @@ mod tests {
         io.set_queue_depth(qd);
         let done = [(0, 0), (8192, 0), (65536, 50_000)]
             .iter()
-            .map(|&(off, at)| io.issue(IoKind::Read, Region::File, off, 1, at, 0).unwrap())
+            .map(|&(off, at)| {
+                io.issue(IoKind::Read, Region::File, off, 1, Nanos(at), 0)
+                    .unwrap()
+                    .0
+            })
             .collect();
         (done, io)
     }
@@ -441,12 +444,15 @@ mod tests {
         let mut io = BlockLayer::new(Box::new(FixedLatency), 128, None).unwrap();
         io.set_queue_depth(Some(1));
         assert_eq!(
-            io.issue(IoKind::Write, Region::Swap, 0, 2, 0, 0).unwrap(),
+            io.issue(IoKind::Write, Region::Swap, 0, 2, Nanos(0), 0)
+                .unwrap()
+                .0,
             100_000
         );
         assert_eq!(
-            io.issue(IoKind::Write, Region::Swap, 8192, 2, 100_000, 0)
-                .unwrap(),
+            io.issue(IoKind::Write, Region::Swap, 8192, 2, Nanos(100_000), 0)
+                .unwrap()
+                .0,
             200_000
         );
         assert_eq!(io.queue_waits, 0);

@@ -2,7 +2,7 @@
 //! page), shared by zram (a backend) and zswap (the compressed cache); below both.
 
 use nandstack_compress::Algorithm;
-use nandstack_core::{Error, Result};
+use nandstack_core::{Error, Nanos, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -174,6 +174,6 @@ impl CompressionCosts {
 }
 
 /// CPU time of `cycles_per_byte` over a 4 KiB page at `mhz`, ns (zswap's and zram's compression costs).
-pub fn page_ns(cycles_per_byte: f64, mhz: f64) -> u64 {
-    (cycles_per_byte * 4096.0 * 1000.0 / mhz).round() as u64
+pub fn page_ns(cycles_per_byte: f64, mhz: f64) -> Nanos {
+    Nanos((cycles_per_byte * 4096.0 * 1000.0 / mhz).round() as u64)
 }

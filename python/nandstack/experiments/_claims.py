@@ -24,10 +24,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["KINDS", "TOLERANCE", "VERDICTS", "Ablation", "Claim", "claims_markdown", "effect", "verdict"]
+__all__ = [
+    "KINDS",
+    "NEGLIGIBLE",
+    "TOLERANCE",
+    "VERDICTS",
+    "Ablation",
+    "Claim",
+    "claims_markdown",
+    "effect",
+    "verdict",
+]
 
 #: How far (a factor) the paper platform's number may lie from the paper's and still be `reproduced`.
 TOLERANCE = 1.5
+#: An effect under this share of the paper's is no effect at all (`differs`, not `direction only`): a WAF
+#: change of -0.0004 % against the paper's -25.7 % has no direction worth the name.
+NEGLIGIBLE = 0.01
 KINDS = ("change", "level", "ratio")
 VERDICTS = ("reproduced", "direction only", "differs", "not measured")
 
@@ -46,9 +59,9 @@ def verdict(ours: float | None, paper: float, kind: str) -> str:
     mine, theirs = effect(float(ours), kind), effect(float(paper), kind)
     if theirs == 0.0:
         raise ValueError("a claim whose effect is zero has no sign to reproduce")
-    if mine == 0.0 or (mine > 0) != (theirs > 0):
-        return "differs"
     ratio = abs(mine) / abs(theirs)
+    if ratio < NEGLIGIBLE or (mine > 0) != (theirs > 0):
+        return "differs"
     return "reproduced" if 1.0 / TOLERANCE <= ratio <= TOLERANCE else "direction only"
 
 

@@ -75,9 +75,9 @@ impl SwapBackend for BlockSwap {
         kind: IoKind,
         first: u32,
         n: u32,
-        at: u64,
+        at: Nanos,
         comm: u16,
-    ) -> Result<u64> {
+    ) -> Result<Nanos> {
         let offset = self.base + first as u64 * 4096;
         io.issue(kind, Region::Swap, offset, n, at, comm)
     }

@@ -61,7 +61,7 @@ pub use loopdev::{
 pub use znswap::{ZnSwap, ZnswapConfig, ZonePolicyConfig};
 pub use zram::{Zram, ZramConfig, ZramWritebackConfig, ZramWritebackMode};
 
-use nandstack_core::{Error, Result};
+use nandstack_core::{Error, Nanos, Result};
 
 use crate::block::{BlockLayer, IoKind};
 use crate::swap::SlotFreed;
@@ -132,19 +132,19 @@ pub struct BackendEnv<'a> {
 pub struct Retimed {
     pub first: u32,
     pub n: u32,
-    pub given: u64,
-    pub done: u64,
+    pub given: Nanos,
+    pub done: Nanos,
 }
 
 /// blk-throttle: `dispatch(memcg, write, bytes, at)` → when a request of `bytes` from `memcg` may be
 /// dispatched (≥ `at`).
-pub type Dispatch<'a> = dyn FnMut(u16, bool, u64, u64) -> u64 + 'a;
+pub type Dispatch<'a> = dyn FnMut(u16, bool, u64, Nanos) -> Nanos + 'a;
 
 /// One submission of swap I/O: the block layer below (the host's device), the submission time, the
 /// issuing task and the cgroup throttle.
 pub struct Submit<'a, 'b> {
     pub io: &'a mut BlockLayer,
-    pub at: u64,
+    pub at: Nanos,
     pub comm: u16,
     /// CPU of the submitting thread (per-core placement).
     pub cpu: u16,
@@ -179,16 +179,16 @@ pub trait SwapBackend: Send {
 
     /// Whether the request completing at `done` completed on another CPU than its submitter's.
     /// Default: [`SwapBackend::completes_remotely`].
-    fn completed_remotely(&self, _done: u64) -> bool {
+    fn completed_remotely(&self, _done: Nanos) -> bool {
         self.completes_remotely()
     }
 
     /// The submitting task goes to sleep at `at` (waits for I/O): work that waits for its CPU runs.
     /// Default: nothing waits for it.
-    fn task_sleeps(&mut self, _at: u64) {}
+    fn task_sleeps(&mut self, _at: Nanos) {}
 
     /// The submitting task slept from `from` to `to` (for utilisation). Default: ignored.
-    fn task_slept(&mut self, _from: u64, _to: u64) {}
+    fn task_slept(&mut self, _from: Nanos, _to: Nanos) {}
 
     /// Write requests whose completion moved since the last call ([`Retimed`]), in order; the host
     /// moves the writeback of their pages. Default: none.
@@ -205,9 +205,9 @@ pub trait SwapBackend: Send {
         _kind: IoKind,
         _first: u32,
         _n: u32,
-        _at: u64,
+        _at: Nanos,
         _comm: u16,
-    ) -> Result<u64> {
+    ) -> Result<Nanos> {
         Err(Error::Unsupported(format!(
             "the {} swap backend does not serve swap I/O as block requests",
             self.name()
@@ -216,7 +216,7 @@ pub trait SwapBackend: Send {
 
     /// Write `pages` submitted together; `done[i]` = completion of page i. Default: the runs of
     /// consecutive slots as requests ([`issue_runs`], [`SwapBackend::request`]).
-    fn write(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<u64>) -> Result<()> {
+    fn write(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<Nanos>) -> Result<()> {
         issue_runs(IoKind::Write, sub, pages, done, |io, slot, n, at, comm| {
             self.request(io, IoKind::Write, slot, n, at, comm)
         })
@@ -224,7 +224,7 @@ pub trait SwapBackend: Send {
 
     /// Read `pages` into memory (a fault and its readahead window); `done[i]` as for `write`. Default:
     /// as for `write`.
-    fn read(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<u64>) -> Result<()> {
+    fn read(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<Nanos>) -> Result<()> {
         issue_runs(IoKind::Read, sub, pages, done, |io, slot, n, at, comm| {
             self.request(io, IoKind::Read, slot, n, at, comm)
         })
@@ -237,9 +237,9 @@ pub trait SwapBackend: Send {
         io: &mut BlockLayer,
         first: u32,
         n: u32,
-        at: u64,
+        at: Nanos,
         comm: u16,
-    ) -> Result<u64> {
+    ) -> Result<Nanos> {
         self.request(io, IoKind::Discard, first, n, at, comm)
     }
 
@@ -256,7 +256,7 @@ pub trait SwapBackend: Send {
         sub: &mut Submit,
         page: SwapPage,
         _bytes: Option<&[u8; 4096]>,
-    ) -> Result<Option<u64>> {
+    ) -> Result<Option<Nanos>> {
         let mut done = Vec::with_capacity(1);
         self.write(sub, &[page], &mut done)?;
         Ok(done.first().copied())
@@ -294,7 +294,7 @@ pub trait SwapBackend: Send {
     fn service(
         &mut self,
         _host: &mut dyn SlotHost,
-        _now: u64,
+        _now: Nanos,
         _want: Option<(&[SwapPage], u16)>,
     ) -> Result<()> {
         Ok(())
@@ -317,8 +317,8 @@ pub(crate) fn issue_runs(
     kind: IoKind,
     sub: &mut Submit,
     pages: &[SwapPage],
-    done: &mut Vec<u64>,
-    mut serve: impl FnMut(&mut BlockLayer, u32, u32, u64, u16) -> Result<u64>,
+    done: &mut Vec<Nanos>,
+    mut serve: impl FnMut(&mut BlockLayer, u32, u32, Nanos, u16) -> Result<Nanos>,
 ) -> Result<()> {
     done.clear();
     let mut i = 0;

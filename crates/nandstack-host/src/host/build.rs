@@ -5,7 +5,7 @@
 use std::collections::BinaryHeap;
 
 use nandstack_core::rng::Rng;
-use nandstack_core::{Error, Result};
+use nandstack_core::{Error, Nanos, Result};
 use nandstack_device::device::ZoneModel;
 use nandstack_device::Device;
 
@@ -92,7 +92,7 @@ impl Host {
             .reclaim
             .stats_flush_first_ms
             .map_or(period_ns, |ms| ms * 1_000_000);
-        vm.set_stats_flush_from(period_ns, first_ns);
+        vm.set_stats_flush_from(Nanos(period_ns), Nanos(first_ns));
         let (swap, mut store) = swap_area(cfg, swap_off, dev_zones, &vm, frames, verify)?;
         let ra: Box<dyn Readahead> = match h.readahead.policy {
             ReadaheadPolicyKind::Vma => Box::new(VmaReadahead::new(h.readahead.page_cluster)),
@@ -115,8 +115,8 @@ impl Host {
             file_off,
             &files,
             h.pagecache.read_ahead_kb / 4,
-            h.pagecache.dirty_expire_ms * 1_000_000,
-            h.pagecache.dirty_writeback_ms * 1_000_000,
+            Nanos(h.pagecache.dirty_expire_ms * 1_000_000),
+            Nanos(h.pagecache.dirty_writeback_ms * 1_000_000),
             frames * h.pagecache.dirty_background_ratio as u64 / 100,
         );
         add_processes(cfg, &mut vm, workloads, frames, swap.usable)?;
@@ -125,11 +125,11 @@ impl Host {
         store.backend.swapon(&mut io, swap.nslots)?;
         let worker_packs = store.backend.may_retime();
         let p = Params {
-            ns_per_ref: h.costs.ns_per_reference,
-            minor_ns: h.costs.minor_fault_ns,
-            major_ns: h.costs.major_fault_ns,
-            scan_ns: h.costs.reclaim_scan_ns,
-            write_ns: h.costs.reclaim_write_ns,
+            ns_per_ref: Nanos(h.costs.ns_per_reference),
+            minor_ns: Nanos(h.costs.minor_fault_ns),
+            major_ns: Nanos(h.costs.major_fault_ns),
+            scan_ns: Nanos(h.costs.reclaim_scan_ns),
+            write_ns: Nanos(h.costs.reclaim_write_ns),
             scm: h.reclaim.swap_cluster_max as u64,
             cgroup_v1: h.reclaim.cgroup_v1,
             retries: h.reclaim.max_reclaim_retries,
@@ -148,7 +148,7 @@ impl Host {
             p,
             stats: HostStats::default(),
             completions: BinaryHeap::new(),
-            kswapd_backoff_until: 0,
+            kswapd_backoff_until: Nanos::ZERO,
             swap_cursor: 0,
             ra_buf: Vec::new(),
             io_buf: Vec::new(),

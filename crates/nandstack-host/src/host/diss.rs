@@ -2,13 +2,13 @@
 //! before the host uses the device at `now`, the discard policy's TRIMs that would have run while the
 //! device was idle are issued at their own times (iTRIM, STRIM's freed-slot path).
 
-use nandstack_core::Result;
+use nandstack_core::{Nanos, Result};
 
 use super::{Host, COMM_KWORKER};
 
 impl Host {
     /// Issue the deferred TRIMs due in the device's idle time before `now` (from the `kworker`).
-    pub(crate) fn idle_discards(&mut self, now: u64) -> Result<()> {
+    pub(crate) fn idle_discards(&mut self, now: Nanos) -> Result<()> {
         let idle_from = self.io.rw_busy_until;
         while let Some((at, first, n)) = self.swap.next_deferred(idle_from, now) {
             self.store

@@ -3,7 +3,7 @@
 //! unmapping, writeback submission through the task's block plug ([`crate::plug`]), removal from the
 //! swap/page cache with a shadow entry, and waiting for writeback (which flushes the plug).
 
-use nandstack_core::Result;
+use nandstack_core::{Nanos, Result};
 
 use super::{Ctx, Host, COMM_KWORKER};
 use crate::backend::SwapPage;
@@ -15,7 +15,7 @@ use crate::vm::workingset;
 impl Host {
     /// Whether a read of `f` is still in flight at `now` (the page is locked).
     #[inline]
-    pub fn read_locked(&self, f: u32, now: u64) -> bool {
+    pub fn read_locked(&self, f: u32, now: Nanos) -> bool {
         let fr = &self.vm.frames[f as usize];
         fr.has(F_LOCKED) && fr.io_done > now
     }
@@ -89,7 +89,7 @@ impl Host {
 
     /// `try_to_unmap`: replace the PTE mapping `f` by a swap entry (anonymous) or nothing (file),
     /// moving its dirty bit to the frame.
-    pub fn try_to_unmap(&mut self, f: u32, now: u64) {
+    pub fn try_to_unmap(&mut self, f: u32, now: Nanos) {
         let fr = self.vm.frames[f as usize];
         if !fr.has(F_MAPPED) {
             return;
@@ -116,7 +116,7 @@ impl Host {
     }
 
     /// `folio_mark_dirty`.
-    pub fn mark_dirty(&mut self, f: u32, now: u64) {
+    pub fn mark_dirty(&mut self, f: u32, now: Nanos) {
         let fr = &mut self.vm.frames[f as usize];
         if fr.has(F_DIRTY) {
             return;
@@ -150,7 +150,7 @@ impl Host {
         let fr = &mut self.vm.frames[f as usize];
         fr.clear(F_DIRTY);
         fr.set(F_WRITEBACK | F_RECLAIM);
-        fr.io_done = u64::MAX;
+        fr.io_done = Nanos::MAX;
         if file {
             self.pc.dirty -= 1;
             self.stats.file_pages_written += 1;
@@ -299,7 +299,7 @@ impl Host {
             self.plug_sleep(ctx)?;
         }
         let t = self.vm.frames[f as usize].io_done;
-        debug_assert!(t != u64::MAX, "a write waited for was never issued");
+        debug_assert!(t != Nanos::MAX, "a write waited for was never issued");
         if t > ctx.now {
             self.stats.writeback_waits += 1;
             self.stats.writeback_wait_ns += t - ctx.now;

@@ -2,7 +2,7 @@
 //! swap-in (`do_swap_page`: swap-cache hit or readahead from the device), file faults with mmap
 //! read-around, copy-on-write of private file pages, and write-protect faults of shared file pages.
 
-use nandstack_core::{Error, Result};
+use nandstack_core::{Error, Nanos, Result};
 
 use super::{Ctx, FaultKind, Host};
 use crate::backend::SwapPage;
@@ -346,7 +346,7 @@ impl Host {
             fr.key = s;
             fr.vpn = v;
             // Pending until the read is issued: reclaim must not touch it.
-            fr.io_done = u64::MAX;
+            fr.io_done = Nanos::MAX;
             self.swap.cache[s as usize] = f;
             self.swap.map[s as usize] |= MAP_CACHE;
             self.refault(f, shadow, false);
@@ -447,7 +447,11 @@ impl Host {
         debug_assert!(f != NONE && !is_shadow(f));
         {
             let fr = &mut self.vm.frames[f as usize];
-            ctx.now = ctx.now.max(if fr.has(F_LOCKED) { fr.io_done } else { 0 });
+            ctx.now = ctx.now.max(if fr.has(F_LOCKED) {
+                fr.io_done
+            } else {
+                Nanos::ZERO
+            });
             fr.clear(F_LOCKED);
         }
         if write && !shared {
@@ -491,7 +495,7 @@ impl Host {
             let fr = &mut self.vm.frames[f as usize];
             fr.set(F_FILE | F_LOCKED);
             fr.key = pid;
-            fr.io_done = u64::MAX;
+            fr.io_done = Nanos::MAX;
             self.pc.index[pid as usize] = f;
             self.refault(f, shadow, true);
             self.lru_admit(f);

@@ -2,6 +2,7 @@
 //! the first write to that page does to the page and its slot, and what its next eviction writes —
 //! hand-computed per kernel (6.18 `map_writable`, 4.4 `reuse_swap_page`, 5.12 `cow_copy`).
 
+use nandstack_core::Nanos;
 use serde_json::json;
 
 use crate::config::{HostConfig, ProcessConfig};
@@ -46,7 +47,7 @@ fn host(mode: &str) -> Host {
 /// A reference as the simulation loop makes it: a hit sets the PTE bits, a miss faults. True if it
 /// faulted.
 fn touch(h: &mut Host, c: &mut Ctx, vpn: u32, write: bool) -> bool {
-    c.now += 2_000;
+    c.now += Nanos(2_000);
     let pte = h.vm.ptes[vpn as usize];
     if is_present(pte) && (!write || pte & PTE_WRITE != 0) {
         h.vm.ptes[vpn as usize] = pte | PTE_YOUNG | if write { PTE_DIRTY } else { 0 };
@@ -60,7 +61,7 @@ fn touch(h: &mut Host, c: &mut Ctx, vpn: u32, write: bool) -> bool {
 /// context and a page that is swapped out and not in the swap cache, with its slot.
 fn swapped_page(h: &mut Host) -> (Ctx, u32, u32) {
     let mut c = Ctx {
-        now: 0,
+        now: Nanos(0),
         cpu: 0,
         comm: 3,
         kswapd: false,

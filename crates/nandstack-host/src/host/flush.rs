@@ -3,7 +3,7 @@
 //! threshold or reclaim found only dirty pages. Written pages are write-protected again, so the next
 //! write through a mapping dirties them anew.
 
-use nandstack_core::Result;
+use nandstack_core::{Nanos, Result};
 
 use super::{Host, COMM_FLUSH};
 use crate::block::{IoKind, Region};
@@ -12,7 +12,7 @@ use crate::vm::workingset::is_shadow;
 
 impl Host {
     /// Run the flusher if it is due at `now`.
-    pub fn flusher_tick(&mut self, now: u64) -> Result<()> {
+    pub fn flusher_tick(&mut self, now: Nanos) -> Result<()> {
         let pc = &mut self.pc;
         let periodic = now >= pc.next_flush;
         let all = pc.wakeup || pc.dirty > pc.background_pages;

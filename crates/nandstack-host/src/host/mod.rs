@@ -57,20 +57,20 @@ pub struct Host {
     pub p: Params,
     pub stats: HostStats,
     /// Writes in flight: (completion, frame).
-    completions: BinaryHeap<Reverse<(u64, u32)>>,
-    kswapd_backoff_until: u64,
+    completions: BinaryHeap<Reverse<(Nanos, u32)>>,
+    kswapd_backoff_until: Nanos,
     /// Where the next scan for swap-cache-only slots starts (swap full).
     pub(crate) swap_cursor: u32,
     pub(crate) ra_buf: Vec<(u32, u32)>,
     pub(crate) io_buf: Vec<u64>,
     pub(crate) frame_buf: Vec<u32>,
-    pub(crate) done_buf: Vec<u64>,
+    pub(crate) done_buf: Vec<Nanos>,
     pub(crate) swap_pages: Vec<crate::backend::SwapPage>,
     /// The block plug of the task running host work, and kswapd's (a task of its own).
     pub plug: BlkPlug,
     pub kswapd_plug: BlkPlug,
     /// Pages whose write ended on another CPU, waiting in its `lru_rotate` batch (frame, end).
-    pub rotate_batch: Vec<(u32, u64)>,
+    pub rotate_batch: Vec<(u32, Nanos)>,
     /// Scratch for [`Host::apply_retimed`].
     retimed: Vec<crate::backend::Retimed>,
     /// The swap backend may move completions (`SwapBackend::may_retime`: a loop device whose worker
@@ -119,7 +119,7 @@ impl Host {
         } else if lists[LRU_INACTIVE_ANON as usize] == 0
             && lists[LRU_INACTIVE_FILE as usize] == 0
             && lists[LRU_ACTIVE_ANON as usize] > 0
-            && period_ns > 0
+            && period_ns > Nanos::ZERO
         {
             format!(
                 "swap has room, but the inactive lists are empty and the {} active anon pages were not \
@@ -129,7 +129,7 @@ impl Host {
                  whether it gets there depends on the flush's phase (host.reclaim.stats_flush_first_ms) — \
                  docs/model-host.md",
                 lists[LRU_ACTIVE_ANON as usize],
-                period_ns / 1_000_000
+                period_ns.0 / 1_000_000
             )
         } else {
             "swap has room, but reclaim found nothing it could evict (pages active, locked or under \
@@ -141,7 +141,7 @@ impl Host {
             format!(
                 "{OUT_OF_MEMORY} {:.3} s: {what} (cgroup `{}`: {} pages charged, limit {}; RAM free {} \
                  pages; swap {} of {} slots used; LRU inactive/active anon {}/{}, file {}/{}) — {why}",
-                ctx.now as f64 / 1e9,
+                ctx.now.0 as f64 / 1e9,
                 mc.name,
                 mc.usage,
                 if mc.limit == u64::MAX { "none".into() } else { mc.limit.to_string() },
@@ -249,7 +249,7 @@ impl Host {
 
     /// kswapd: reclaim from every cgroup until free memory is above the high watermark. Runs at once
     /// (on its own CPU: its time is not charged to the thread that woke it).
-    fn kswapd(&mut self, now: u64) -> Result<()> {
+    fn kswapd(&mut self, now: Nanos) -> Result<()> {
         let (_, low, high) = self.vm.wmark;
         let free = self.vm.free_pages();
         if free > low {
@@ -274,7 +274,7 @@ impl Host {
         r?;
         if self.vm.free_pages() <= low {
             // Could not balance (pages under writeback): try again a millisecond later.
-            self.kswapd_backoff_until = now + 1_000_000;
+            self.kswapd_backoff_until = now + Nanos(1_000_000);
         }
         Ok(())
     }
@@ -304,13 +304,13 @@ impl Host {
 
     // ---- write completion and discard ---------------------------------------------------------
 
-    pub(crate) fn push_completion(&mut self, f: u32, done: u64) {
+    pub(crate) fn push_completion(&mut self, f: u32, done: Nanos) {
         self.completions.push(Reverse((done, f)));
     }
 
     /// Writes that completed by `now`: clear PG_writeback; a page reclaim wrote is rotated to the tail
     /// of its inactive list (`folio_rotate_reclaimable`).
-    pub fn process_completions(&mut self, now: u64) {
+    pub fn process_completions(&mut self, now: Nanos) {
         self.apply_retimed();
         while let Some(&Reverse((t, f))) = self.completions.peek() {
             if t > now {
@@ -322,7 +322,7 @@ impl Host {
     }
 
     /// End the writeback of `f` if it is the one completing at `t`.
-    pub(crate) fn end_writeback(&mut self, f: u32, t: u64) {
+    pub(crate) fn end_writeback(&mut self, f: u32, t: Nanos) {
         let fr = &mut self.vm.frames[f as usize];
         if !fr.has(F_WRITEBACK) || fr.io_done != t {
             return;
@@ -353,7 +353,7 @@ impl Host {
     }
 
     /// The task sleeps from `ctx.now` until `until` (for the backend's utilisation figures).
-    pub(crate) fn task_slept(&mut self, ctx: &Ctx, until: u64) {
+    pub(crate) fn task_slept(&mut self, ctx: &Ctx, until: Nanos) {
         if self.worker_packs && !ctx.kswapd && until > ctx.now {
             self.store.backend.task_slept(ctx.now, until);
         }
@@ -403,7 +403,7 @@ impl Host {
 
     /// `folio_rotate_reclaimable` on the completing CPU when that is not the reclaimer's: the page
     /// waits in that CPU's `lru_rotate` batch, moved to the inactive tail when the batch is full.
-    fn rotate_remote(&mut self, f: u32, t: u64) {
+    fn rotate_remote(&mut self, f: u32, t: Nanos) {
         self.rotate_batch.push((f, t));
         if self.rotate_batch.len() < ROTATE_BATCH {
             return;
@@ -428,7 +428,6 @@ impl Host {
     /// The host's background work due at `now`, in this order: the zswap worker, I/O completions, the
     /// swap backend's own work (ZNSwap's zone resets and GC steps), idle-time discards, the flusher.
     pub fn background(&mut self, now: Nanos) -> Result<()> {
-        let now = now.0;
         self.zswap_worker_run(now)?;
         self.process_completions(now);
         self.backend_service(now, None)?;
@@ -440,11 +439,11 @@ impl Host {
     /// issued, so writes in flight complete.
     pub fn settle(&mut self, now: Nanos) -> Result<()> {
         self.swap.drain_slot_caches(&mut self.store);
-        self.flush_discards(now.0)
+        self.flush_discards(now)
     }
 
     /// Issue the discards the swap area asked for (by the `kworker` discard work, at `now`).
-    pub(crate) fn flush_discards(&mut self, now: u64) -> Result<()> {
+    pub(crate) fn flush_discards(&mut self, now: Nanos) -> Result<()> {
         if self.swap.to_discard.is_empty() {
             return Ok(());
         }
@@ -469,9 +468,9 @@ impl Host {
     }
 
     /// Fault latency histogram of `kind` (ns).
-    pub fn record_fault(&mut self, kind: FaultKind, ns: u64) {
+    pub fn record_fault(&mut self, kind: FaultKind, ns: Nanos) {
         self.stats.faults[kind as usize] += 1;
-        self.stats.fault_latency[kind as usize].record(ns);
+        self.stats.fault_latency[kind as usize].record(ns.0);
     }
 }
 
@@ -482,8 +481,8 @@ pub(crate) fn throttle(
     m: u16,
     write: bool,
     bytes: u64,
-    now: u64,
-) -> u64 {
+    now: Nanos,
+) -> Nanos {
     let t = &mut memcgs[m as usize].throttle;
     let (bps, next) = if write {
         (t.write_bps, &mut t.write_next_ns)
@@ -494,7 +493,7 @@ pub(crate) fn throttle(
         return now;
     };
     let start = now.max(*next);
-    *next = start + (bytes as f64 * 1e9 / bps) as u64;
+    *next = start + Nanos((bytes as f64 * 1e9 / bps) as u64);
     t.delayed_ns += start - now;
     start
 }

@@ -1,6 +1,6 @@
 //! The host as reclaim policies see it ([`crate::reclaim::ReclaimHost`]).
 
-use nandstack_core::Result;
+use nandstack_core::{Nanos, Result};
 
 use super::{Ctx, Host, HostStats, Params};
 use crate::vm::Vm;
@@ -36,7 +36,7 @@ impl crate::reclaim::ReclaimHost for Host {
     fn wake_flusher(&mut self) {
         self.pc.wakeup = true;
     }
-    fn read_locked(&self, f: u32, now: u64) -> bool {
+    fn read_locked(&self, f: u32, now: Nanos) -> bool {
         Host::read_locked(self, f, now)
     }
     fn folio_referenced(&mut self, f: u32) -> u32 {
@@ -51,13 +51,13 @@ impl crate::reclaim::ReclaimHost for Host {
     fn blk_finish_plug(&mut self, ctx: &Ctx) -> Result<()> {
         Host::blk_finish_plug(self, ctx)
     }
-    fn process_completions(&mut self, now: u64) {
+    fn process_completions(&mut self, now: Nanos) {
         Host::process_completions(self, now)
     }
     fn free_swap_cache(&mut self, f: u32, cpu: u16) -> bool {
         Host::free_swap_cache(self, f, cpu)
     }
-    fn end_writeback(&mut self, f: u32, at: u64) {
+    fn end_writeback(&mut self, f: u32, at: Nanos) {
         Host::end_writeback(self, f, at)
     }
     fn wait_writeback(&mut self, ctx: &mut Ctx, f: u32) -> Result<()> {
@@ -66,7 +66,7 @@ impl crate::reclaim::ReclaimHost for Host {
     fn add_to_swap(&mut self, ctx: &mut Ctx, f: u32) -> bool {
         Host::add_to_swap(self, ctx, f)
     }
-    fn try_to_unmap(&mut self, f: u32, now: u64) {
+    fn try_to_unmap(&mut self, f: u32, now: Nanos) {
         Host::try_to_unmap(self, f, now)
     }
     fn pageout(&mut self, ctx: &mut Ctx, f: u32) -> Result<()> {

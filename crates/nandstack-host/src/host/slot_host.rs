@@ -2,7 +2,7 @@
 //! backend (`backend::znswap::kznsd`) and reaches the slot map, the swap cache and the page tables only
 //! through this view, lent by [`Host::backend_service`] with the backend borrowed apart.
 
-use nandstack_core::{Error, Result};
+use nandstack_core::{Error, Nanos, Result};
 
 use super::Host;
 use crate::backend::{Dispatch, SlotHost, SwapPage};
@@ -155,7 +155,7 @@ impl Host {
     /// steps). The caller refreshes the pages' slots afterwards (the GC may have moved some).
     pub(crate) fn backend_service(
         &mut self,
-        now: u64,
+        now: Nanos,
         want: Option<(&[SwapPage], u16)>,
     ) -> Result<()> {
         let (backend, mut slots) = self.lend();
@@ -234,7 +234,7 @@ impl Host {
     }
 
     /// The backend's due work at `now` (as the event loop's tick).
-    pub(crate) fn swap_backend_tick(&mut self, now: u64) -> Result<()> {
+    pub(crate) fn swap_backend_tick(&mut self, now: Nanos) -> Result<()> {
         self.backend_service(now, None)
     }
 }

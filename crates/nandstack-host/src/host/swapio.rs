@@ -13,7 +13,7 @@
 //!   `notify_free`), so the page needs a new slot and a new write at its next eviction;
 //! * page contents and the RAM the pools take ([`Host::sync_pool_frames`]).
 
-use nandstack_core::{Error, Result};
+use nandstack_core::{Error, Nanos, Result};
 
 use super::{Ctx, FaultKind, Host};
 use crate::backend::{Submit, SwapBackend, SwapPage};
@@ -131,7 +131,7 @@ impl Host {
     /// the cgroups' blk-throttle).
     pub(crate) fn backend_io<R>(
         &mut self,
-        at: u64,
+        at: Nanos,
         comm: u16,
         cpu: u16,
         f: impl FnOnce(&mut dyn SwapBackend, &mut Submit) -> Result<R>,
@@ -220,7 +220,7 @@ impl Host {
     /// decompressed and dropped (`zswpin`; the page is dirtied, the swap cache owns it now). `t` is the
     /// reading CPU's clock (decompressions run one after the other); sets `io_done`. False when the page
     /// must be read from the backend.
-    pub(crate) fn swap_read_folio_mem(&mut self, t: &mut u64, f: u32) -> Result<bool> {
+    pub(crate) fn swap_read_folio_mem(&mut self, t: &mut Nanos, f: u32) -> Result<bool> {
         let (slot, vpn) = (
             self.vm.frames[f as usize].key,
             self.vm.frames[f as usize].vpn,

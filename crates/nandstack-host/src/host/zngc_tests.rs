@@ -4,7 +4,7 @@
 //! garbage are reset without a copy, random workloads keep every invariant) are in `nandstack-sim`'s
 //! tests (`tests/host/znswap.rs`).
 
-use nandstack_core::Result;
+use nandstack_core::{Nanos, Result};
 use serde_json::{json, Value};
 
 use crate::backend::znswap::{ZnSwap, ZoneUse};
@@ -64,7 +64,7 @@ fn zn(h: &mut Host) -> &mut ZnSwap {
 /// A reference as the simulation loop makes it: a hit sets the PTE bits, a miss faults. The GC's
 /// background steps do not run (the tests step it).
 fn touch(h: &mut Host, ctx: &mut Ctx, vpn: u32, write: bool) -> Result<()> {
-    ctx.now += 2_000;
+    ctx.now += Nanos(2_000);
     let pte = h.vm.ptes[vpn as usize];
     if is_present(pte) && (!write || pte & PTE_WRITE != 0) {
         h.vm.ptes[vpn as usize] = pte | PTE_YOUNG | if write { PTE_DIRTY } else { 0 };
@@ -75,7 +75,7 @@ fn touch(h: &mut Host, ctx: &mut Ctx, vpn: u32, write: bool) -> Result<()> {
 
 fn ctx() -> Ctx {
     Ctx {
-        now: 0,
+        now: Nanos(0),
         cpu: 0,
         comm: 3,
         kswapd: false,

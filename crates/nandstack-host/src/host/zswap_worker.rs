@@ -18,7 +18,7 @@
 //! itself is being advanced (its allocations reclaim too). Inside another task's reclaim pass its page
 //! is charged without reclaiming (see `zswap_writeback_entry`).
 
-use nandstack_core::Result;
+use nandstack_core::{Nanos, Result};
 
 use super::{Ctx, Host, COMM_KWORKER};
 use crate::backend::SwapPage;
@@ -30,7 +30,7 @@ use crate::zswap::MAX_RECLAIM_RETRIES;
 
 impl Host {
     /// Run zswap's writeback worker until its clock reaches `now` (or it has nothing to do).
-    pub fn zswap_worker_run(&mut self, now: u64) -> Result<()> {
+    pub fn zswap_worker_run(&mut self, now: Nanos) -> Result<()> {
         match self.store.zswap.as_mut() {
             Some(z) if !z.worker.inside => z.worker.inside = true,
             _ => return Ok(()),
@@ -42,7 +42,7 @@ impl Host {
         r
     }
 
-    fn zswap_worker_steps(&mut self, now: u64) -> Result<()> {
+    fn zswap_worker_steps(&mut self, now: Nanos) -> Result<()> {
         let ncg = self.vm.memcgs.len();
         // An unbound kworker: say the last CPU (slot allocation in its reclaim uses that CPU's cluster).
         let cpu = self.swap.cpus().saturating_sub(1) as u16;

@@ -8,6 +8,7 @@
 //! dirty pages — and by kswapd for pages reclaim already marked.
 
 use crate::vm::page::NONE;
+use nandstack_core::Nanos;
 
 pub struct PageCache {
     /// Byte offset of the file partition on the device.
@@ -21,12 +22,12 @@ pub struct PageCache {
     pub dirty: u64,
     /// Read-around window of an mmap fault, pages.
     pub ra_pages: u32,
-    pub expire_ns: u64,
-    pub period_ns: u64,
+    pub expire_ns: Nanos,
+    pub period_ns: Nanos,
     /// Dirty pages above which the flusher writes everything (`dirty_background_ratio`).
     pub background_pages: u64,
     /// Next periodic flusher run.
-    pub next_flush: u64,
+    pub next_flush: Nanos,
     /// Reclaim saw only dirty pages: wake the flusher.
     pub wakeup: bool,
     pub flusher_runs: u64,
@@ -37,8 +38,8 @@ impl PageCache {
         base: u64,
         files: &[u32],
         ra_pages: u32,
-        expire_ns: u64,
-        period_ns: u64,
+        expire_ns: Nanos,
+        period_ns: Nanos,
         background_pages: u64,
     ) -> PageCache {
         let mut file_base = Vec::with_capacity(files.len());

@@ -2,7 +2,7 @@
 //! is set loses it and goes to the head (one more round), otherwise it is evicted (waiting for its
 //! write). Bounded to two passes over the list per call.
 
-use nandstack_core::Result;
+use nandstack_core::{Nanos, Result};
 
 use super::fifo::evict_tails;
 use super::ReclaimHost;
@@ -35,7 +35,7 @@ impl<H: ReclaimHost + ?Sized> ReclaimPolicy<H> for ClockReclaim {
 }
 
 /// A page whose read is in flight or whose accessed bit was set (now cleared) goes round again.
-fn second_chance<H: ReclaimHost + ?Sized>(h: &mut H, now: u64, folio: u32) -> bool {
+fn second_chance<H: ReclaimHost + ?Sized>(h: &mut H, now: Nanos, folio: u32) -> bool {
     let again = h.read_locked(folio, now) || h.folio_referenced(folio) > 0;
     if again {
         h.stats_mut().pgrotated += 1;

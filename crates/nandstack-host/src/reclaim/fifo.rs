@@ -2,7 +2,7 @@
 //! on the inactive lists in arrival order (anonymous pages first, then file pages); each eviction
 //! waits for its own write.
 
-use nandstack_core::Result;
+use nandstack_core::{Nanos, Result};
 
 use super::ReclaimHost;
 use super::{ReclaimPolicy, ReclaimRequest};
@@ -36,7 +36,7 @@ impl<H: ReclaimHost + ?Sized> ReclaimPolicy<H> for FifoReclaim {
 }
 
 /// Only a page whose read is in flight stays.
-fn read_locked<H: ReclaimHost + ?Sized>(h: &mut H, now: u64, folio: u32) -> bool {
+fn read_locked<H: ReclaimHost + ?Sized>(h: &mut H, now: Nanos, folio: u32) -> bool {
     h.read_locked(folio, now)
 }
 
@@ -51,7 +51,7 @@ pub(super) fn evict_tails<H: ReclaimHost + ?Sized>(
     req: &ReclaimRequest,
     batch: &mut Vec<u32>,
     budget: impl Fn(u64) -> u64,
-    mut keep: impl FnMut(&mut H, u64, u32) -> bool,
+    mut keep: impl FnMut(&mut H, Nanos, u32) -> bool,
 ) -> Result<u64> {
     let mut freed = 0;
     for m in scope(h, req) {

@@ -5,7 +5,7 @@
 //! lists, proportional cut-off once the target is met, rebalancing the anon lists) and
 //! `shrink_active_list`. The inactive list and per-page decisions are in `linux_shrink.rs`.
 
-use nandstack_core::Result;
+use nandstack_core::{Nanos, Result};
 
 use super::ReclaimHost;
 use super::{ReclaimPolicy, ReclaimRequest};
@@ -289,7 +289,7 @@ impl LinuxReclaim {
 /// moves of any reclaim round; under cgroup v1 the count then returns 0 — the zswap charge counters
 /// it scales by are v2-only — so the shrinker writes nothing back: the captures' `zswpwb` is 0.)
 fn shrink_slab<H: ReclaimHost + ?Sized>(h: &mut H, m: u16) {
-    if h.vm_mut().stats_flush_period_ns() == 0 {
+    if h.vm_mut().stats_flush_period_ns() == Nanos::ZERO {
         return;
     }
     if h.zswap_shrinker_counts(m) {

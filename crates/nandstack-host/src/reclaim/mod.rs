@@ -25,7 +25,7 @@ pub use clock::ClockReclaim;
 pub use fifo::FifoReclaim;
 pub use linux::LinuxReclaim;
 
-use nandstack_core::Result;
+use nandstack_core::{Nanos, Result};
 
 use crate::vm::counters::{Ctx, HostStats, Params};
 use crate::vm::Vm;
@@ -61,20 +61,20 @@ pub trait ReclaimHost {
     /// Wake the flusher (dirty file pages met at the tail).
     fn wake_flusher(&mut self);
     /// The page's read is in flight (locked) at `now`.
-    fn read_locked(&self, f: u32, now: u64) -> bool;
+    fn read_locked(&self, f: u32, now: Nanos) -> bool;
     /// Test and clear the referenced bits of the page's mappings; how many were set.
     fn folio_referenced(&mut self, f: u32) -> u32;
     /// Evict the page now if it can be (FIFO, CLOCK): true when freed.
     fn evict_sync(&mut self, ctx: &mut Ctx, f: u32) -> Result<bool>;
     fn blk_start_plug(&mut self);
     fn blk_finish_plug(&mut self, ctx: &Ctx) -> Result<()>;
-    fn process_completions(&mut self, now: u64);
+    fn process_completions(&mut self, now: Nanos);
     /// Drop the page's swap-cache copy (swap full); true when dropped.
     fn free_swap_cache(&mut self, f: u32, cpu: u16) -> bool;
-    fn end_writeback(&mut self, f: u32, at: u64);
+    fn end_writeback(&mut self, f: u32, at: Nanos);
     fn wait_writeback(&mut self, ctx: &mut Ctx, f: u32) -> Result<()>;
     fn add_to_swap(&mut self, ctx: &mut Ctx, f: u32) -> bool;
-    fn try_to_unmap(&mut self, f: u32, now: u64);
+    fn try_to_unmap(&mut self, f: u32, now: Nanos);
     fn pageout(&mut self, ctx: &mut Ctx, f: u32) -> Result<()>;
     /// All-page accommodation: store a clean file page in the pool before it goes.
     fn apa_evict(&mut self, ctx: &mut Ctx, f: u32) -> Result<()>;

@@ -14,6 +14,7 @@ pub mod swapin;
 
 use alloc::SlotAllocator;
 use discard::DiscardPolicy;
+use nandstack_core::Nanos;
 use swapin::SwapIns;
 
 use crate::vm::page::NONE;
@@ -206,7 +207,7 @@ impl SwapArea {
 
     /// Allocate a slot for a page reclaimed on `cpu` at `now`: the slot holds HAS_CACHE. Returns the
     /// slot and when it is ready (later than `now` if a discard had to finish first).
-    pub fn alloc_slot(&mut self, cpu: usize, now: u64) -> Option<(u32, u64)> {
+    pub fn alloc_slot(&mut self, cpu: usize, now: Nanos) -> Option<(u32, Nanos)> {
         if !self.enabled() {
             return None;
         }
@@ -239,7 +240,7 @@ impl SwapArea {
     }
 
     /// Take a batch of slots ahead (`get_swap_pages` into the per-CPU slot cache).
-    fn refill(&mut self, cpu: usize, now: u64) {
+    fn refill(&mut self, cpu: usize, now: Nanos) {
         self.stats.slot_cache_refills += 1;
         let mut got = Vec::with_capacity(self.slot_cache);
         for _ in 0..self.slot_cache {
@@ -434,7 +435,7 @@ impl SwapArea {
 
     /// The next deferred (idle-time) discard to issue before `now`, the device idle since `idle_from`:
     /// `(submission time, first slot, slots)`.
-    pub fn next_deferred(&mut self, idle_from: u64, now: u64) -> Option<(u64, u32, u32)> {
+    pub fn next_deferred(&mut self, idle_from: Nanos, now: Nanos) -> Option<(Nanos, u32, u32)> {
         self.discard.next_deferred(idle_from, now, &self.map)
     }
 
@@ -451,7 +452,7 @@ impl SwapArea {
     }
 
     /// The discard of whole cluster `cluster` completes at `done`.
-    pub fn discard_issued(&mut self, cluster: u32, done: u64) {
+    pub fn discard_issued(&mut self, cluster: u32, done: Nanos) {
         self.alloc.discard_issued(cluster, done);
     }
 

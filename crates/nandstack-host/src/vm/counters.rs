@@ -1,13 +1,13 @@
 //! The running thread (`Ctx`), the model's derived costs (`Params`) and the host-wide event counters
 //! (`HostStats`, /proc/vmstat's figures and the fault latencies): plain data every floor above reads.
 
-use nandstack_core::Histogram;
+use nandstack_core::{Histogram, Nanos};
 
 /// The thread on whose behalf host work runs: its clock, CPU and name.
 #[derive(Clone, Copy, Debug)]
 pub struct Ctx {
     /// Simulated time of the thread, ns.
-    pub now: u64,
+    pub now: Nanos,
     pub cpu: u16,
     pub comm: u16,
     /// Running as kswapd (background reclaim).
@@ -17,12 +17,12 @@ pub struct Ctx {
 /// Model parameters derived from the config.
 #[derive(Clone, Debug)]
 pub struct Params {
-    pub ns_per_ref: u64,
-    pub minor_ns: u64,
-    pub major_ns: u64,
-    pub scan_ns: u64,
+    pub ns_per_ref: Nanos,
+    pub minor_ns: Nanos,
+    pub major_ns: Nanos,
+    pub scan_ns: Nanos,
     /// Reclaim CPU time per page written out, on top of `scan_ns`.
-    pub write_ns: u64,
+    pub write_ns: Nanos,
     /// SWAP_CLUSTER_MAX.
     pub scm: u64,
     pub cgroup_v1: bool,
@@ -79,7 +79,7 @@ pub struct HostStats {
     pub pgdeactivate: u64,
     pub pgrotated: u64,
     pub writeback_waits: u64,
-    pub writeback_wait_ns: u64,
+    pub writeback_wait_ns: Nanos,
     pub swap_slot_freed_on_fault: u64,
     /// Write faults that kept the slot: the page waited in another CPU's `lru_rotate` batch.
     pub swap_slot_kept_batched: u64,
@@ -88,7 +88,7 @@ pub struct HostStats {
     pub writebacks_moved: u64,
     pub swapcache_dropped_full: u64,
     pub swapcache_reclaimed_full: u64,
-    pub alloc_stall_ns: u64,
+    pub alloc_stall_ns: Nanos,
     /// Limit and direct reclaim invocations (not kswapd) by the lowest priority they reached
     /// (index = priority, 0..=12), and the pages each swapped out.
     pub reclaim_lowest_priority: [u64; 13],
@@ -135,13 +135,13 @@ impl Default for HostStats {
             pgdeactivate: 0,
             pgrotated: 0,
             writeback_waits: 0,
-            writeback_wait_ns: 0,
+            writeback_wait_ns: Nanos::ZERO,
             swap_slot_freed_on_fault: 0,
             swap_slot_kept_batched: 0,
             writebacks_moved: 0,
             swapcache_dropped_full: 0,
             swapcache_reclaimed_full: 0,
-            alloc_stall_ns: 0,
+            alloc_stall_ns: Nanos::ZERO,
             reclaim_lowest_priority: [0; 13],
             reclaim_written: Histogram::new(),
             reclaim_writing_nothing: 0,

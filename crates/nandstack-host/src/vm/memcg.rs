@@ -2,6 +2,7 @@
 //! averages and workingset counters). The root cgroup (index 0) has no limit.
 
 use super::page::{NONE, NR_LRU};
+use nandstack_core::Nanos;
 
 /// Head of an intrusive doubly-linked list of frames (head = most recently added, tail = oldest).
 #[derive(Clone, Copy, Debug)]
@@ -51,10 +52,10 @@ pub struct Throttle {
     /// Bytes per second (None = unlimited).
     pub read_bps: Option<f64>,
     pub write_bps: Option<f64>,
-    pub read_next_ns: u64,
-    pub write_next_ns: u64,
+    pub read_next_ns: Nanos,
+    pub write_next_ns: Nanos,
     /// Time requests spent waiting in the throttle, ns.
-    pub delayed_ns: u64,
+    pub delayed_ns: Nanos,
 }
 
 #[derive(Clone, Debug)]

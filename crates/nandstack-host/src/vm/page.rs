@@ -9,6 +9,8 @@
 //! * not present: 0 = never touched; bit 30 set = swap entry (bits 0–29 slot); bit 29 alone = the
 //!   shared zero page is mapped read-only (an untouched anonymous page that was read).
 
+use nandstack_core::Nanos;
+
 pub const PTE_PRESENT: u32 = 1 << 31;
 pub const PTE_YOUNG: u32 = 1 << 30;
 pub const PTE_DIRTY: u32 = 1 << 29;
@@ -125,9 +127,9 @@ pub struct Frame {
     /// Memory cgroup charged.
     pub memcg: u16,
     /// Completion time of the read (F_LOCKED) or write (F_WRITEBACK) in flight, ns.
-    pub io_done: u64,
+    pub io_done: Nanos,
     /// When a file page became dirty, ns (for the flusher's expiry).
-    pub dirtied: u64,
+    pub dirtied: Nanos,
 }
 
 impl Frame {
@@ -139,8 +141,8 @@ impl Frame {
         flags: 0,
         list: LIST_NONE,
         memcg: 0,
-        io_done: 0,
-        dirtied: 0,
+        io_done: Nanos::ZERO,
+        dirtied: Nanos::ZERO,
     };
     #[inline]
     pub fn has(&self, f: u16) -> bool {

@@ -23,6 +23,7 @@
 use super::memcg::Memcg;
 use super::page::NR_LRU;
 use super::Vm;
+use nandstack_core::Nanos;
 
 /// The statistics of one lruvec that reclaim reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -59,8 +60,8 @@ impl LruvecStats {
 #[derive(Clone, Debug, Default)]
 pub struct StatsFlush {
     /// Flush period, ns (0: every read sees the live values).
-    period_ns: u64,
-    next_ns: u64,
+    period_ns: Nanos,
+    next_ns: Nanos,
     /// Flushes so far.
     pub flushes: u64,
     /// Flushed totals per cgroup (index 0, the root: hierarchical).
@@ -70,12 +71,12 @@ pub struct StatsFlush {
 impl Vm {
     /// Flush every `period_ns` (the first flush one period after the start), or read live values
     /// when 0.
-    pub fn set_stats_flush(&mut self, period_ns: u64) {
+    pub fn set_stats_flush(&mut self, period_ns: Nanos) {
         self.set_stats_flush_from(period_ns, period_ns);
     }
 
     /// Flush every `period_ns`, the first at `first_ns` (clamped to one period).
-    pub fn set_stats_flush_from(&mut self, period_ns: u64, first_ns: u64) {
+    pub fn set_stats_flush_from(&mut self, period_ns: Nanos, first_ns: Nanos) {
         self.stats_flush = StatsFlush {
             period_ns,
             next_ns: first_ns.min(period_ns),
@@ -85,18 +86,18 @@ impl Vm {
     }
 
     /// The flush period, ns (0: live values).
-    pub fn stats_flush_period_ns(&self) -> u64 {
+    pub fn stats_flush_period_ns(&self) -> Nanos {
         self.stats_flush.period_ns
     }
 
     /// Run the periodic flush if it fell due by `now` (the lists have not changed since it did:
     /// the host calls this before every fault and reclaim).
-    pub fn tick_stats_flush(&mut self, now: u64) {
+    pub fn tick_stats_flush(&mut self, now: Nanos) {
         let s = &mut self.stats_flush;
-        if s.period_ns == 0 || now < s.next_ns {
+        if s.period_ns == Nanos::ZERO || now < s.next_ns {
             return;
         }
-        s.next_ns += (now - s.next_ns) / s.period_ns * s.period_ns + s.period_ns;
+        s.next_ns += s.period_ns * ((now - s.next_ns) / s.period_ns) + s.period_ns;
         self.flush_stats();
     }
 
@@ -137,7 +138,7 @@ impl Vm {
     /// `lruvec_page_state` of cgroup `m` (0: the root, hierarchical) as of the last flush.
     pub fn lruvec_stats(&self, m: u16) -> LruvecStats {
         match self.stats_flush.flushed.get(m as usize) {
-            Some(s) if self.stats_flush.period_ns > 0 => *s,
+            Some(s) if self.stats_flush.period_ns > Nanos::ZERO => *s,
             _ => self.live_stats(m),
         }
     }
@@ -190,14 +191,14 @@ mod tests {
     #[test]
     fn reads_the_last_periodic_flush() {
         let mut vm = vm();
-        vm.set_stats_flush(2_000);
+        vm.set_stats_flush(Nanos(2_000));
         put(&mut vm, 1, LRU_INACTIVE_ANON);
         put(&mut vm, 0, LRU_ACTIVE_ANON);
         // Before the first flush everything reads zero.
         assert_eq!(vm.lruvec_stats(1), LruvecStats::default());
-        vm.tick_stats_flush(1_999);
+        vm.tick_stats_flush(Nanos(1_999));
         assert_eq!(vm.stats_flush.flushes, 0);
-        vm.tick_stats_flush(2_000);
+        vm.tick_stats_flush(Nanos(2_000));
         assert_eq!(vm.stats_flush.flushes, 1);
         assert_eq!(vm.lruvec_stats(1).lru, [1, 0, 0, 0]);
         // The root is hierarchical.
@@ -206,56 +207,56 @@ mod tests {
         // a late tick).
         put(&mut vm, 1, LRU_INACTIVE_ANON);
         vm.memcgs[1].stats.workingset_activate_anon += 3;
-        vm.tick_stats_flush(3_999);
+        vm.tick_stats_flush(Nanos(3_999));
         assert_eq!(vm.lruvec_stats(1).lru, [1, 0, 0, 0]);
         assert_eq!(vm.lruvec_stats(1).activations, [0, 0]);
-        vm.tick_stats_flush(9_000);
+        vm.tick_stats_flush(Nanos(9_000));
         assert_eq!(vm.stats_flush.flushes, 2);
         assert_eq!(vm.lruvec_stats(1).lru, [2, 0, 0, 0]);
         assert_eq!(vm.lruvec_stats(0).activations, [3, 0]);
-        vm.tick_stats_flush(9_999);
+        vm.tick_stats_flush(Nanos(9_999));
         assert_eq!(vm.stats_flush.flushes, 2);
-        vm.tick_stats_flush(10_000);
+        vm.tick_stats_flush(Nanos(10_000));
         assert_eq!(vm.stats_flush.flushes, 3);
     }
 
     #[test]
     fn the_first_flush_can_come_early_in_the_period() {
         let mut vm = vm();
-        vm.set_stats_flush_from(2_000, 300);
+        vm.set_stats_flush_from(Nanos(2_000), Nanos(300));
         put(&mut vm, 1, LRU_ACTIVE_ANON);
-        vm.tick_stats_flush(299);
+        vm.tick_stats_flush(Nanos(299));
         assert_eq!(vm.stats_flush.flushes, 0);
-        vm.tick_stats_flush(300);
+        vm.tick_stats_flush(Nanos(300));
         assert_eq!(
             (vm.stats_flush.flushes, vm.lruvec_stats(1).lru),
             (1, [0, 1, 0, 0])
         );
         // Then every period from there: 2 300, 4 300.
-        vm.tick_stats_flush(2_299);
+        vm.tick_stats_flush(Nanos(2_299));
         assert_eq!(vm.stats_flush.flushes, 1);
-        vm.tick_stats_flush(4_300);
+        vm.tick_stats_flush(Nanos(4_300));
         assert_eq!(vm.stats_flush.flushes, 2);
         // A first flush past the period is clamped to one period.
-        vm.set_stats_flush_from(1_000, 5_000);
-        vm.tick_stats_flush(1_000);
+        vm.set_stats_flush_from(Nanos(1_000), Nanos(5_000));
+        vm.tick_stats_flush(Nanos(1_000));
         assert_eq!(vm.stats_flush.flushes, 1);
     }
 
     #[test]
     fn period_zero_reads_live_values() {
         let mut vm = vm();
-        vm.set_stats_flush(0);
+        vm.set_stats_flush(Nanos(0));
         put(&mut vm, 1, LRU_ACTIVE_ANON);
         assert_eq!(vm.lruvec_stats(1).lru, [0, 1, 0, 0]);
-        vm.tick_stats_flush(u64::MAX);
+        vm.tick_stats_flush(Nanos::MAX);
         assert_eq!(vm.stats_flush.flushes, 0);
     }
 
     #[test]
     fn note_cost_decays_against_the_flushed_size_and_reaches_the_root() {
         let mut vm = vm();
-        vm.set_stats_flush(1_000);
+        vm.set_stats_flush(Nanos(1_000));
         for _ in 0..4 {
             put(&mut vm, 1, LRU_INACTIVE_ANON);
         }

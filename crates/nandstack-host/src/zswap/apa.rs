@@ -20,7 +20,7 @@
 //!   mode stores each block's write version with its copy and refuses to serve a copy of another
 //!   version ([`Zswap::load_file`]); the invariants check that no block is both cached and pooled.
 
-use nandstack_core::{Error, Result};
+use nandstack_core::{Error, Nanos, Result};
 
 use super::policy::PageKind;
 use super::{Store, Zswap};
@@ -71,7 +71,7 @@ impl Zswap {
         id: u32,
         version: u32,
         bytes: Option<&[u8; 4096]>,
-    ) -> Result<Option<u64>> {
+    ) -> Result<Option<Nanos>> {
         let Some(e) = self.file_entry(id) else {
             return Ok(None);
         };
@@ -100,7 +100,7 @@ impl Zswap {
     }
 
     /// Queue the writeback worker after a store refused at the pool limit.
-    pub fn queue_worker(&mut self, now: u64) {
+    pub fn queue_worker(&mut self, now: Nanos) {
         if self.wants_worker() && self.worker.queued.is_none() {
             self.worker.queued = Some(now);
             self.stats.worker_queued += 1;

@@ -35,7 +35,7 @@ pub mod policy;
 pub use config::{FullPoolPolicy, IncompressiblePolicy, ZswapConfig};
 
 use nandstack_compress::Compressor;
-use nandstack_core::{Error, Result};
+use nandstack_core::{Error, Nanos, Result};
 use serde_json::{json, Value};
 
 use crate::compressor::{CompressionCosts, CompressorKind};
@@ -87,8 +87,8 @@ pub struct ZswapStats {
     /// Times a refused store queued the worker (`queue_work` that found it idle or running).
     pub worker_queued: u64,
     /// CPU time spent compressing and decompressing, ns.
-    pub compress_ns: u64,
-    pub decompress_ns: u64,
+    pub compress_ns: Nanos,
+    pub decompress_ns: Nanos,
     /// Largest pool seen, pages.
     pub pool_pages_max: u64,
     /// Pages compressed (stores that reached the compressor).
@@ -96,7 +96,7 @@ pub struct ZswapStats {
     /// Stores the admission policy decided on by an entropy estimate, and the CPU time of those
     /// estimates, ns.
     pub estimates: u64,
-    pub estimate_ns: u64,
+    pub estimate_ns: Nanos,
     /// Clean file pages (all-page accommodation): stored, refused, served to a read (`file_hits`),
     /// dropped by the writeback worker, invalidated by a write to the block.
     pub file_stores: u64,
@@ -128,11 +128,11 @@ struct Entry {
 #[derive(Clone, Debug, Default)]
 pub struct WorkerState {
     /// `queue_work` was called and the work has not started yet; when.
-    pub queued: Option<u64>,
+    pub queued: Option<Nanos>,
     /// A run is in progress.
     pub running: bool,
     /// The worker's clock (its own CPU), ns.
-    pub clock: u64,
+    pub clock: Nanos,
     pub failures: u32,
     pub attempts: u32,
     /// `zswap_next_shrink`: the cgroup walk's cursor (index into the cgroups; `ncgroups` = end of walk).
@@ -145,9 +145,9 @@ pub struct WorkerState {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Store {
     /// Stored; CPU time of the store, ns.
-    Stored(u64),
+    Stored(Nanos),
     /// Not stored (the page goes to the backend); CPU time spent, ns.
-    Refused(u64),
+    Refused(Nanos),
 }
 
 /// zswap. See the module documentation.
@@ -180,12 +180,12 @@ pub struct Zswap {
     incompressible_policy: IncompressiblePolicy,
     /// `host.zswap.exclusive_loads`.
     pub(crate) exclusive_loads: bool,
-    compress_ns: u64,
-    decompress_ns: u64,
-    copy_ns: u64,
-    pub(crate) wakeup_ns: u64,
-    pub(crate) entry_ns: u64,
-    pub(crate) writeback_ns: u64,
+    compress_ns: Nanos,
+    decompress_ns: Nanos,
+    copy_ns: Nanos,
+    pub(crate) wakeup_ns: Nanos,
+    pub(crate) entry_ns: Nanos,
+    pub(crate) writeback_ns: Nanos,
     pub(crate) shrinker_enabled: bool,
     /// Per cgroup: whether it ever had an entry on zswap's LRU (`list_lru_add` sets the cgroup's bit for
     /// the zswap shrinker; `shrink_slab_memcg` clears it only when the count says `SHRINK_EMPTY`, which
@@ -255,9 +255,9 @@ impl Zswap {
             compress_ns: page_ns(c.compress_cycles_per_byte, costs.cpu_mhz),
             decompress_ns: page_ns(c.decompress_cycles_per_byte, costs.cpu_mhz),
             copy_ns: page_ns(costs.copy_cycles_per_byte, costs.cpu_mhz),
-            wakeup_ns: cfg.worker_wakeup_ns,
-            entry_ns: cfg.worker_entry_ns,
-            writeback_ns: cfg.writeback_ns,
+            wakeup_ns: Nanos(cfg.worker_wakeup_ns),
+            entry_ns: Nanos(cfg.worker_entry_ns),
+            writeback_ns: Nanos(cfg.writeback_ns),
             shrinker_enabled: cfg.shrinker_enabled,
             shrinker_bit: Vec::new(),
             worker: WorkerState::default(),
@@ -405,7 +405,7 @@ impl Zswap {
         free_frames: u64,
     ) -> Result<Store> {
         if self.check_limits() {
-            return Ok(Store::Refused(0));
+            return Ok(Store::Refused(Nanos::ZERO));
         }
         let q = AdmitQuery {
             memcg,
@@ -417,9 +417,9 @@ impl Zswap {
             limit_bytes: self.max_pages * PAGE_BYTES as u64,
         };
         let v = self.admission.decide(bytes, &q);
-        let mut cpu = 0;
+        let mut cpu = Nanos::ZERO;
         if v.sampled_bytes > 0 {
-            cpu = (v.sampled_bytes as f64 * self.estimate_ns_per_byte).round() as u64;
+            cpu = Nanos((v.sampled_bytes as f64 * self.estimate_ns_per_byte).round() as u64);
             self.stats.estimates += 1;
             self.stats.estimate_ns += cpu;
         }
@@ -563,7 +563,7 @@ impl Zswap {
     }
 
     /// Decompression time of a stored length, ns.
-    fn decompress_cost(&self, len: u32) -> u64 {
+    fn decompress_cost(&self, len: u32) -> Nanos {
         if len == PAGE_BYTES {
             self.copy_ns
         } else {
@@ -588,7 +588,7 @@ impl Zswap {
 
     /// `zswap_load` into the swap cache: decompress, count, drop the entry. Returns the CPU time, or
     /// `None` when the slot has no entry. `bytes` (verify mode) are what the page should hold.
-    pub fn load(&mut self, slot: u32, bytes: Option<&[u8; 4096]>) -> Result<Option<u64>> {
+    pub fn load(&mut self, slot: u32, bytes: Option<&[u8; 4096]>) -> Result<Option<Nanos>> {
         let Some(e) = self.entry_of(slot) else {
             return Ok(None);
         };
@@ -598,7 +598,7 @@ impl Zswap {
 
     /// A non-exclusive load (Linux before 6.5, `zswap_frontswap_load`): decompress the slot's entry and keep
     /// it; the CPU time, `None` when the slot has no entry.
-    pub fn load_keep(&mut self, slot: u32, bytes: Option<&[u8; 4096]>) -> Result<Option<u64>> {
+    pub fn load_keep(&mut self, slot: u32, bytes: Option<&[u8; 4096]>) -> Result<Option<Nanos>> {
         let Some(e) = self.entry_of(slot) else {
             return Ok(None);
         };
@@ -611,13 +611,13 @@ impl Zswap {
 
     /// The writeback worker decompresses entry `e` for its write to the backend and frees it; returns
     /// the CPU time.
-    pub fn take_for_writeback(&mut self, e: EntryId, bytes: Option<&[u8; 4096]>) -> Result<u64> {
+    pub fn take_for_writeback(&mut self, e: EntryId, bytes: Option<&[u8; 4096]>) -> Result<Nanos> {
         self.stats.zswpwb += 1;
         self.take(e, bytes)
     }
 
     /// Decompress entry `e` (checking the bytes in verify mode) and free it; the CPU time.
-    fn take(&mut self, e: EntryId, bytes: Option<&[u8; 4096]>) -> Result<u64> {
+    fn take(&mut self, e: EntryId, bytes: Option<&[u8; 4096]>) -> Result<Nanos> {
         self.check_bytes(e, bytes)?;
         let cpu = self.decompress_cost(self.entries[e as usize].len);
         self.stats.decompress_ns += cpu;
@@ -767,8 +767,8 @@ impl Zswap {
             } else {
                 0.0
             },
-            "compress_ms": s.compress_ns as f64 / 1e6,
-            "decompress_ms": s.decompress_ns as f64 / 1e6,
+            "compress_ms": s.compress_ns.0 as f64 / 1e6,
+            "decompress_ms": s.decompress_ns.0 as f64 / 1e6,
             "ezswap": self.ezswap_report(),
             // Victim pool pages by "objects/file objects" (page-granular policies only).
             "evicted_pages_by_mix": self
@@ -786,7 +786,7 @@ impl Zswap {
         json!({
             "compressions": s.compressions,
             "entropy_estimates": s.estimates,
-            "entropy_ms": s.estimate_ns as f64 / 1e6,
+            "entropy_ms": s.estimate_ns.0 as f64 / 1e6,
             "apa": self.apa,
             "stored_file_pages": self.live_file,
             "stored_bytes": self.stored_bytes,

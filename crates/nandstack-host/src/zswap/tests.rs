@@ -38,7 +38,7 @@ fn pool_limit_and_hysteresis_by_hand() {
     // At the limit: refused, counted, the worker wanted.
     assert_eq!(
         z.store(11, 1, &random_page(11), 1000).unwrap(),
-        Store::Refused(0)
+        Store::Refused(Nanos::ZERO)
     );
     assert_eq!(z.stats.pool_limit_hit, 1);
     assert!(z.wants_worker());
@@ -54,7 +54,7 @@ fn pool_limit_and_hysteresis_by_hand() {
     // Full again (10 pages): refused, a second hit.
     assert_eq!(
         z.store(13, 1, &random_page(13), 1000).unwrap(),
-        Store::Refused(0)
+        Store::Refused(Nanos::ZERO)
     );
     assert_eq!(z.stats.pool_limit_hit, 2);
     // An invalidated entry brings the pool to 9 pages, at the threshold: the store goes through
@@ -223,7 +223,7 @@ fn load_keep_keeps_the_entry() {
     let page = random_page(9);
     z.store(4, 0, &page, 1000).unwrap();
     let cpu = z.load_keep(4, Some(&page)).unwrap().expect("stored");
-    assert!(cpu > 0);
+    assert!(cpu > Nanos::ZERO);
     assert!(z.contains(4) && z.stored_pages() == 1 && z.stats.zswpin == 1);
     assert_eq!(z.load_keep(5, None).unwrap(), None);
     assert!(z.load(4, Some(&page)).unwrap().is_some());

@@ -149,7 +149,7 @@ fn cgroups_section(h: &Host, secs: f64) -> Vec<Value> {
                 "pswpout": st.pswpout,
                 "swap_read_mib_per_s": st.swap_read_bytes as f64 / 1048576.0 / secs.max(1e-12),
                 "swap_write_mib_per_s": st.swap_write_bytes as f64 / 1048576.0 / secs.max(1e-12),
-                "throttle_delay_ms": m.throttle.delayed_ns as f64 / 1e6,
+                "throttle_delay_ms": m.throttle.delayed_ns.0 as f64 / 1e6,
                 "major_faults": st.major_faults,
                 "minor_faults": st.minor_faults,
                 "swap_cache_hits": st.swap_cache_hits,
@@ -210,8 +210,8 @@ fn reclaim_section(h: &Host) -> Value {
     "pgdeactivate": s.pgdeactivate,
     "pgrotated": s.pgrotated,
     "writeback_waits": s.writeback_waits,
-    "writeback_wait_ms": s.writeback_wait_ns as f64 / 1e6,
-    "alloc_stall_ms": s.alloc_stall_ns as f64 / 1e6,
+    "writeback_wait_ms": s.writeback_wait_ns.0 as f64 / 1e6,
+    "alloc_stall_ms": s.alloc_stall_ns.0 as f64 / 1e6,
     "page_table_pages": h.vm.kernel_pages,
     // Limit/direct reclaim invocations (the kernel's `mm_vmscan_memcg_reclaim_begin` …
     // `_end`): how deep they went and what they wrote (tools/capture/analyze-trace.py prints the

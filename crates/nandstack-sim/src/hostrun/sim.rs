@@ -33,8 +33,8 @@ struct Task {
     pos: usize,
     more: bool,
     ctx: Ctx,
-    start_ns: u64,
-    req_start: u64,
+    start_ns: Nanos,
+    req_start: Nanos,
 }
 
 /// Per-process results.
@@ -119,7 +119,7 @@ impl Sim {
             let pr = &host.vm.procs[pi];
             let (base, pages, name) = (pr.base, pr.pages, pr.name.clone());
             let comm = host.io.comm(&name);
-            let start_ns = (p.start_ms * 1e6) as u64;
+            let start_ns = Nanos((p.start_ms * 1e6) as u64);
             for stream in w.threads {
                 total_hint += stream.len_hint().unwrap_or(0);
                 tasks.push(Task {
@@ -137,7 +137,7 @@ impl Sim {
                         kswapd: false,
                     },
                     start_ns,
-                    req_start: 0,
+                    req_start: Nanos::ZERO,
                 });
                 tid += 1;
             }
@@ -194,7 +194,7 @@ impl Sim {
     /// 0.5% of the references; returning false interrupts the run.
     pub fn run(&mut self, progress: &mut dyn FnMut(&str, u64, u64) -> bool) -> Result<()> {
         let wall = Instant::now();
-        let mut heap: BinaryHeap<Reverse<(u64, usize)>> = (0..self.tasks.len())
+        let mut heap: BinaryHeap<Reverse<(Nanos, usize)>> = (0..self.tasks.len())
             .map(|i| Reverse((self.tasks[i].ctx.now, i)))
             .collect();
         let step = (self.total_hint / 200).max(100_000);
@@ -202,9 +202,9 @@ impl Sim {
         // The callback also runs at least every 10 ms of wall time (Ctrl-C is honoured promptly).
         let (mut last_call, mut iterations) = (Instant::now(), 0u32);
         while let Some(Reverse((_, i))) = heap.pop() {
-            let horizon = heap.peek().map_or(u64::MAX, |r| r.0 .0);
+            let horizon = heap.peek().map_or(Nanos::MAX, |r| r.0 .0);
             let alive = self.run_task(i, horizon)?;
-            let now = Nanos(self.tasks[i].ctx.now);
+            let now = self.tasks[i].ctx.now;
             self.now = self.now.max(now);
             self.background(now)?;
             let refs = self.host.stats.references;
@@ -225,7 +225,7 @@ impl Sim {
                 break;
             }
             if alive {
-                heap.push(Reverse((now.0, i)));
+                heap.push(Reverse((now, i)));
             } else {
                 let p = self.tasks[i].proc;
                 self.procs[p].end_ns = self.procs[p].end_ns.max(now.0);
@@ -259,7 +259,7 @@ impl Sim {
 
     /// Run thread `i` for at most one chunk of references or until its clock passes `horizon`;
     /// false once its stream has ended.
-    fn run_task(&mut self, i: usize, horizon: u64) -> Result<bool> {
+    fn run_task(&mut self, i: usize, horizon: Nanos) -> Result<bool> {
         let t = &mut self.tasks[i];
         if t.pos >= t.buf.len() {
             if !t.more {
@@ -322,12 +322,14 @@ impl Sim {
                 }
                 OP_END => {
                     proc.requests += 1;
-                    proc.latency.record(t.ctx.now - t.req_start);
-                    proc.first_ns = proc.first_ns.min(t.req_start);
-                    proc.last_ns = proc.last_ns.max(t.ctx.now);
+                    proc.latency.record((t.ctx.now - t.req_start).0);
+                    proc.first_ns = proc.first_ns.min(t.req_start.0);
+                    proc.last_ns = proc.last_ns.max(t.ctx.now.0);
                 }
-                OP_SLEEP => t.ctx.now += r.page as u64 * 1000,
-                OP_UNTIL => t.ctx.now = t.ctx.now.max(t.start_ns + r.page as u64 * 1_000_000),
+                OP_SLEEP => t.ctx.now += Nanos(r.page as u64 * 1000),
+                OP_UNTIL => {
+                    t.ctx.now = t.ctx.now.max(t.start_ns + Nanos(r.page as u64 * 1_000_000))
+                }
                 _ => {}
             }
             if t.ctx.now > horizon {

@@ -76,7 +76,7 @@ fn apa_serves_reads_from_the_pool_and_never_a_stale_copy() {
     let ids = pooled(h);
     assert!(ids.len() >= 3, "{} file pages in the pool", ids.len());
     let mut ctx = Ctx {
-        now: sim.now.0,
+        now: sim.now,
         cpu: 0,
         comm: 3,
         kswapd: false,

@@ -35,7 +35,7 @@ mod config;
 mod packing;
 mod wake;
 
-use nandstack_core::Result;
+use nandstack_core::{Nanos, Result};
 use serde_json::json;
 
 use super::{Retimed, SwapBackend};
@@ -48,19 +48,19 @@ pub use wake::{WakeTail, LOOP_WAKE_STREAM};
 pub struct LoopSwap {
     /// Byte offset of slot 0 in the host's block address space (for counters and traces).
     base: u64,
-    request_ns: u64,
-    page_ns: u64,
+    request_ns: Nanos,
+    page_ns: Nanos,
     /// Latency before an idle worker starts (its work item queued, the kworker woken), ns.
-    wake_ns: u64,
+    wake_ns: Nanos,
     /// Extra latency of each idle wake-up.
     tail: WakeTail,
     /// When the worker has served every request queued so far.
-    busy_until: u64,
+    busy_until: Nanos,
     served: [u64; 3],
-    busy_ns: u64,
+    busy_ns: Nanos,
     /// Wake-ups of the idle worker, and the extra latency the tail added to them.
     wakes: u64,
-    tail_ns: u64,
+    tail_ns: Nanos,
     /// Packing of the worker onto the task's CPU (`None`: always woken on another CPU).
     pack: Option<Packed>,
 }
@@ -69,7 +69,7 @@ pub struct LoopSwap {
 /// punches a hole in the backing file (`lo_fallocate` → `shmem_fallocate`), freeing each of its pages:
 /// charged like a page copied (a traced 2 MiB cluster took the worker a median 885 µs, 1.7 µs per page;
 /// docs/kernel-swap-comparison.md).
-fn work_ns(request_ns: u64, page_ns: u64, pages: u32) -> u64 {
+fn work_ns(request_ns: Nanos, page_ns: Nanos, pages: u32) -> Nanos {
     request_ns + pages as u64 * page_ns
 }
 
@@ -77,15 +77,15 @@ impl LoopSwap {
     pub fn new(base: u64, request_us: f64, page_us: f64) -> LoopSwap {
         LoopSwap {
             base,
-            request_ns: (request_us * 1e3) as u64,
-            page_ns: (page_us * 1e3) as u64,
-            wake_ns: 0,
+            request_ns: Nanos((request_us * 1e3) as u64),
+            page_ns: Nanos((page_us * 1e3) as u64),
+            wake_ns: Nanos::ZERO,
             tail: WakeTail::none(),
-            busy_until: 0,
+            busy_until: Nanos::ZERO,
             served: [0; 3],
-            busy_ns: 0,
+            busy_ns: Nanos::ZERO,
             wakes: 0,
-            tail_ns: 0,
+            tail_ns: Nanos::ZERO,
             pack: None,
         }
     }
@@ -99,23 +99,23 @@ impl LoopSwap {
     /// An idle worker starts `wake_us` after a request arrives (`loop_queue_work` queues the worker's
     /// work item and a kworker is woken on another CPU); a busy one takes queued requests in turn.
     pub fn waking(mut self, wake_us: f64) -> LoopSwap {
-        self.wake_ns = (wake_us * 1e3) as u64;
+        self.wake_ns = Nanos((wake_us * 1e3) as u64);
         self
     }
 
     /// Serve one request of `pages` arriving at `at`; returns its completion.
     #[cfg(test)]
-    fn serve(&mut self, kind: IoKind, pages: u32, at: u64) -> u64 {
+    fn serve(&mut self, kind: IoKind, pages: u32, at: Nanos) -> Nanos {
         self.serve_at(kind, 0, pages, at)
     }
 
     /// The worker's time for a request of `pages`.
-    fn work(&self, pages: u32) -> u64 {
+    fn work(&self, pages: u32) -> Nanos {
         work_ns(self.request_ns, self.page_ns, pages)
     }
 
     /// Serve one request of `pages` from slot `first` arriving at `at`; returns its completion.
-    fn serve_at(&mut self, kind: IoKind, first: u32, pages: u32, at: u64) -> u64 {
+    fn serve_at(&mut self, kind: IoKind, first: u32, pages: u32, at: Nanos) -> Nanos {
         let work = self.work(pages);
         self.served[kind as usize] += 1;
         self.busy_ns += work;
@@ -153,14 +153,14 @@ impl SwapBackend for LoopSwap {
         self.pack.is_some()
     }
 
-    fn completed_remotely(&self, done: u64) -> bool {
+    fn completed_remotely(&self, done: Nanos) -> bool {
         self.pack
             .as_ref()
             .is_none_or(|pk| !pk.completed_locally(done))
     }
 
     /// A packed worker with requests waiting gets the CPU when the task sleeps.
-    fn task_sleeps(&mut self, at: u64) {
+    fn task_sleeps(&mut self, at: Nanos) {
         let (req, page) = (self.request_ns, self.page_ns);
         if let Some(t) = self
             .pack
@@ -171,7 +171,7 @@ impl SwapBackend for LoopSwap {
         }
     }
 
-    fn task_slept(&mut self, from: u64, to: u64) {
+    fn task_slept(&mut self, from: Nanos, to: Nanos) {
         if let Some(pk) = self.pack.as_mut() {
             pk.slept(from, to);
         }
@@ -190,9 +190,9 @@ impl SwapBackend for LoopSwap {
         kind: IoKind,
         first: u32,
         n: u32,
-        at: u64,
+        at: Nanos,
         comm: u16,
-    ) -> Result<u64> {
+    ) -> Result<Nanos> {
         let d = self.serve_at(kind, first, n, at);
         let offset = self.base + first as u64 * 4096;
         io.record(kind, Region::Swap, offset, n, at, d, comm)?;
@@ -203,13 +203,13 @@ impl SwapBackend for LoopSwap {
         json!({
             "kind": "loop",
             "offset_bytes": self.base,
-            "request_us": self.request_ns as f64 / 1e3,
-            "page_us": self.page_ns as f64 / 1e3,
-            "wake_us": self.wake_ns as f64 / 1e3,
+            "request_us": self.request_ns.0 as f64 / 1e3,
+            "page_us": self.page_ns.0 as f64 / 1e3,
+            "wake_us": self.wake_ns.0 as f64 / 1e3,
             "wakes": self.wakes,
             "wake_tail_mean_us": if self.wakes == 0 { 0.0 } else {
-                self.tail_ns as f64 / self.wakes as f64 / 1e3 },
-            "worker_busy_ms": self.busy_ns as f64 / 1e6,
+                self.tail_ns.0 as f64 / self.wakes as f64 / 1e3 },
+            "worker_busy_ms": self.busy_ns.0 as f64 / 1e6,
             "requests_served": {"read": self.served[0], "write": self.served[1],
                                 "discard": self.served[2]},
             "packing": self.pack.as_ref().map(packing::Packed::report),
@@ -227,12 +227,15 @@ mod tests {
     fn one_worker_serves_requests_in_order() {
         let mut l = LoopSwap::new(0, 5.0, 1.0);
         // Idle worker: 5 µs + 8 pages × 1 µs.
-        assert_eq!(l.serve(IoKind::Read, 8, 1_000), 1_000 + 13_000);
+        assert_eq!(l.serve(IoKind::Read, 8, Nanos(1_000)).0, 1_000 + 13_000);
         // Queued behind it: starts when the first is done.
-        assert_eq!(l.serve(IoKind::Write, 2, 2_000), 14_000 + 7_000);
+        assert_eq!(l.serve(IoKind::Write, 2, Nanos(2_000)).0, 14_000 + 7_000);
         // A discard frees each page of the backing file: 5 µs + 512 × 1 µs; later arrivals find the
         // worker idle once it is done.
-        assert_eq!(l.serve(IoKind::Discard, 512, 100_000), 100_000 + 517_000);
+        assert_eq!(
+            l.serve(IoKind::Discard, 512, Nanos(100_000)).0,
+            100_000 + 517_000
+        );
         assert_eq!(l.served, [1, 1, 1]);
     }
 
@@ -242,20 +245,20 @@ mod tests {
         let mut l = LoopSwap::new(0, 5.0, 1.0)
             .waking(10.0)
             .with_wake_tail(WakeTail::new(&[[0.0, 100.0], [1.0, 100.0]], Rng::new(7)).unwrap());
-        assert_eq!(l.serve(IoKind::Write, 1, 1_000), 1_000 + 116_000);
+        assert_eq!(l.serve(IoKind::Write, 1, Nanos(1_000)).0, 1_000 + 116_000);
         // Queued behind a busy worker: no wake-up, no tail.
-        assert_eq!(l.serve(IoKind::Write, 1, 2_000), 117_000 + 6_000);
-        assert_eq!((l.wakes, l.tail_ns), (1, 100_000));
+        assert_eq!(l.serve(IoKind::Write, 1, Nanos(2_000)).0, 117_000 + 6_000);
+        assert_eq!((l.wakes, l.tail_ns.0), (1, 100_000));
     }
 
     #[test]
     fn an_idle_worker_wakes_up_first() {
         let mut l = LoopSwap::new(0, 5.0, 1.0).waking(10.0);
         // Idle: 10 µs wake-up, then 5 µs + 1 page × 1 µs.
-        assert_eq!(l.serve(IoKind::Read, 1, 1_000), 1_000 + 16_000);
+        assert_eq!(l.serve(IoKind::Read, 1, Nanos(1_000)).0, 1_000 + 16_000);
         // Arriving while it works: no wake-up, served after it.
-        assert_eq!(l.serve(IoKind::Write, 4, 5_000), 17_000 + 9_000);
+        assert_eq!(l.serve(IoKind::Write, 4, Nanos(5_000)).0, 17_000 + 9_000);
         // Arriving exactly when it went idle: woken again.
-        assert_eq!(l.serve(IoKind::Read, 1, 26_000), 26_000 + 16_000);
+        assert_eq!(l.serve(IoKind::Read, 1, Nanos(26_000)).0, 26_000 + 16_000);
     }
 }

@@ -11,7 +11,7 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use nandstack_core::rng::Rng;
-use nandstack_core::Histogram;
+use nandstack_core::{Histogram, Nanos};
 use serde_json::json;
 
 use super::LoopPacking;
@@ -61,13 +61,13 @@ const PELT_TAU_NS: f64 = 32e6 / std::f64::consts::LN_2;
 struct Decayed {
     /// The share of the intervals folded so far, as of `at`.
     acc: f64,
-    at: u64,
+    at: Nanos,
     /// Intervals not folded yet (they may end after the last evaluation), in order.
-    open: VecDeque<(u64, u64)>,
+    open: VecDeque<(Nanos, Nanos)>,
 }
 
 impl Decayed {
-    fn add(&mut self, from: u64, to: u64) {
+    fn add(&mut self, from: Nanos, to: Nanos) {
         self.open.push_back((from, to.max(from)));
     }
 
@@ -78,11 +78,11 @@ impl Decayed {
     }
 
     /// The decayed share at `t` (≥ the last evaluation's time; earlier: that evaluation's share).
-    fn at(&mut self, t: u64) -> f64 {
+    fn at(&mut self, t: Nanos) -> f64 {
         if t < self.at {
             return self.acc;
         }
-        let decay = |d: u64| (-(d as f64) / PELT_TAU_NS).exp();
+        let decay = |d: Nanos| (-(d.0 as f64) / PELT_TAU_NS).exp();
         self.acc *= decay(t - self.at);
         self.at = t;
         while let Some(&(a, b)) = self.open.front() {
@@ -106,22 +106,22 @@ impl Decayed {
 #[derive(Clone, Debug)]
 pub(super) struct Packed {
     p: LoopPacking,
-    near_idle_ns: u64,
-    tick_ns: u64,
+    near_idle_ns: Nanos,
+    tick_ns: Nanos,
     rng: Rng,
     /// The worker last ran (or waits to run) on the task's CPU.
     local: bool,
     /// Requests queued on the packed worker before it got to run: kind, first slot, pages, the
     /// completion given for them (their service from the next tick on).
-    held: Vec<(IoKind, u32, u32, u64)>,
+    held: Vec<(IoKind, u32, u32, Nanos)>,
     /// When the worker would be free for the held requests (its earlier work done).
-    held_after: u64,
+    held_after: Nanos,
     /// The tick at which the held requests run if the task does not sleep first.
-    held_tick: u64,
+    held_tick: Nanos,
     /// Writes whose completion moved, for the host.
     retimed: Vec<Retimed>,
     /// Completion times of requests served on the task's CPU (recent ones).
-    local_done: BTreeSet<u64>,
+    local_done: BTreeSet<Nanos>,
     /// The task's sleeps and the worker's work, decayed.
     sleeps: Decayed,
     work: Decayed,
@@ -141,14 +141,14 @@ pub(super) struct Packed {
 impl Packed {
     pub(super) fn new(p: LoopPacking, rng: Rng) -> Packed {
         Packed {
-            near_idle_ns: (p.near_idle_us * 1e3) as u64,
-            tick_ns: ((p.tick_us * 1e3) as u64).max(1),
+            near_idle_ns: Nanos((p.near_idle_us * 1e3) as u64),
+            tick_ns: Nanos(((p.tick_us * 1e3) as u64).max(1)),
             p,
             rng,
             local: false,
             held: Vec::new(),
-            held_after: 0,
-            held_tick: 0,
+            held_after: Nanos::ZERO,
+            held_tick: Nanos::ZERO,
             retimed: Vec::new(),
             local_done: BTreeSet::new(),
             sleeps: Decayed::default(),
@@ -168,10 +168,10 @@ impl Packed {
 
     /// A request completes at `t` on the task's CPU (noted at `now`); completions long past are
     /// forgotten (a page's write ends within a second of its completion).
-    fn completed_here(&mut self, t: u64, now: u64) {
+    fn completed_here(&mut self, t: Nanos, now: Nanos) {
         self.local_done.insert(t);
         while let Some(&old) = self.local_done.first() {
-            if old + 1_000_000_000 >= now {
+            if old + Nanos(1_000_000_000) >= now {
                 break;
             }
             self.local_done.pop_first();
@@ -179,17 +179,17 @@ impl Packed {
     }
 
     /// The worker works (remotely) from `from` to `to`.
-    pub(super) fn worked(&mut self, from: u64, to: u64) {
+    pub(super) fn worked(&mut self, from: Nanos, to: Nanos) {
         self.work.add(from, to);
     }
 
     /// The task slept from `from` to `to`.
-    pub(super) fn slept(&mut self, from: u64, to: u64) {
+    pub(super) fn slept(&mut self, from: Nanos, to: Nanos) {
         self.sleeps.add(from, to);
     }
 
     /// Whether the request completing at `done` completed on the task's CPU.
-    pub(super) fn completed_locally(&self, done: u64) -> bool {
+    pub(super) fn completed_locally(&self, done: Nanos) -> bool {
         self.local_done.contains(&done)
     }
 
@@ -200,7 +200,12 @@ impl Packed {
 
     /// The task sleeps at `at`: held requests run now unless their tick came first. Returns when the
     /// worker is done with them, if it ran them.
-    pub(super) fn task_sleeps(&mut self, at: u64, request_ns: u64, page_ns: u64) -> Option<u64> {
+    pub(super) fn task_sleeps(
+        &mut self,
+        at: Nanos,
+        request_ns: Nanos,
+        page_ns: Nanos,
+    ) -> Option<Nanos> {
         if self.held.is_empty() || at >= self.held_tick {
             return None;
         }
@@ -210,7 +215,7 @@ impl Packed {
 
     /// Run the held requests from `from` (the worker gets the CPU then); record the completions that
     /// moved. Returns when they are done (`from` if none).
-    fn release(&mut self, from: u64, request_ns: u64, page_ns: u64) -> u64 {
+    fn release(&mut self, from: Nanos, request_ns: Nanos, page_ns: Nanos) -> Nanos {
         let mut t = if self.held.is_empty() {
             from
         } else {
@@ -282,9 +287,9 @@ impl LoopSwap {
         kind: IoKind,
         first: u32,
         pages: u32,
-        at: u64,
-        work: u64,
-    ) -> Option<u64> {
+        at: Nanos,
+        work: Nanos,
+    ) -> Option<Nanos> {
         let (req, page) = (self.request_ns, self.page_ns);
         let pk = self.pack.as_mut().expect("packing");
         // Held requests whose tick came ran then (their completions were exact).
@@ -304,7 +309,7 @@ impl LoopSwap {
             } else {
                 // The task runs but while it sleeps; it started (at 0) with half a CPU's utilisation,
                 // as PELT gives a new task on an idle CPU (`post_init_entity_util_avg`).
-                let start = (-(at as f64) / PELT_TAU_NS).exp();
+                let start = (-(at.0 as f64) / PELT_TAU_NS).exp();
                 let util = (1.0 - 0.5 * start - pk.sleeps.at(at)).max(0.0) + pk.work.at(at);
                 pk.util.record((util * 1e3).round() as u64);
                 if util >= pk.p.max_util {
@@ -361,7 +366,7 @@ impl LoopSwap {
         }
         if pk.held.is_empty() {
             pk.held_after = self.busy_until;
-            pk.held_tick = (at / pk.tick_ns + 1) * pk.tick_ns;
+            pk.held_tick = pk.tick_ns * (at / pk.tick_ns + 1);
         }
         let start = pk
             .held
@@ -400,52 +405,76 @@ mod tests {
     fn retimed(l: &mut LoopSwap) -> Vec<(u32, u64, u64)> {
         let mut v = Vec::new();
         l.take_retimed(&mut v);
-        v.iter().map(|r| (r.first, r.given, r.done)).collect()
+        v.iter().map(|r| (r.first, r.given.0, r.done.0)).collect()
     }
 
     #[test]
     fn a_packed_worker_runs_writes_at_the_next_tick_on_the_tasks_cpu() {
         let mut l = always_packed();
         // Writes at 1 ms and 1.5 ms wait for the tick at 4 ms: 5 µs + 2 × 1 µs, then 5 µs + 1 µs.
-        assert_eq!(l.serve_at(IoKind::Write, 10, 2, 1_000_000), 4_007_000);
-        assert_eq!(l.serve_at(IoKind::Write, 20, 1, 1_500_000), 4_013_000);
-        assert!(!l.completed_remotely(4_007_000) && !l.completed_remotely(4_013_000));
-        assert!(l.completed_remotely(4_000_000), "no request completed then");
+        assert_eq!(
+            l.serve_at(IoKind::Write, 10, 2, Nanos(1_000_000)).0,
+            4_007_000
+        );
+        assert_eq!(
+            l.serve_at(IoKind::Write, 20, 1, Nanos(1_500_000)).0,
+            4_013_000
+        );
+        assert!(!l.completed_remotely(Nanos(4_007_000)) && !l.completed_remotely(Nanos(4_013_000)));
+        assert!(
+            l.completed_remotely(Nanos(4_000_000)),
+            "no request completed then"
+        );
         // After the tick they had run as given; once done, the next write waits for the tick at 8 ms.
-        assert_eq!(l.serve_at(IoKind::Write, 30, 1, 5_000_000), 8_006_000);
+        assert_eq!(
+            l.serve_at(IoKind::Write, 30, 1, Nanos(5_000_000)).0,
+            8_006_000
+        );
         assert!(retimed(&mut l).is_empty());
         // No wake-up IPI, so no wake-up latency, on the task's CPU.
-        assert_eq!(l.tail_ns, 0);
+        assert_eq!(l.tail_ns, Nanos::ZERO);
     }
 
     #[test]
     fn a_packed_worker_that_has_the_cpu_takes_new_requests_in_turn() {
         let mut l = always_packed();
-        assert_eq!(l.serve_at(IoKind::Write, 10, 2, 1_000_000), 4_007_000);
+        assert_eq!(
+            l.serve_at(IoKind::Write, 10, 2, Nanos(1_000_000)).0,
+            4_007_000
+        );
         // 2 µs after the tick the worker is running the held write: a new one follows it at once
         // instead of waiting for the next tick.
-        assert_eq!(l.serve_at(IoKind::Write, 20, 1, 4_002_000), 4_013_000);
-        assert!(!l.completed_remotely(4_013_000));
+        assert_eq!(
+            l.serve_at(IoKind::Write, 20, 1, Nanos(4_002_000)).0,
+            4_013_000
+        );
+        assert!(!l.completed_remotely(Nanos(4_013_000)));
         assert_eq!(l.pack.as_ref().unwrap().released_by_tick, 1);
         // Once it is done, the next write waits for the task again (the tick at 8 ms).
-        assert_eq!(l.serve_at(IoKind::Write, 30, 1, 5_000_000), 8_006_000);
+        assert_eq!(
+            l.serve_at(IoKind::Write, 30, 1, Nanos(5_000_000)).0,
+            8_006_000
+        );
     }
 
     #[test]
     fn a_read_lets_the_packed_worker_run_the_writes_it_holds_first() {
         let mut l = always_packed();
-        l.serve_at(IoKind::Write, 10, 2, 1_000_000);
-        l.serve_at(IoKind::Write, 20, 1, 1_500_000);
+        l.serve_at(IoKind::Write, 10, 2, Nanos(1_000_000));
+        l.serve_at(IoKind::Write, 20, 1, Nanos(1_500_000));
         // The task reads at 2 ms and sleeps: the worker runs now, the writes first (7 + 6 µs), then
         // the read (6 µs).
-        assert_eq!(l.serve_at(IoKind::Read, 40, 1, 2_000_000), 2_019_000);
+        assert_eq!(
+            l.serve_at(IoKind::Read, 40, 1, Nanos(2_000_000)).0,
+            2_019_000
+        );
         assert_eq!(
             retimed(&mut l),
             vec![(10, 4_007_000, 2_007_000), (20, 4_013_000, 2_013_000)]
         );
-        assert!(!l.completed_remotely(2_007_000) && !l.completed_remotely(2_019_000));
+        assert!(!l.completed_remotely(Nanos(2_007_000)) && !l.completed_remotely(Nanos(2_019_000)));
         assert!(
-            l.completed_remotely(4_007_000),
+            l.completed_remotely(Nanos(4_007_000)),
             "the old completion is forgotten"
         );
         let pk = l.pack.as_ref().unwrap();
@@ -455,13 +484,13 @@ mod tests {
     #[test]
     fn the_task_sleeping_lets_the_packed_worker_run() {
         let mut l = always_packed();
-        l.serve_at(IoKind::Write, 10, 2, 1_000_000);
-        l.task_sleeps(3_000_000);
+        l.serve_at(IoKind::Write, 10, 2, Nanos(1_000_000));
+        l.task_sleeps(Nanos(3_000_000));
         assert_eq!(retimed(&mut l), vec![(10, 4_007_000, 3_007_000)]);
         // Sleeping again with nothing held, or after the tick, moves nothing.
-        l.task_sleeps(3_500_000);
-        l.serve_at(IoKind::Write, 11, 1, 3_600_000);
-        l.task_sleeps(4_100_000);
+        l.task_sleeps(Nanos(3_500_000));
+        l.serve_at(IoKind::Write, 11, 1, Nanos(3_600_000));
+        l.task_sleeps(Nanos(4_100_000));
         assert!(retimed(&mut l).is_empty());
     }
 
@@ -470,8 +499,11 @@ mod tests {
         let mut l = always_packed();
         l.pack.as_mut().unwrap().p.max_util = 0.0;
         // As without packing: woken on the other CPU after 10 µs.
-        assert_eq!(l.serve_at(IoKind::Write, 10, 2, 1_000_000), 1_017_000);
-        assert!(l.completed_remotely(1_017_000));
+        assert_eq!(
+            l.serve_at(IoKind::Write, 10, 2, Nanos(1_000_000)).0,
+            1_017_000
+        );
+        assert!(l.completed_remotely(Nanos(1_017_000)));
         assert_eq!(l.pack.as_ref().unwrap().too_busy, 1);
     }
 
@@ -488,23 +520,32 @@ mod tests {
         };
         let mut l = LoopSwap::new(0, 5.0, 1.0).packing(p, Rng::new(3));
         // Idle since 0 (far): stays remote; done at 1_006_000.
-        assert_eq!(l.serve_at(IoKind::Read, 1, 1, 1_000_000), 1_006_000);
+        assert_eq!(
+            l.serve_at(IoKind::Read, 1, 1, Nanos(1_000_000)).0,
+            1_006_000
+        );
         // 5 µs after it went idle (near): packed; the read runs at once on the task's CPU.
-        assert_eq!(l.serve_at(IoKind::Read, 2, 1, 1_011_000), 1_017_000);
-        assert!(!l.completed_remotely(1_017_000));
+        assert_eq!(
+            l.serve_at(IoKind::Read, 2, 1, Nanos(1_011_000)).0,
+            1_017_000
+        );
+        assert!(!l.completed_remotely(Nanos(1_017_000)));
         // The next wake-up leaves (stay 0): remote again.
-        assert_eq!(l.serve_at(IoKind::Read, 3, 1, 2_000_000), 2_006_000);
-        assert!(l.completed_remotely(2_006_000));
+        assert_eq!(
+            l.serve_at(IoKind::Read, 3, 1, Nanos(2_000_000)).0,
+            2_006_000
+        );
+        assert!(l.completed_remotely(Nanos(2_006_000)));
         let pk = l.pack.as_ref().unwrap();
         assert_eq!((pk.decided, pk.entered, pk.left), ([1, 1], [0, 1], 1));
     }
 
     #[test]
     fn decayed_shares_follow_pelts_half_life() {
-        let ms = 1_000_000u64;
+        let ms = Nanos(1_000_000);
         let mut d = Decayed::default();
         // Running from 0 to 32 ms: half of the recent past at 32 ms, a quarter at 64 ms.
-        d.add(0, 32 * ms);
+        d.add(Nanos(0), 32 * ms);
         assert!((d.at(32 * ms) - 0.5).abs() < 1e-9);
         assert!((d.at(64 * ms) - 0.25).abs() < 1e-9);
         // An interval still open counts up to now: [64, 96) at 96 ms adds a half.
@@ -515,13 +556,13 @@ mod tests {
         // An interval ended behind one not begun yet counts as ended; dropped, it counts no more.
         let mut g = Decayed::default();
         g.add(100 * ms, 200 * ms);
-        g.add(0, 32 * ms);
+        g.add(Nanos(0), 32 * ms);
         assert!((g.at(64 * ms) - 0.25).abs() < 1e-9);
         g.drop_last(1);
         assert!(g.at(64 * ms).abs() < 1e-9);
         // Always running: tends to 1.
         let mut f = Decayed::default();
-        f.add(0, 1_000 * ms);
+        f.add(Nanos(0), 1_000 * ms);
         assert!(f.at(1_000 * ms) > 0.999_999);
     }
 

@@ -2,6 +2,7 @@
 //! drawn from a distribution given by points of its inverse CDF (`host.swap.backend.wake_tail`).
 
 use nandstack_core::rng::Rng;
+use nandstack_core::Nanos;
 
 /// The random stream label of the loop worker's wake-up tail (`Rng::derive(seed, LOOP_WAKE_STREAM)`).
 pub const LOOP_WAKE_STREAM: u64 = 0x6c6f_6f70_7761_6b65;
@@ -72,12 +73,12 @@ impl WakeTail {
     }
 
     /// One draw, ns (no random number is used when there is no tail).
-    pub(super) fn sample(&mut self) -> u64 {
+    pub(super) fn sample(&mut self) -> Nanos {
         if self.points.is_empty() {
-            return 0;
+            return Nanos::ZERO;
         }
         let u = self.rng.unit_f64();
-        self.at(u)
+        Nanos(self.at(u))
     }
 }
 
@@ -103,7 +104,7 @@ mod tests {
         // inverse CDF: 0.4 × 5 + 0.1 × 60 = 8 µs.
         let mut t = t;
         let n = 200_000;
-        let v: Vec<u64> = (0..n).map(|_| t.sample()).collect();
+        let v: Vec<u64> = (0..n).map(|_| t.sample().0).collect();
         let zero = v.iter().filter(|&&x| x == 0).count() as f64 / n as f64;
         let high = v.iter().filter(|&&x| x > 10_000).count() as f64 / n as f64;
         let mean = v.iter().sum::<u64>() as f64 / n as f64 / 1e3;

@@ -26,7 +26,7 @@
 //! * With cgroup accounting each page's GC read and write passes its cgroup's blk-throttle and is
 //!   counted for it; without, the GC thread's I/O is the root cgroup's.
 
-use nandstack_core::Error;
+use nandstack_core::{Error, Nanos};
 
 use super::ZnSwap;
 
@@ -61,9 +61,9 @@ pub struct Gc {
     pub pos: u32,
     pub phase: Phase,
     /// When kznsd can do its next step, ns.
-    pub clock: u64,
+    pub clock: Nanos,
     pub batch: Vec<Item>,
-    pub(crate) last_check_ns: u64,
+    pub(crate) last_check_ns: Nanos,
     pub(crate) taken_seen: u64,
     pub(crate) changes_seen: u64,
     pub wakeups: u64,

@@ -12,7 +12,7 @@ use crate::backend::{FreedTo, SlotHost, SwapPage};
 use crate::vm::page::NONE;
 
 /// kznsd re-checks the watermarks at least this often while it sleeps, ns (`schedule_timeout(HZ/10)`).
-const RECHECK_NS: u64 = 100_000_000;
+const RECHECK_NS: Nanos = Nanos(100_000_000);
 
 impl ZnSwap {
     /// Resets due, then GC steps: those whose time has come (`want` = None), or as many as a write of
@@ -20,7 +20,7 @@ impl ZnSwap {
     pub(crate) fn kznsd(
         &mut self,
         host: &mut dyn SlotHost,
-        now: u64,
+        now: Nanos,
         want: Option<(&[SwapPage], u16)>,
     ) -> Result<()> {
         self.resets(host, now)?;
@@ -56,7 +56,7 @@ impl ZnSwap {
 
     /// `check_low_wmark`: start a GC round when free zones are below the low watermark and there is
     /// something to reclaim. Looks when a zone was taken or a while has passed since the last look.
-    fn wake(&mut self, host: &mut dyn SlotHost, now: u64) -> bool {
+    fn wake(&mut self, host: &mut dyn SlotHost, now: Nanos) -> bool {
         if self.tbl.free >= self.low {
             return false;
         }
@@ -180,7 +180,7 @@ impl ZnSwap {
         let mut done = Vec::with_capacity(pages.len());
         let (clock, comm) = (self.gc.clock, self.comm);
         host.with_io(&mut |io, throttle| {
-            let mut dispatch = |m: u16, b: u64, t: u64| {
+            let mut dispatch = |m: u16, b: u64, t: Nanos| {
                 if acct {
                     throttle(m, false, b, t)
                 } else {
@@ -189,7 +189,7 @@ impl ZnSwap {
             };
             self.read_pages(io, &pages, clock, comm, &mut dispatch, &mut done)
         })?;
-        self.gc.clock = done.iter().copied().fold(clock, u64::max);
+        self.gc.clock = done.iter().copied().fold(clock, Nanos::max);
         self.gc.pages_read += pages.len() as u64;
         for p in &pages {
             self.account_gc(if acct { p.memcg } else { 0 }, false, 1);
@@ -233,7 +233,7 @@ impl ZnSwap {
         stream: u32,
         batch: &mut [Item],
         keep: &[usize],
-        end: &mut u64,
+        end: &mut Nanos,
     ) -> Result<()> {
         let (acct, comm, clock) = (self.accounting, self.comm, self.gc.clock);
         let mut metas = Vec::new();
@@ -301,7 +301,7 @@ impl ZnSwap {
     }
 
     /// Reset the zones whose every slot became garbage, at `now`.
-    fn resets(&mut self, host: &mut dyn SlotHost, now: u64) -> Result<()> {
+    fn resets(&mut self, host: &mut dyn SlotHost, now: Nanos) -> Result<()> {
         while let Some(z) = self.tbl.to_reset.pop() {
             self.reset_zone(host, z, now)?;
             self.stats.free_resets += 1;
@@ -310,7 +310,7 @@ impl ZnSwap {
     }
 
     /// Reset zone `z` on the device at `at`; it is free (or the emergency zone) from the completion.
-    fn reset_zone(&mut self, host: &mut dyn SlotHost, z: u32, at: u64) -> Result<()> {
+    fn reset_zone(&mut self, host: &mut dyn SlotHost, z: u32, at: Nanos) -> Result<()> {
         let s0 = self.slot_of(z, 0) as usize;
         let cap = self.cap() as usize;
         if let Some(o) = host.slot_map()[s0..s0 + cap].iter().position(|&m| m != 0) {
@@ -322,8 +322,8 @@ impl ZnSwap {
         host.with_io(&mut |io, _| {
             let c = io
                 .dev
-                .submit(Nanos(at), Command::Zone(ZoneCommand::Reset { zone: z }))?;
-            done = c.done.0;
+                .submit(at, Command::Zone(ZoneCommand::Reset { zone: z }))?;
+            done = c.done;
             Ok(())
         })?;
         self.tbl.reset(z, done.max(at));

@@ -32,7 +32,7 @@ pub use gc::Gc;
 pub use policy::{PageInfo, ZonePolicy, ZoneStat};
 pub use zones::{ZoneTable, ZoneUse};
 
-use nandstack_core::{Error, Result};
+use nandstack_core::{Error, Nanos, Result};
 use nandstack_device::device::ZoneModel;
 use nandstack_device::{Command, ZoneCommand};
 use serde_json::json;
@@ -78,7 +78,7 @@ pub struct ZnSwap {
     pub(crate) low: u32,
     pub(crate) high: u32,
     pub(crate) batch_pages: u32,
-    pub(crate) gc_page_ns: u64,
+    pub(crate) gc_page_ns: Nanos,
     /// The GC's I/O is charged to the pages' cgroups.
     pub(crate) accounting: bool,
     /// Block-trace issuer id of the GC thread.
@@ -184,9 +184,9 @@ impl ZnSwap {
         io: &mut BlockLayer,
         z: u32,
         metas: &[u64],
-        at: u64,
+        at: Nanos,
         comm: u16,
-    ) -> Result<(u32, u64)> {
+    ) -> Result<(u32, Nanos)> {
         let n = metas.len() as u32;
         let expect = self.tbl.zones[z as usize].written;
         let cmd = Command::Zone(ZoneCommand::Append {
@@ -206,7 +206,7 @@ impl ZnSwap {
         }
         self.tbl.appended(z, n);
         self.changes += 1;
-        Ok((off, c.done.0))
+        Ok((off, c.done))
     }
 
     /// A read of `slot` must find data the zone still holds.
@@ -232,10 +232,10 @@ impl ZnSwap {
         &mut self,
         io: &mut BlockLayer,
         pages: &[SwapPage],
-        at: u64,
+        at: Nanos,
         comm: u16,
-        dispatch: &mut dyn FnMut(u16, u64, u64) -> u64,
-        done: &mut Vec<u64>,
+        dispatch: &mut dyn FnMut(u16, u64, Nanos) -> Nanos,
+        done: &mut Vec<Nanos>,
     ) -> Result<()> {
         done.clear();
         let mut i = 0;
@@ -266,7 +266,7 @@ impl ZnSwap {
                     )));
                 }
             }
-            done.extend(std::iter::repeat_n(c.done.0, j - i));
+            done.extend(std::iter::repeat_n(c.done, j - i));
             i = j;
         }
         Ok(())
@@ -352,9 +352,9 @@ impl SwapBackend for ZnSwap {
     /// Append each page to its swap-zone's zone: the pages of one swap-zone go together (zone-append
     /// merging in the plug), up to the maximum request size and the zone's end; each request passes
     /// the writer's cgroup throttle.
-    fn write(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<u64>) -> Result<()> {
+    fn write(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<Nanos>) -> Result<()> {
         done.clear();
-        done.resize(pages.len(), 0);
+        done.resize(pages.len(), Nanos::ZERO);
         let mut order = std::mem::take(&mut self.order);
         order.clear();
         for (i, p) in pages.iter().enumerate() {
@@ -404,7 +404,7 @@ impl SwapBackend for ZnSwap {
         Ok(())
     }
 
-    fn read(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<u64>) -> Result<()> {
+    fn read(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<Nanos>) -> Result<()> {
         let d = &mut *sub.dispatch;
         self.read_pages(
             sub.io,
@@ -424,7 +424,14 @@ impl SwapBackend for ZnSwap {
         Ok(())
     }
 
-    fn discard(&mut self, _: &mut BlockLayer, first: u32, n: u32, _: u64, _: u16) -> Result<u64> {
+    fn discard(
+        &mut self,
+        _: &mut BlockLayer,
+        first: u32,
+        n: u32,
+        _: Nanos,
+        _: u16,
+    ) -> Result<Nanos> {
         Err(Error::Invariant(format!(
             "ZNSwap got a discard of slots {first}+{n}: discard must be off"
         )))
@@ -458,7 +465,7 @@ impl SwapBackend for ZnSwap {
     fn service(
         &mut self,
         host: &mut dyn SlotHost,
-        now: u64,
+        now: Nanos,
         want: Option<(&[SwapPage], u16)>,
     ) -> Result<()> {
         self.kznsd(host, now, want)
@@ -646,7 +653,7 @@ pub fn swap_area(
         low,
         high,
         batch_pages: cfg.gc_batch_pages.unwrap_or(1024),
-        gc_page_ns: cfg.gc_page_ns.unwrap_or(500),
+        gc_page_ns: Nanos(cfg.gc_page_ns.unwrap_or(500)),
         accounting,
         comm: 0,
         swapin_sample: cfg.swapin_heat_sample,

@@ -5,6 +5,7 @@
 //! pass get consecutive staging slots and merge in the block plug as they would on a block device.
 
 use crate::swap::alloc::SlotAllocator;
+use nandstack_core::Nanos;
 
 pub struct StagingAllocator {
     first: u32,
@@ -29,7 +30,7 @@ impl SlotAllocator for StagingAllocator {
         "znswap_staging"
     }
 
-    fn alloc(&mut self, _cpu: usize, map: &[u8], now: u64) -> Option<(u32, u64)> {
+    fn alloc(&mut self, _cpu: usize, map: &[u8], now: Nanos) -> Option<(u32, Nanos)> {
         for i in 0..self.len {
             let k = (self.cursor + i) % self.len;
             let s = self.first + k;
@@ -46,7 +47,7 @@ impl SlotAllocator for StagingAllocator {
 
     fn take_discards(&mut self, _out: &mut Vec<u32>) {}
 
-    fn discard_issued(&mut self, _cluster: u32, _done: u64) {}
+    fn discard_issued(&mut self, _cluster: u32, _done: Nanos) {}
 
     fn stats(&self) -> Vec<(&'static str, u64)> {
         vec![
@@ -90,17 +91,17 @@ mod tests {
         let mut a = StagingAllocator::new(12, 8);
         let got: Vec<u32> = (0..3)
             .map(|_| {
-                let (s, _) = a.alloc(0, &map, 0).unwrap();
+                let (s, _) = a.alloc(0, &map, Nanos(0)).unwrap();
                 map[s as usize] = 1;
                 s
             })
             .collect();
         assert_eq!(got, [12, 13, 14]);
         map[13] = 0;
-        assert_eq!(a.alloc(0, &map, 5).unwrap(), (15, 5));
+        assert_eq!(a.alloc(0, &map, Nanos(5)).unwrap(), (15, Nanos(5)));
         for m in &mut map[12..20] {
             *m = 1;
         }
-        assert_eq!(a.alloc(0, &map, 0), None); // the zone slots 1..12 are never handed out
+        assert_eq!(a.alloc(0, &map, Nanos(0)), None); // the zone slots 1..12 are never handed out
     }
 }

@@ -6,6 +6,8 @@
 //! the reset is issued (usable once the reset completes: `ready_ns`). Zone 0 starts as the emergency
 //! zone: the GC's destination when no zone is free; the next zone reset replenishes it.
 
+use nandstack_core::Nanos;
+
 /// What a zone is used for.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum ZoneUse {
@@ -34,7 +36,7 @@ pub struct Zone {
     /// The swap-zone whose data it holds (`NO_STREAM` when empty).
     pub stream: u32,
     /// When its last reset completes (a free zone is writable from then), ns.
-    pub ready_ns: u64,
+    pub ready_ns: Nanos,
 }
 
 pub const NO_STREAM: u32 = u32::MAX;
@@ -72,7 +74,7 @@ impl ZoneTable {
                 written: 0,
                 invalid: 0,
                 stream: NO_STREAM,
-                ready_ns: 0,
+                ready_ns: Nanos::ZERO,
             };
             zones as usize
         ];
@@ -201,7 +203,7 @@ impl ZoneTable {
 
     /// Zone `z` was reset (the reset completes at `ready_ns`): it replenishes the emergency zone if the
     /// GC used it, else it joins the free pool.
-    pub fn reset(&mut self, z: u32, ready_ns: u64) {
+    pub fn reset(&mut self, z: u32, ready_ns: Nanos) {
         let zone = &mut self.zones[z as usize];
         zone.written = 0;
         zone.invalid = 0;
@@ -295,8 +297,8 @@ mod tests {
         t.invalidate(1);
         assert_eq!(t.to_reset, [1]);
         assert_eq!(t.zones[1].state, ZoneUse::ToReset);
-        t.reset(1, 500);
-        assert_eq!((t.free, t.zones[1].ready_ns), (1, 500));
+        t.reset(1, Nanos(500));
+        assert_eq!((t.free, t.zones[1].ready_ns), (1, Nanos(500)));
         t.check().unwrap();
     }
 
@@ -321,13 +323,13 @@ mod tests {
             t.invalidate(1);
         }
         let z = t.to_reset.pop().unwrap();
-        t.reset(z, 9);
+        t.reset(z, Nanos(9));
         assert_eq!((t.emergency, t.free), (Some(1), 0));
         for _ in 0..4 {
             t.invalidate(2);
         }
         let z = t.to_reset.pop().unwrap();
-        t.reset(z, 9);
+        t.reset(z, Nanos(9));
         assert_eq!(t.free, 1);
         t.check().unwrap();
     }

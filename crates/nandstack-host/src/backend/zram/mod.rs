@@ -21,7 +21,7 @@ mod config;
 pub use config::{ZramConfig, ZramWritebackConfig, ZramWritebackMode};
 
 use nandstack_compress::Compressor;
-use nandstack_core::{Error, Result};
+use nandstack_core::{Error, Nanos, Result};
 use serde_json::json;
 
 use super::{Submit, SwapBackend, SwapPage};
@@ -60,8 +60,8 @@ pub struct ZramStats {
     pub bd_reads: u64,
     pub bd_writes: u64,
     pub writeback_passes: u64,
-    pub compress_ns: u64,
-    pub decompress_ns: u64,
+    pub compress_ns: Nanos,
+    pub decompress_ns: Nanos,
 }
 
 pub struct Zram {
@@ -72,12 +72,12 @@ pub struct Zram {
     slots: Vec<Slot>,
     idle: Vec<bool>,
     limit_pages: u64,
-    compress_ns: u64,
-    decompress_ns: u64,
-    copy_ns: u64,
+    compress_ns: Nanos,
+    decompress_ns: Nanos,
+    copy_ns: Nanos,
     mode: ZramWritebackMode,
-    interval_ns: u64,
-    next_pass_ns: u64,
+    interval_ns: Nanos,
+    next_pass_ns: Nanos,
     /// Byte offset of block 0 of the backing device (the swap partition).
     base: u64,
     /// Backing-device blocks in use (block 0 is never used, as `alloc_block_bdev` starts at 1).
@@ -102,8 +102,8 @@ impl Zram {
             decompress_ns: page_ns(c.decompress_cycles_per_byte, costs.cpu_mhz),
             copy_ns: page_ns(costs.copy_cycles_per_byte, costs.cpu_mhz),
             mode: cfg.writeback.mode,
-            interval_ns: (cfg.writeback.interval_ms * 1e6) as u64,
-            next_pass_ns: (cfg.writeback.interval_ms * 1e6) as u64,
+            interval_ns: Nanos((cfg.writeback.interval_ms * 1e6) as u64),
+            next_pass_ns: Nanos((cfg.writeback.interval_ms * 1e6) as u64),
             base,
             bd_used: vec![false; slots as usize],
             stats: ZramStats::default(),
@@ -134,7 +134,7 @@ impl Zram {
 
     /// Run the writeback passes due by `now` (`writeback_store`, one page at a time, each write waited
     /// for: `submit_bio_wait`).
-    fn writeback_due(&mut self, io: &mut BlockLayer, now: u64) -> Result<()> {
+    fn writeback_due(&mut self, io: &mut BlockLayer, now: Nanos) -> Result<()> {
         if self.mode == ZramWritebackMode::Off {
             return Ok(());
         }
@@ -207,7 +207,7 @@ impl SwapBackend for Zram {
         &mut self,
         _sub: &mut Submit,
         _pages: &[SwapPage],
-        _done: &mut Vec<u64>,
+        _done: &mut Vec<Nanos>,
     ) -> Result<()> {
         Err(Error::Invariant(
             "zram is written page by page with the pages' bytes (write_page)".into(),
@@ -219,7 +219,7 @@ impl SwapBackend for Zram {
         sub: &mut Submit,
         page: SwapPage,
         bytes: Option<&[u8; 4096]>,
-    ) -> Result<Option<u64>> {
+    ) -> Result<Option<Nanos>> {
         let Some(bytes) = bytes else {
             return Err(Error::Invariant(format!(
                 "zram: no contents for the page written to slot {}",
@@ -265,7 +265,7 @@ impl SwapBackend for Zram {
         Ok(Some(t))
     }
 
-    fn read(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<u64>) -> Result<()> {
+    fn read(&mut self, sub: &mut Submit, pages: &[SwapPage], done: &mut Vec<Nanos>) -> Result<()> {
         self.writeback_due(sub.io, sub.at)?;
         done.clear();
         let mut t = sub.at;
@@ -312,9 +312,9 @@ impl SwapBackend for Zram {
         _io: &mut BlockLayer,
         first: u32,
         n: u32,
-        at: u64,
+        at: Nanos,
         _comm: u16,
-    ) -> Result<u64> {
+    ) -> Result<Nanos> {
         // zram_bio_discard: the blocks' contents go (the swap layer discards free slots only).
         for s in first..first + n {
             self.free_slot(s)?;
@@ -407,8 +407,8 @@ impl SwapBackend for Zram {
                 "bd_writes": s.bd_writes,
             },
             "writeback_passes": s.writeback_passes,
-            "compress_ms": s.compress_ns as f64 / 1e6,
-            "decompress_ms": s.decompress_ns as f64 / 1e6,
+            "compress_ms": s.compress_ns.0 as f64 / 1e6,
+            "decompress_ms": s.decompress_ns.0 as f64 / 1e6,
         })
     }
 }

@@ -18,6 +18,7 @@
 
 use super::SlotAllocator;
 use crate::swap::MAP_BAD;
+use nandstack_core::Nanos;
 
 const NO: u32 = u32::MAX;
 // Lists; a cluster's flag is its list + 1, 0 when isolated (on no list).
@@ -54,7 +55,7 @@ pub struct ClusterAllocator {
     prev: Vec<u32>,
     next: Vec<u32>,
     lists: [List; 5],
-    discard_done: Vec<u64>,
+    discard_done: Vec<Nanos>,
     /// Next offset of each CPU's current cluster (0 = none: slot 0 is never allocatable).
     pcp: Vec<u32>,
     solid_state: bool,
@@ -88,7 +89,7 @@ impl ClusterAllocator {
             prev: vec![NO; ncl as usize],
             next: vec![NO; ncl as usize],
             lists: [empty; 5],
-            discard_done: vec![0; ncl as usize],
+            discard_done: vec![Nanos::ZERO; ncl as usize],
             pcp: vec![0; if solid_state { cpus.max(1) } else { 1 }],
             solid_state,
             discard_clusters,
@@ -165,7 +166,7 @@ impl ClusterAllocator {
     fn free_cluster(&mut self, c: u32) {
         if self.discard_clusters {
             self.move_to(c, L_DISCARD);
-            self.discard_done[c as usize] = u64::MAX;
+            self.discard_done[c as usize] = Nanos::MAX;
             self.pending_discards.push(c);
         } else {
             self.move_to(c, L_FREE);
@@ -232,7 +233,7 @@ impl ClusterAllocator {
     }
 
     /// Clusters whose discard completed by `now` become free, in discard-list order.
-    fn settle(&mut self, now: u64) {
+    fn settle(&mut self, now: Nanos) {
         loop {
             let c = self.lists[L_DISCARD].head;
             if c == NO || self.discard_done[c as usize] > now {
@@ -290,7 +291,7 @@ impl SlotAllocator for ClusterAllocator {
         "cluster"
     }
 
-    fn alloc(&mut self, cpu: usize, map: &[u8], now: u64) -> Option<(u32, u64)> {
+    fn alloc(&mut self, cpu: usize, map: &[u8], now: Nanos) -> Option<(u32, Nanos)> {
         let mut t = now;
         loop {
             self.settle(t);
@@ -299,7 +300,7 @@ impl SlotAllocator for ClusterAllocator {
             }
             // Nothing free: wait for the oldest pending discard (`swap_do_scheduled_discard`).
             let c = self.lists[L_DISCARD].head;
-            if c == NO || self.discard_done[c as usize] == u64::MAX {
+            if c == NO || self.discard_done[c as usize] == Nanos::MAX {
                 return None;
             }
             self.stats.discard_waits += 1;
@@ -322,7 +323,7 @@ impl SlotAllocator for ClusterAllocator {
         out.append(&mut self.pending_discards);
     }
 
-    fn discard_issued(&mut self, cluster: u32, done: u64) {
+    fn discard_issued(&mut self, cluster: u32, done: Nanos) {
         self.discard_done[cluster as usize] = done;
     }
 
@@ -438,7 +439,7 @@ mod tests {
         let mut a = ClusterAllocator::new(&map, 256, 1, true, false);
         let mut got = Vec::new();
         for _ in 0..300 {
-            let (s, _) = a.alloc(0, &map, 0).unwrap();
+            let (s, _) = a.alloc(0, &map, Nanos(0)).unwrap();
             map[s as usize] = 1;
             got.push(s);
         }
@@ -453,7 +454,7 @@ mod tests {
     fn with_discard_free_clusters_come_first_and_an_emptied_cluster_is_withheld() {
         let mut map = area(4 * 256, 256);
         let mut a = ClusterAllocator::new(&map, 256, 1, true, true);
-        let (s, _) = a.alloc(0, &map, 0).unwrap();
+        let (s, _) = a.alloc(0, &map, Nanos(0)).unwrap();
         assert_eq!(s, 256, "discard mode skips the header's nonfull cluster");
         map[s as usize] = 1;
         // Free it: the cluster is emptied and must be discarded before reuse.
@@ -462,10 +463,10 @@ mod tests {
         let mut d = Vec::new();
         a.take_discards(&mut d);
         assert_eq!(d, vec![1]);
-        a.discard_issued(1, 500);
+        a.discard_issued(1, Nanos(500));
         // Before the discard ends, cluster 2 is used; cluster 1 returns to the free tail at 500.
-        let (s, t) = a.alloc(0, &map, 10).unwrap();
-        assert_eq!((s, t), (512, 10));
+        let (s, t) = a.alloc(0, &map, Nanos(10)).unwrap();
+        assert_eq!((s, t), (512, Nanos(10)));
         a.verify(&{
             let mut m = map.clone();
             m[s as usize] = 1;
@@ -479,7 +480,7 @@ mod tests {
         let mut map = area(4 * 256, 256);
         let mut a = ClusterAllocator::new(&map, 256, 1, true, false);
         for _ in 0..255 + 256 {
-            let (s, _) = a.alloc(0, &map, 0).unwrap();
+            let (s, _) = a.alloc(0, &map, Nanos(0)).unwrap();
             map[s as usize] = 1;
         }
         // Clusters 0 and 1 are full; free two slots of cluster 0.
@@ -489,7 +490,7 @@ mod tests {
         }
         let mut got = Vec::new();
         for _ in 0..3 {
-            let (s, _) = a.alloc(0, &map, 0).unwrap();
+            let (s, _) = a.alloc(0, &map, Nanos(0)).unwrap();
             map[s as usize] = 1;
             got.push(s);
         }

@@ -21,7 +21,7 @@
 
 use std::collections::VecDeque;
 
-use nandstack_core::Rng;
+use nandstack_core::{Nanos, Rng};
 
 use super::SlotAllocator;
 use crate::swap::MAP_BAD;
@@ -60,9 +60,9 @@ pub struct ClusterV5Allocator {
     /// not issued yet).
     discarding: VecDeque<u32>,
     withheld: Vec<bool>,
-    discard_done: Vec<u64>,
+    discard_done: Vec<Nanos>,
     /// When a cluster's discard completed (a cluster taken from the free list is usable from then).
-    ready: Vec<u64>,
+    ready: Vec<Nanos>,
     /// Per CPU: current cluster and the next offset in it.
     pcp: Vec<(u32, u32)>,
     /// Per CPU (or one, `global`): where the linear scan starts (`cluster_next_cpu`).
@@ -100,8 +100,8 @@ impl ClusterV5Allocator {
             on_free,
             discarding: VecDeque::new(),
             withheld: vec![false; ncl],
-            discard_done: vec![0; ncl],
-            ready: vec![0; ncl],
+            discard_done: vec![Nanos::ZERO; ncl],
+            ready: vec![Nanos::ZERO; ncl],
             pcp: vec![(NO, 0); cpus.max(1)],
             scan_base: vec![1; cpus.max(1)],
             global: false,
@@ -162,7 +162,7 @@ impl ClusterV5Allocator {
     }
 
     /// Discards completed by `now` free their clusters.
-    fn settle(&mut self, now: u64) {
+    fn settle(&mut self, now: Nanos) {
         while let Some(&c) = self.discarding.front() {
             if self.discard_done[c as usize] > now {
                 return;
@@ -176,7 +176,7 @@ impl ClusterV5Allocator {
     }
 
     /// From the CPU's cluster, taking free clusters from the head of the list as needed.
-    fn alloc_in_clusters(&mut self, cpu: usize, map: &[u8]) -> Option<(u32, u64)> {
+    fn alloc_in_clusters(&mut self, cpu: usize, map: &[u8]) -> Option<(u32, Nanos)> {
         loop {
             let (mut c, mut next) = self.pcp[cpu];
             if c == NO {
@@ -217,7 +217,7 @@ impl SlotAllocator for ClusterV5Allocator {
         "cluster_v5"
     }
 
-    fn alloc(&mut self, cpu: usize, map: &[u8], now: u64) -> Option<(u32, u64)> {
+    fn alloc(&mut self, cpu: usize, map: &[u8], now: Nanos) -> Option<(u32, Nanos)> {
         let cpu = cpu % self.pcp.len();
         let mut t = now;
         loop {
@@ -231,7 +231,7 @@ impl SlotAllocator for ClusterV5Allocator {
             }
             // No free cluster: discard the withheld ones now and wait (if any were issued).
             if let Some(&c) = self.discarding.front() {
-                if self.discard_done[c as usize] != u64::MAX {
+                if self.discard_done[c as usize] != Nanos::MAX {
                     self.stats.discard_waits += 1;
                     t = t.max(self.discard_done[c as usize]);
                     continue;
@@ -250,7 +250,7 @@ impl SlotAllocator for ClusterV5Allocator {
         if self.count[c] == 0 {
             if self.discard_clusters {
                 self.withheld[c] = true;
-                self.discard_done[c] = u64::MAX;
+                self.discard_done[c] = Nanos::MAX;
                 self.discarding.push_back(c as u32);
                 self.pending.push(c as u32);
             } else {
@@ -264,7 +264,7 @@ impl SlotAllocator for ClusterV5Allocator {
         out.append(&mut self.pending);
     }
 
-    fn discard_issued(&mut self, cluster: u32, done: u64) {
+    fn discard_issued(&mut self, cluster: u32, done: Nanos) {
         self.discard_done[cluster as usize] = done;
     }
 
@@ -345,7 +345,7 @@ mod tests {
         let mut m = map(16);
         let mut a = ClusterV5Allocator::new(&m, 4, 1, false);
         let alloc = |m: &mut Vec<u8>, a: &mut ClusterV5Allocator| {
-            let (s, _) = a.alloc(0, m, 0).unwrap();
+            let (s, _) = a.alloc(0, m, Nanos(0)).unwrap();
             m[s as usize] = 1;
             s
         };
@@ -377,7 +377,7 @@ mod tests {
         let mut m = map(12);
         let mut a = ClusterV5Allocator::new(&m, 4, 1, true);
         for _ in 0..8 {
-            let (s, _) = a.alloc(0, &m, 0).unwrap();
+            let (s, _) = a.alloc(0, &m, Nanos(0)).unwrap();
             m[s as usize] = 1;
         }
         for (s, x) in m.iter_mut().enumerate().take(8).skip(4) {
@@ -387,11 +387,11 @@ mod tests {
         let mut d = Vec::new();
         a.take_discards(&mut d);
         assert_eq!(d, [1]);
-        a.discard_issued(1, 500);
+        a.discard_issued(1, Nanos(500));
         // Cluster 0's free slots are found by the scan only once no cluster can come back: here the
         // discard of cluster 1 is waited for first.
-        let (s, t) = a.alloc(0, &m, 100).unwrap();
-        assert_eq!((s, t), (4, 500));
+        let (s, t) = a.alloc(0, &m, Nanos(100)).unwrap();
+        assert_eq!((s, t), (4, Nanos(500)));
         a.verify(&{
             let mut m2 = m.clone();
             m2[4] = 1;
@@ -455,18 +455,18 @@ mod tests {
                 redraw: None,
             });
             for _ in 0..7 {
-                let (s, _) = a.alloc(0, &m, 0).unwrap();
+                let (s, _) = a.alloc(0, &m, Nanos(0)).unwrap();
                 m[s as usize] = 1;
             }
             for s in [2, 6, 7] {
                 m[s] = 0;
                 a.free(s as u32);
             }
-            let (s, _) = a.alloc(0, &m, 0).unwrap();
+            let (s, _) = a.alloc(0, &m, Nanos(0)).unwrap();
             assert_eq!(s, 6);
             m[6] = 1;
             // CPU 1 scans from the shared base 7, or from its own base 1.
-            let (s, _) = a.alloc(1, &m, 0).unwrap();
+            let (s, _) = a.alloc(1, &m, Nanos(0)).unwrap();
             assert_eq!(s, second, "global = {global}");
         }
     }

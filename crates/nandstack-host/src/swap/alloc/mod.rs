@@ -14,6 +14,8 @@
 //!   `discard_issued` with the completion time; the cluster is reusable from then on.
 //! * Deterministic: the same sequence of calls gives the same slots.
 
+use nandstack_core::Nanos;
+
 mod cluster;
 mod cluster_v5;
 mod next_fit;
@@ -26,13 +28,13 @@ pub use next_fit::NextFitAllocator;
 pub trait SlotAllocator {
     fn name(&self) -> &'static str;
     /// A free slot for a page reclaimed on `cpu` at `now`, and when it is ready (≥ now).
-    fn alloc(&mut self, cpu: usize, map: &[u8], now: u64) -> Option<(u32, u64)>;
+    fn alloc(&mut self, cpu: usize, map: &[u8], now: Nanos) -> Option<(u32, Nanos)>;
     /// `slot` (previously returned by `alloc`) is free again.
     fn free(&mut self, slot: u32);
     /// Clusters emptied since the last call that must be discarded before reuse.
     fn take_discards(&mut self, out: &mut Vec<u32>);
     /// The discard of `cluster` completes at `done`.
-    fn discard_issued(&mut self, cluster: u32, done: u64);
+    fn discard_issued(&mut self, cluster: u32, done: Nanos);
     /// Counters for the report (name, value).
     fn stats(&self) -> Vec<(&'static str, u64)>;
     /// Check internal consistency against the slot map; an error names the first mismatch.
@@ -45,7 +47,7 @@ pub(crate) mod conformance {
     //! slot, reuse freed slots, and stay consistent under random alloc/free.
     use super::SlotAllocator;
     use crate::swap::MAP_BAD;
-    use nandstack_core::Rng;
+    use nandstack_core::{Nanos, Rng};
 
     pub fn run(make: &dyn Fn(u32) -> (Box<dyn SlotAllocator>, Vec<u8>), seed: u64) {
         let nslots = 3000;
@@ -53,8 +55,8 @@ pub(crate) mod conformance {
         let usable = map.iter().filter(|&&m| m == 0).count();
         // Fill completely.
         let mut used = Vec::new();
-        while let Some((s, t)) = a.alloc(0, &map, 0) {
-            assert_eq!(t, 0);
+        while let Some((s, t)) = a.alloc(0, &map, Nanos(0)) {
+            assert_eq!(t, Nanos(0));
             assert_eq!(
                 map[s as usize],
                 0,
@@ -78,9 +80,9 @@ pub(crate) mod conformance {
                 let mut d = Vec::new();
                 a.take_discards(&mut d);
                 for c in d {
-                    a.discard_issued(c, step);
+                    a.discard_issued(c, Nanos(step));
                 }
-            } else if let Some((s, _)) = a.alloc(rng.below(3) as usize, &map, step) {
+            } else if let Some((s, _)) = a.alloc(rng.below(3) as usize, &map, Nanos(step)) {
                 assert_eq!(map[s as usize], 0, "{}: slot {s} not free", a.name());
                 map[s as usize] = 1;
                 used.push(s);

@@ -3,6 +3,7 @@
 //! baseline. It keeps no clusters, so it cannot withhold clusters for discard.
 
 use super::SlotAllocator;
+use nandstack_core::Nanos;
 
 pub struct NextFitAllocator {
     cursor: u32,
@@ -27,7 +28,7 @@ impl SlotAllocator for NextFitAllocator {
         "next_fit"
     }
 
-    fn alloc(&mut self, _cpu: usize, map: &[u8], now: u64) -> Option<(u32, u64)> {
+    fn alloc(&mut self, _cpu: usize, map: &[u8], now: Nanos) -> Option<(u32, Nanos)> {
         for i in 0..self.len {
             let s = (self.cursor + i) % self.len;
             if s + 1 == self.len {
@@ -46,7 +47,7 @@ impl SlotAllocator for NextFitAllocator {
 
     fn take_discards(&mut self, _out: &mut Vec<u32>) {}
 
-    fn discard_issued(&mut self, _cluster: u32, _done: u64) {}
+    fn discard_issued(&mut self, _cluster: u32, _done: Nanos) {}
 
     fn stats(&self) -> Vec<(&'static str, u64)> {
         vec![("allocations", self.allocs), ("wraps", self.wraps)]

@@ -8,7 +8,7 @@
 use super::IdleTrimConfig;
 use super::*;
 use crate::swap::{MAP_BAD, MAP_CACHE};
-use nandstack_core::Rng;
+use nandstack_core::{Nanos, Rng};
 
 const SLOTS: u32 = 256;
 
@@ -103,7 +103,10 @@ fn discard_policies_never_trim_data_the_host_needs() {
                     }
                 }
                 if step % 5 == 0 {
-                    while let Some((at, first, n)) = p.next_deferred(idle_from, now, &map) {
+                    while let Some((at, first, n)) =
+                        p.next_deferred(Nanos(idle_from), Nanos(now), &map)
+                    {
+                        let at = at.0;
                         assert!(
                             at >= idle_from && at < now,
                             "{name}: TRIM at {at} outside the idle window"

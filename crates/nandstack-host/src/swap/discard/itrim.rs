@@ -7,6 +7,7 @@
 //! allocated again before its TRIM is dropped from the queue: its next write replaces the stale copy on
 //! the device, and a TRIM issued later would destroy the new data.
 
+use nandstack_core::Nanos;
 use std::collections::BTreeSet;
 
 use serde_json::json;
@@ -25,29 +26,29 @@ struct Stats {
 }
 
 pub struct IdleTrim {
-    idle_ns: u64,
-    interval_ns: u64,
+    idle_ns: Nanos,
+    interval_ns: Nanos,
     per_round: u32,
     max_slots: u32,
     /// Freed slots waiting for idle time.
     pending: BTreeSet<u32>,
     /// The round in progress: its start and the commands issued in it.
-    round: Option<(u64, u32)>,
+    round: Option<(Nanos, u32)>,
     /// Earliest start of the next round.
-    next_round: u64,
+    next_round: Nanos,
     stats: Stats,
 }
 
 impl IdleTrim {
     pub fn new(c: &IdleTrimConfig) -> IdleTrim {
         IdleTrim {
-            idle_ns: (c.idle_ms * 1e6).round() as u64,
-            interval_ns: (c.round_interval_ms * 1e6).round() as u64,
+            idle_ns: Nanos((c.idle_ms * 1e6).round() as u64),
+            interval_ns: Nanos((c.round_interval_ms * 1e6).round() as u64),
             per_round: c.requests_per_round.max(1),
             max_slots: c.max_slots.max(1),
             pending: BTreeSet::new(),
             round: None,
-            next_round: 0,
+            next_round: Nanos::ZERO,
             stats: Stats::default(),
         }
     }
@@ -105,7 +106,12 @@ impl DiscardPolicy for IdleTrim {
     fn slot_freed(&mut self, slot: u32, _map: &[u8], _out: &mut Vec<(u32, u32)>) {
         self.queue(slot);
     }
-    fn next_deferred(&mut self, idle_from: u64, now: u64, map: &[u8]) -> Option<(u64, u32, u32)> {
+    fn next_deferred(
+        &mut self,
+        idle_from: Nanos,
+        now: Nanos,
+        map: &[u8],
+    ) -> Option<(Nanos, u32, u32)> {
         loop {
             if self.pending.is_empty() {
                 return None;
@@ -157,7 +163,7 @@ mod tests {
         })
     }
 
-    const MS: u64 = 1_000_000;
+    const MS: Nanos = Nanos(1_000_000);
 
     #[test]
     fn nothing_before_the_device_has_been_idle_long_enough() {
@@ -188,7 +194,7 @@ mod tests {
             p.slot_freed(s, &map, &mut out);
         }
         let mut got = Vec::new();
-        while let Some(t) = p.next_deferred(0, 200 * MS, &map) {
+        while let Some(t) = p.next_deferred(Nanos(0), 200 * MS, &map) {
             got.push(t);
         }
         let times: Vec<u64> = got.iter().map(|t| t.0 / MS).collect();
@@ -206,7 +212,10 @@ mod tests {
         }
         // Slot 3 is allocated again before the first round: the first TRIM stops before it.
         map[3] = 0x80;
-        assert_eq!(p.next_deferred(0, 11 * MS, &map), Some((10 * MS, 1, 2)));
+        assert_eq!(
+            p.next_deferred(Nanos(0), 11 * MS, &map),
+            Some((10 * MS, 1, 2))
+        );
         // A read completed at 30 ms: the next round waits for 40 ms (idle) and 60 ms (interval).
         assert_eq!(p.next_deferred(30 * MS, 59 * MS, &map), None);
         assert_eq!(

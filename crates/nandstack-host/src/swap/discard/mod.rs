@@ -31,6 +31,7 @@ pub use cluster::ClusterDiscard;
 pub use config::IdleTrimConfig;
 pub use fine::FineDiscard;
 pub use itrim::IdleTrim;
+use nandstack_core::Nanos;
 pub use strim::SwapInTrim;
 
 pub trait DiscardPolicy {
@@ -49,10 +50,10 @@ pub trait DiscardPolicy {
     /// `(submission time, first slot, slots)`. Default: none.
     fn next_deferred(
         &mut self,
-        _idle_from: u64,
-        _now: u64,
+        _idle_from: Nanos,
+        _now: Nanos,
         _map: &[u8],
-    ) -> Option<(u64, u32, u32)> {
+    ) -> Option<(Nanos, u32, u32)> {
         None
     }
     /// The policy's own figures for the report (`host.swap.discard`). Default: none.

@@ -10,6 +10,7 @@
 //! has trimmed; its next swap-in reads no data — the crash the paper describes, reported by the block
 //! layer as lost host data.
 
+use nandstack_core::Nanos;
 use std::collections::BTreeSet;
 
 use serde_json::json;
@@ -109,7 +110,12 @@ impl DiscardPolicy for SwapInTrim {
     fn discardable(&self, slot: u32, map: &[u8]) -> bool {
         map[slot as usize] != MAP_BAD && !self.is_live(slot)
     }
-    fn next_deferred(&mut self, idle_from: u64, now: u64, map: &[u8]) -> Option<(u64, u32, u32)> {
+    fn next_deferred(
+        &mut self,
+        idle_from: Nanos,
+        now: Nanos,
+        map: &[u8],
+    ) -> Option<(Nanos, u32, u32)> {
         self.idle.next_deferred(idle_from, now, map)
     }
     fn report(&self) -> serde_json::Value {
@@ -169,10 +175,11 @@ mod tests {
         assert!(out.is_empty());
         // Only slot 8 waits for idle time; slot 7 waits in the swap-in batch.
         assert_eq!(
-            p.next_deferred(0, u64::MAX, &map).map(|t| (t.1, t.2)),
+            p.next_deferred(Nanos(0), Nanos::MAX, &map)
+                .map(|t| (t.1, t.2)),
             Some((8, 1))
         );
-        assert_eq!(p.next_deferred(0, u64::MAX, &map), None);
+        assert_eq!(p.next_deferred(Nanos(0), Nanos::MAX, &map), None);
         assert_eq!(p.report()["strim_pending_slots_end"], 1);
     }
 }
