@@ -104,6 +104,7 @@ def test_configure_sets_today_then_each_difference():
     assert (z["zpool"], z["full_pool"], z["ezswap"]["replacement"]) == ("zsmalloc", "reject", "lru")
     assert today["host"]["reclaim"]["stats_flush_ms"] == 2000
     assert "zero_map" not in today["host"]["swap"]
+    assert "block" not in today["host"]  # today: no queue limit (the default)
     assert build("ezswap")["host"]["zswap"]["zpool"] == "z3fold"  # CA is not defined on zsmalloc
     paper = build("zswap", _ezswap_platform.PAPER_KEYS)
     z = paper["host"]["zswap"]
@@ -111,11 +112,13 @@ def test_configure_sets_today_then_each_difference():
     assert z["ezswap"]["replacement"] == "page_lru"
     assert paper["host"]["swap"]["zero_map"] is False
     assert paper["host"]["reclaim"]["stats_flush_ms"] == 0
+    assert paper["host"]["block"]["queue_depth"] == 1  # eMMC 5.0: one command in flight
     # ezswap keeps its lottery on the paper platform; swap gets no zswap keys but loses the zero map.
     ez = build("ezswap", _ezswap_platform.PAPER_KEYS)["host"]["zswap"]
     assert ez["ezswap"]["replacement"] == "lottery" and ez["full_pool"] == "shrink_sync"
     swap = build("swap", _ezswap_platform.PAPER_KEYS)
     assert swap["host"]["zswap"]["enabled"] is False and swap["host"]["swap"]["zero_map"] is False
+    assert swap["host"]["block"]["queue_depth"] == 1
     zram = build("zram", _ezswap_platform.PAPER_KEYS)["host"]["swap"]["backend"]
     assert zram == {"kind": "zram", "comp_algorithm": "lzo"}
     with pytest.raises(ValueError, match="unknown ezswap platform difference"):
@@ -139,8 +142,8 @@ def test_the_full_plan_runs_both_platforms_each_difference_and_fig9():
         touched = [n for n in _ezswap_claims.CLAIM_CONFIGS if _ezswap_platform.touches(d, n)]
         assert sorted(q["config"] for q in got) == sorted(touched * 2), d.key
         assert {q["seed"] for q in got} <= {p["seeds"][0]}
-    # Budget (docs/ezswap.md): the runs a full report makes.
-    assert len(tasks) <= 125
+    # Budget (docs/ezswap.md): the runs a full report makes (204 measured at 582 CPU s, 600 allowed).
+    assert len(tasks) <= 204
 
 
 def test_quick_runs_both_platforms_without_ablations():

@@ -103,6 +103,13 @@ pub struct BlockLayer {
     /// Pages read that held no data on the device, by region (file pages never written; on the swap
     /// partition a read of no data is an error).
     pub read_pages_no_data: [u64; 2],
+    /// With a queue depth (`host.block.queue_depth`): when each of the device's command slots is free
+    /// again (the completion of the command it holds). `None`: no limit, every request is issued when
+    /// it arrives.
+    slots: Option<Vec<Nanos>>,
+    /// Requests that waited for a free slot, and their summed wait (ns).
+    pub queue_waits: u64,
+    pub queue_wait_ns: u64,
 }
 
 impl BlockLayer {
@@ -135,7 +142,42 @@ impl BlockLayer {
             comms: vec!["kswapd0".into(), "kworker".into(), "flush".into()],
             rw_busy_until: Nanos::ZERO,
             read_pages_no_data: [0; 2],
+            slots: None,
+            queue_waits: 0,
+            queue_wait_ns: 0,
         })
+    }
+
+    /// Limit the commands in flight at the device to `depth` (`host.block.queue_depth`; eMMC 5.0 has
+    /// one). A request arriving while every slot is busy is issued when the earliest one completes,
+    /// and its submitter waits for that too. `None` (the default): no limit.
+    pub fn set_queue_depth(&mut self, depth: Option<u32>) {
+        self.slots = depth.map(|d| vec![Nanos::ZERO; d.max(1) as usize]);
+    }
+
+    /// The queue depth in force (`None`: unlimited).
+    pub fn queue_depth(&self) -> Option<u32> {
+        self.slots.as_ref().map(|s| s.len() as u32)
+    }
+
+    /// When a request arriving at `now` reaches the device, and the slot it takes (the one free
+    /// earliest, lowest index on a tie; FIFO in submission order).
+    fn admit(&mut self, now: Nanos) -> (Nanos, Option<usize>) {
+        let Some(slots) = self.slots.as_ref() else {
+            return (now, None);
+        };
+        let (i, free) = slots
+            .iter()
+            .enumerate()
+            .min_by_key(|&(i, &t)| (t, i))
+            .map(|(i, &t)| (i, t))
+            .expect("a queue depth is at least 1");
+        let start = now.max(free);
+        if start > now {
+            self.queue_waits += 1;
+            self.queue_wait_ns += (start - now).0;
+        }
+        (start, Some(i))
     }
 
     /// Register an issuer name; returns its id.
@@ -184,14 +226,20 @@ impl BlockLayer {
             | Command::Trim { offset, .. } => Some(*offset),
             _ => None,
         };
-        let mut c = self.dev.submit(now, cmd)?;
+        // With a queue depth the request reaches the device when a slot is free (`start`); the trace and
+        // the device latency count from there, the submitter gets the completion (the wait included).
+        let (start, slot) = self.admit(now);
+        let mut c = self.dev.submit(start, cmd)?;
         if kind == IoKind::Read && region == Region::Swap && c.unmapped_units > 0 {
             return Err(lost_swap_data(at.unwrap_or(0), pages, c.unmapped_units));
         }
         self.read_pages_no_data[region as usize] += c.unmapped_units;
-        c.done = c.done.max(now);
+        c.done = c.done.max(start);
+        if let (Some(i), Some(slots)) = (slot, self.slots.as_mut()) {
+            slots[i] = c.done;
+        }
         let offset = c.written_at.or(at).unwrap_or(0);
-        self.record(kind, region, offset, pages, now, c.done, comm)?;
+        self.record(kind, region, offset, pages, start, c.done, comm)?;
         Ok(c)
     }
 
@@ -316,4 +364,97 @@ fn lost_swap_data(offset: u64, pages: u32, units: u64) -> Error {
          device no longer holds — a TRIM or a swap-range invalidation hit pages the host still needed \
          (STRIM and CL-SDI need the clean-data handler, host.swap.clean_data_handler = true)"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nandstack_device::{DeviceKind, DeviceStats};
+
+    /// A device with unbounded internal parallelism: every command completes `LAT` after it arrives.
+    struct FixedLatency;
+    const LAT: u64 = 100_000;
+    impl Device for FixedLatency {
+        fn kind(&self) -> DeviceKind {
+            DeviceKind::Block
+        }
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+        fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+            self
+        }
+        fn capacity_bytes(&self) -> u64 {
+            1 << 30
+        }
+        fn submit(&mut self, at: Nanos, _cmd: Command<'_>) -> Result<Completion> {
+            Ok(Completion::at(Nanos(at.0 + LAT)))
+        }
+        fn stats(&self) -> DeviceStats {
+            DeviceStats::default()
+        }
+        fn details(&self) -> serde_json::Value {
+            serde_json::Value::Null
+        }
+        fn reset_counters(&mut self) {}
+        fn enable_verification(&mut self) {}
+        fn check_invariants(&self) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Completions of two one-page reads at t = 0 and a third at t = 50 µs, at queue depth `qd`.
+    fn three_reads(qd: Option<u32>) -> (Vec<u64>, BlockLayer) {
+        let mut io = BlockLayer::new(Box::new(FixedLatency), 128, None).unwrap();
+        io.set_queue_depth(qd);
+        let done = [(0, 0), (8192, 0), (65536, 50_000)]
+            .iter()
+            .map(|&(off, at)| {
+                io.issue(IoKind::Read, Region::File, off, 1, Nanos(at), 0)
+                    .unwrap()
+                    .0
+            })
+            .collect();
+        (done, io)
+    }
+
+    #[test]
+    fn queue_depth_one_serialises_requests() {
+        // Unlimited (the default): all three overlap, each completes 100 µs after it arrives.
+        let (done, io) = three_reads(None);
+        assert_eq!(done, vec![100_000, 100_000, 150_000]);
+        assert_eq!((io.queue_waits, io.queue_wait_ns), (0, 0));
+        assert_eq!(io.queue_depth(), None);
+        // QD1 (eMMC 5.0): the second starts when the first completes (100 µs → done 200 µs); the third,
+        // arriving at 50 µs, waits for the second (starts 200 µs → done 300 µs).
+        let (done, io) = three_reads(Some(1));
+        assert_eq!(done, vec![100_000, 200_000, 300_000]);
+        assert_eq!(io.queue_waits, 2);
+        assert_eq!(io.queue_wait_ns, 100_000 + 150_000);
+        // Device latency counts from dispatch: every request spent 100 µs at the device.
+        assert_eq!(io.latency[0].max(), LAT);
+        // QD2: the first two overlap; the third waits for the earliest slot (free at 100 µs).
+        let (done, io) = three_reads(Some(2));
+        assert_eq!(done, vec![100_000, 100_000, 200_000]);
+        assert_eq!((io.queue_waits, io.queue_wait_ns), (1, 50_000));
+    }
+
+    #[test]
+    fn a_request_after_the_slot_frees_does_not_wait() {
+        let mut io = BlockLayer::new(Box::new(FixedLatency), 128, None).unwrap();
+        io.set_queue_depth(Some(1));
+        assert_eq!(
+            io.issue(IoKind::Write, Region::Swap, 0, 2, Nanos(0), 0)
+                .unwrap()
+                .0,
+            100_000
+        );
+        assert_eq!(
+            io.issue(IoKind::Write, Region::Swap, 8192, 2, Nanos(100_000), 0)
+                .unwrap()
+                .0,
+            200_000
+        );
+        assert_eq!(io.queue_waits, 0);
+    }
 }

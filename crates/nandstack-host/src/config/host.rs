@@ -52,6 +52,28 @@ pub struct HostConfig {
     /// Kernel-version differences of the fault path.
     #[serde(default)]
     pub fault: crate::vm::fault::FaultConfig,
+    /// The block layer's path to the device (queue depth). Left out of the resolved configuration
+    /// while it is the default, so configurations without it keep their hash.
+    #[serde(default, skip_serializing_if = "BlockConfig::is_default")]
+    pub block: BlockConfig,
+}
+
+/// The host's block layer in front of the device.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BlockConfig {
+    /// Commands in flight at the device at once; a request that finds them all busy is issued when the
+    /// earliest completes (its submitter waits). 1 = eMMC up to 5.0, which has no command queue
+    /// (JEDEC JESD84-B50; CMDQ with up to 32 tasks came in eMMC 5.1, JESD84-B51). Unset (the default):
+    /// no limit, every request is issued when it arrives. (The host model's block layer; a block
+    /// workload's issuer has its own, `workload.io.queue_depth`.)
+    #[serde(default)]
+    pub queue_depth: Option<u32>,
+}
+impl BlockConfig {
+    fn is_default(&self) -> bool {
+        *self == BlockConfig::default()
+    }
 }
 fn d_ram() -> u64 {
     1024
@@ -82,6 +104,7 @@ impl Default for HostConfig {
             zswap: Default::default(),
             compression: Default::default(),
             fault: Default::default(),
+            block: Default::default(),
         }
     }
 }
@@ -552,7 +575,11 @@ impl HostConfig {
             z.validate()?;
         }
         self.validate_pagecache()?;
-        self.validate_cgroups()
+        self.validate_cgroups()?;
+        if let Some(d) = self.block.queue_depth {
+            in_range("host.block.queue_depth", d as u64, 1, 65536)?;
+        }
+        Ok(())
     }
 
     /// RAM, CPUs, swappiness and watermarks.

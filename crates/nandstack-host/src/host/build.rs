@@ -121,6 +121,7 @@ impl Host {
         );
         add_processes(cfg, &mut vm, workloads, frames, swap.usable)?;
         let mut io = BlockLayer::new(dev, h.swap.max_request_kib / 4, cfg.block_trace)?;
+        io.set_queue_depth(h.block.queue_depth);
         store.backend.swapon(&mut io, swap.nslots)?;
         let worker_packs = store.backend.may_retime();
         let p = Params {

@@ -242,7 +242,7 @@ pub fn report(sim: &Sim) -> Value {
     let (fwr, fwp, _) = io_kind(c, 1, 1);
     let major = s.faults[0] + s.faults[3];
     let minor = s.faults[1] + s.faults[2] + s.faults[4];
-    json!({
+    let mut r = json!({
         "pswpin": s.pswpin,
         "pswpout": s.pswpout,
         "policies": {
@@ -292,5 +292,14 @@ pub fn report(sim: &Sim) -> Value {
         "cgroups": cgroups_section(h, secs),
         "processes": processes_section(sim),
         "wall_references_per_second": ratio(s.references, 1).max(0.0) / sim.wall_seconds.max(1e-9),
-    })
+    });
+    // Only with a queue depth (`host.block.queue_depth`), so a default run's report is unchanged.
+    if let Some(depth) = h.io.queue_depth() {
+        r["block_queue"] = json!({
+            "depth": depth,
+            "waited_requests": h.io.queue_waits,
+            "wait_ms": h.io.queue_wait_ns as f64 / 1e6,
+        });
+    }
+    r
 }

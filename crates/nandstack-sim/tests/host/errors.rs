@@ -140,3 +140,16 @@ fn a_loop_workers_packing_must_be_probabilities_and_times() {
     let e = err(&c);
     assert!(e.contains("stays") && e.contains("enter_near_idle"), "{e}");
 }
+
+#[test]
+fn a_queue_depth_of_zero_is_refused_by_name() {
+    let mut c = one(1024, memtouch(16, 1, "uniform", 0, 1));
+    set(&mut c, &["host", "block", "queue_depth"], json!(0));
+    let e = err(&c);
+    assert!(
+        e.contains("host.block.queue_depth") && e.contains('0'),
+        "{e}"
+    );
+    set(&mut c, &["host", "block", "queue_depth"], json!(70_000));
+    assert!(err(&c).contains("host.block.queue_depth"));
+}

@@ -209,3 +209,50 @@ fn swapin_write_modes_keep_every_invariant() {
         cow["faults"]
     );
 }
+
+/// Two processes swapping on a timed device, at queue depth `qd` (`None`: the default, no limit).
+fn queued_run(qd: Option<u32>) -> serde_json::Value {
+    let mut c = base();
+    set(&mut c, &["device", "timing", "enabled"], json!(true));
+    set(
+        &mut c,
+        &["host", "cgroups"],
+        json!([{"name": "a", "limit_mib": 4}, {"name": "b", "limit_mib": 4}]),
+    );
+    let w = json!({"type": "vm_scalability", "size_mib": 8, "pattern": "seq", "write_ratio": 0.5, "passes": 2});
+    set(
+        &mut c,
+        &["workload", "processes"],
+        json!([{"cgroup": "a", "workload": w}, {"cgroup": "b", "workload": w}]),
+    );
+    if let Some(d) = qd {
+        set(&mut c, &["host", "block", "queue_depth"], json!(d));
+    }
+    let mut r = run_report(&c, true);
+    r.as_object_mut()
+        .unwrap()
+        .remove("wall_references_per_second");
+    r
+}
+
+/// The host block layer's queue depth: unset changes nothing (a depth no run reaches gives the same
+/// report, queue section aside); at 1 (eMMC 5.0) requests wait for the one in flight, and the run's
+/// processes end no earlier.
+#[test]
+fn queue_depth_one_makes_requests_wait_and_the_default_is_unlimited() {
+    let free = queued_run(None);
+    assert!(free.get("block_queue").is_none());
+    let mut wide = queued_run(Some(65_536));
+    assert_eq!(wide["block_queue"]["waited_requests"], 0);
+    wide.as_object_mut().unwrap().remove("block_queue");
+    assert_eq!(free, wide);
+    let one = queued_run(Some(1));
+    let q = &one["block_queue"];
+    assert_eq!(q["depth"], 1);
+    assert!(q["waited_requests"].as_u64().unwrap() > 0, "{q}");
+    assert!(q["wait_ms"].as_f64().unwrap() > 0.0, "{q}");
+    for p in 0..2 {
+        let end = |r: &serde_json::Value| r["processes"][p]["end_s"].as_f64().unwrap();
+        assert!(end(&one) >= end(&free), "process {p}");
+    }
+}
