@@ -331,13 +331,9 @@ impl BlockLayer {
         done.clear();
         let mut i = 0;
         while i < pages.len() {
-            let mut j = i + 1;
-            while j < pages.len()
-                && pages[j] == pages[j - 1] + 4096
-                && ((j - i) as u32) < self.max_req_pages
-            {
-                j += 1;
-            }
+            let j = run_end(pages.len(), i, self.max_req_pages, |j| {
+                pages[j] == pages[j - 1] + 4096
+            });
             let d = self.issue(kind, region, pages[i], (j - i) as u32, now, comm)?;
             done.extend(std::iter::repeat_n(d, j - i));
             i = j;
@@ -354,6 +350,16 @@ impl BlockLayer {
         }
         Ok(())
     }
+}
+
+/// Where the run of pages starting at index `i` (of `len`) ends, exclusive: it takes page `j` while
+/// `continues(j)` (page `j` follows page `j - 1`) and the run stays under `max` pages — one request.
+pub fn run_end(len: usize, i: usize, max: u32, continues: impl Fn(usize) -> bool) -> usize {
+    let mut j = i + 1;
+    while j < len && continues(j) && ((j - i) as u32) < max {
+        j += 1;
+    }
+    j
 }
 
 /// A swap-in that read units the device no longer holds: host data was lost (the swap layer only reads

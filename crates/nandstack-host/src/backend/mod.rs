@@ -63,7 +63,7 @@ pub use zram::{Zram, ZramConfig, ZramWritebackConfig, ZramWritebackMode};
 
 use nandstack_core::{Error, Nanos, Result};
 
-use crate::block::{BlockLayer, IoKind};
+use crate::block::{run_end, BlockLayer, IoKind};
 use crate::swap::SlotFreed;
 pub use crate::swap::SwapPage;
 
@@ -323,13 +323,9 @@ pub(crate) fn issue_runs(
     done.clear();
     let mut i = 0;
     while i < pages.len() {
-        let mut j = i + 1;
-        while j < pages.len()
-            && pages[j].slot == pages[j - 1].slot + 1
-            && ((j - i) as u32) < sub.io.max_req_pages
-        {
-            j += 1;
-        }
+        let j = run_end(pages.len(), i, sub.io.max_req_pages, |j| {
+            pages[j].slot == pages[j - 1].slot + 1
+        });
         let n = (j - i) as u32;
         let at = (sub.dispatch)(
             pages[i].memcg,

@@ -163,13 +163,18 @@ impl Host {
         }
         // The old page keeps its slot and its `vpn` (the slot's owner), like a read-ahead page.
         self.vm.frames[f as usize].clear(F_MAPPED);
+        self.map_cow_copy(nf, vpn);
+        Ok(())
+    }
+
+    /// Map the new anonymous frame `nf` (a copy-on-write copy) writable at `vpn` and admit it to the LRU.
+    fn map_cow_copy(&mut self, nf: u32, vpn: u32) {
         let fr = &mut self.vm.frames[nf as usize];
         fr.set(F_ANON | F_MAPPED);
         fr.vpn = vpn;
         self.vm.ptes[vpn as usize] = pte_present(nf, true, true);
         self.lru_admit(nf);
         self.stats.cow_faults += 1;
-        Ok(())
     }
 
     /// Copy-on-write of the private file page at `vpn` (mapped or not) into a new anonymous page.
@@ -183,12 +188,7 @@ impl Host {
             old.clear(F_MAPPED);
             old.vpn = NONE;
         }
-        let fr = &mut self.vm.frames[nf as usize];
-        fr.set(F_ANON | F_MAPPED);
-        fr.vpn = vpn;
-        self.vm.ptes[vpn as usize] = pte_present(nf, true, true);
-        self.lru_admit(nf);
-        self.stats.cow_faults += 1;
+        self.map_cow_copy(nf, vpn);
         Ok(())
     }
 

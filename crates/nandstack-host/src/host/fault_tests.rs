@@ -6,7 +6,6 @@ use nandstack_core::Nanos;
 use serde_json::json;
 
 use crate::config::{HostConfig, ProcessConfig};
-use crate::host::build::HostSetup;
 use crate::host::{Ctx, Host};
 use crate::swap::{map_count, MAP_CACHE};
 use crate::vm::page::*;
@@ -28,20 +27,7 @@ fn host(mode: &str) -> Host {
                      "blocks_per_plane": 128, "pages_per_block": 128, "page_size_bytes": 4096},
         "timing": {"enabled": false}}))
     .expect("device parses");
-    let dev = nandstack_device::build(&spec, seed, true, None).expect("device builds");
-    let workloads: Vec<_> = processes
-        .iter()
-        .map(|p| crate::workloads::build(&p.workload, seed, 0).expect("workload"))
-        .collect();
-    let setup = HostSetup {
-        seed,
-        host: &host,
-        processes: &processes,
-        block_trace: None,
-    };
-    let mut h = Host::build(&setup, dev, &workloads, true).expect("host builds");
-    h.verify = true;
-    h
+    crate::host::test_host::build(seed, &host, &processes, &spec, false)
 }
 
 /// A reference as the simulation loop makes it: a hit sets the PTE bits, a miss faults. True if it

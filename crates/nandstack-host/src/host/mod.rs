@@ -20,6 +20,8 @@ pub mod store;
 pub mod swapio;
 pub mod verify;
 #[cfg(test)]
+mod test_host;
+#[cfg(test)]
 mod zngc_tests;
 mod zswap_worker;
 

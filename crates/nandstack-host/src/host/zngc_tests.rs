@@ -9,7 +9,6 @@ use serde_json::{json, Value};
 
 use crate::backend::znswap::{ZnSwap, ZoneUse};
 use crate::config::{HostConfig, ProcessConfig};
-use crate::host::build::HostSetup;
 use crate::host::{Ctx, Host};
 use crate::swap::{map_count, MAP_CACHE};
 use crate::vm::page::*;
@@ -38,23 +37,8 @@ fn build(cfg: &Value) -> Host {
     let host: HostConfig = serde_json::from_value(cfg["host"].clone()).expect("host parses");
     let processes: Vec<ProcessConfig> =
         serde_json::from_value(cfg["processes"].clone()).expect("processes parse");
-    let spec: nandstack_device::spec::DeviceSpec =
-        serde_json::from_value(cfg["device"].clone()).expect("device parses");
-    let dev = nandstack_device::build(&spec, seed, true, None).expect("device builds");
-    let workloads: Vec<_> = processes
-        .iter()
-        .enumerate()
-        .map(|(i, p)| crate::workloads::build(&p.workload, seed, i as u64).expect("workload"))
-        .collect();
-    let setup = HostSetup {
-        seed,
-        host: &host,
-        processes: &processes,
-        block_trace: None,
-    };
-    let mut h = Host::build(&setup, dev, &workloads, true).expect("host builds");
-    h.verify = true;
-    h
+    let spec = serde_json::from_value(cfg["device"].clone()).expect("device parses");
+    crate::host::test_host::build(seed, &host, &processes, &spec, true)
 }
 
 fn zn(h: &mut Host) -> &mut ZnSwap {
@@ -131,15 +115,22 @@ fn mixed_victim(h: &mut Host) -> u32 {
         .expect("a full zone")
 }
 
-#[test]
-fn the_gc_never_loses_a_live_page_and_never_copies_a_swap_cached_one() {
+/// 700 pages written once under per-core placement, and the full zone holding the most pages of
+/// both kinds (live and swap-cached): the host, the first page, its context and the zone.
+fn seven_hundred_pages_and_a_mixed_zone() -> (Host, u32, Ctx, u32) {
     let mut host = build(&config(
         json!({"type": "inline", "pages": 700, "refs": ""}),
         json!({"kind": "per_core"}),
     ));
+    let (base, c) = populate(&mut host, 700).unwrap();
+    let z = mixed_victim(&mut host);
+    (host, base, c, z)
+}
+
+#[test]
+fn the_gc_never_loses_a_live_page_and_never_copies_a_swap_cached_one() {
+    let (mut host, base, mut c, z) = seven_hundred_pages_and_a_mixed_zone();
     let h = &mut host;
-    let (base, mut c) = populate(h, 700).unwrap();
-    let z = mixed_victim(h);
     let (live, cached) = classify(h, z);
     assert!(
         live.len() >= 5 && !cached.is_empty(),
@@ -195,13 +186,8 @@ fn the_gc_never_loses_a_live_page_and_never_copies_a_swap_cached_one() {
 
 #[test]
 fn page_tables_stay_consistent_when_a_page_being_migrated_is_swapped_in_or_freed() {
-    let mut host = build(&config(
-        json!({"type": "inline", "pages": 700, "refs": ""}),
-        json!({"kind": "per_core"}),
-    ));
+    let (mut host, base, mut c, z) = seven_hundred_pages_and_a_mixed_zone();
     let h = &mut host;
-    let (base, mut c) = populate(h, 700).unwrap();
-    let z = mixed_victim(h);
     let (live, _) = classify(h, z);
     assert!(live.len() >= 4);
     let (p1, p2, p3, p4) = (live[0], live[1], live[2], live[3]);

@@ -181,6 +181,20 @@ pub fn build_ycsb(c: &YcsbConfig, seed: u64) -> Workload {
         gen,
         rng: Rng::derive(seed, 0x7963_7362),
     };
+    let describe = format!(
+        "ycsb {:?} {} records × {} B, read ratio {}",
+        c.distribution, c.records, c.record_bytes, c.read_ratio
+    )
+    .to_lowercase();
+    kv_workload((pages, mappings), stream, describe)
+}
+
+/// A key-value server's workload: one request stream over `layout`'s anonymous mappings.
+fn kv_workload<L: Layout + 'static>(
+    (pages, mappings): (u32, Vec<super::Mapping>),
+    stream: KvStream<L>,
+    describe: String,
+) -> Workload {
     Workload {
         pages,
         mappings,
@@ -188,11 +202,7 @@ pub fn build_ycsb(c: &YcsbConfig, seed: u64) -> Workload {
         threads: vec![Box::new(stream)],
         kv: true,
         touches_all: true,
-        describe: format!(
-            "ycsb {:?} {} records × {} B, read ratio {}",
-            c.distribution, c.records, c.record_bytes, c.read_ratio
-        )
-        .to_lowercase(),
+        describe,
     }
 }
 
@@ -326,21 +336,14 @@ pub fn build_etc(c: &EtcConfig, seed: u64) -> Workload {
         },
         rng: Rng::derive(seed, 0x6574_6372),
     };
-    Workload {
-        pages,
-        mappings,
-        files: Vec::new(),
-        threads: vec![Box::new(stream)],
-        kv: true,
-        touches_all: true,
-        describe: format!(
-            "memcached ETC {} keys, {:.0}% of requests on {:.0}% of keys, GET ratio {}",
-            c.keys,
-            c.hot_request_fraction * 100.0,
-            c.hot_key_fraction * 100.0,
-            c.get_ratio
-        ),
-    }
+    let describe = format!(
+        "memcached ETC {} keys, {:.0}% of requests on {:.0}% of keys, GET ratio {}",
+        c.keys,
+        c.hot_request_fraction * 100.0,
+        c.hot_key_fraction * 100.0,
+        c.get_ratio
+    );
+    kv_workload((pages, mappings), stream, describe)
 }
 
 #[cfg(test)]

@@ -19,10 +19,9 @@ use std::sync::Arc;
 
 use nandstack_core::{Result, Rng};
 use nandstack_workload::content::Corpus;
-use nandstack_workload::perm::Permutation;
-use nandstack_workload::zipf::Zipf;
 
 use super::launch_config::{parse_mix, LaunchApp, LaunchConfig, CLASSES};
+use super::region::Region;
 use super::{layout, MapKind, MemRef, RefStream, Workload, OP_BEGIN, OP_END, OP_SLEEP};
 use crate::contents::PageContents;
 
@@ -131,28 +130,6 @@ pub fn table2() -> Vec<LaunchApp> {
         ),
         app("2048", 40.0, 60.0, GAME_ANON, "ooffice:50,random:50"),
     ]
-}
-
-struct Region {
-    start: u32,
-    len: u32,
-    zipf: Zipf,
-    perm: Permutation,
-}
-
-impl Region {
-    fn new(start: u32, len: u32, theta: f64, seed: u64) -> Region {
-        let n = len.max(1) as u64;
-        Region {
-            start,
-            len,
-            zipf: Zipf::new(n, theta),
-            perm: Permutation::new(n, seed),
-        }
-    }
-    fn pick(&self, rng: &mut Rng) -> u32 {
-        self.start + self.perm.apply(self.zipf.sample(rng) - 1) as u32
-    }
 }
 
 struct App {

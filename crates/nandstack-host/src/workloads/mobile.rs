@@ -18,10 +18,9 @@
 //! The four apps share one address space and cgroup (one process in the model).
 
 use nandstack_core::{Result, Rng};
-use nandstack_workload::perm::Permutation;
-use nandstack_workload::zipf::Zipf;
 
 use super::config::{AppProfile, MobileConfig, MobileScenario};
+use super::region::Region;
 use super::{layout, mib_pages, MapKind, MemRef, RefStream, Workload, OP_UNTIL};
 
 const APPS: [&str; 4] = ["V", "G", "O", "W"];
@@ -45,18 +44,6 @@ fn default_apps() -> Vec<AppProfile> {
         .iter()
         .map(|&(anon_mib, file_mib)| AppProfile { anon_mib, file_mib })
         .collect()
-}
-
-struct Region {
-    start: u32,
-    len: u32,
-    zipf: Zipf,
-    perm: Permutation,
-}
-impl Region {
-    fn pick(&self, rng: &mut Rng) -> u32 {
-        self.start + self.perm.apply(self.zipf.sample(rng) - 1) as u32
-    }
 }
 
 struct App {
@@ -179,11 +166,8 @@ pub fn build(c: &MobileConfig, seed: u64) -> Result<Workload> {
     let (pages, mappings) = layout(&maps);
     let mut apps = Vec::new();
     let mut mi = 0;
-    let region = |m: &super::Mapping, i: u64| Region {
-        start: m.start,
-        len: m.pages,
-        zipf: Zipf::new(m.pages as u64, c.zipf_theta),
-        perm: Permutation::new(m.pages as u64, seed ^ (0x6d6f_6200 + i)),
+    let region = |m: &super::Mapping, i: u64| {
+        Region::new(m.start, m.pages, c.zipf_theta, seed ^ (0x6d6f_6200 + i))
     };
     for p in &profiles {
         let anon = region(&mappings[mi], mi as u64);

@@ -14,6 +14,7 @@ mod memtouch;
 mod mobile;
 pub mod nsref;
 mod pmbench;
+mod region;
 mod trace;
 mod vmscal;
 

@@ -375,22 +375,12 @@ impl Zswap {
         bytes: &[u8; 4096],
         free_frames: u64,
     ) -> Result<Store> {
-        let out = self.try_store(slot, memcg, bytes, free_frames)?;
+        let out = self.try_store_kind(slot, PageKind::Anon, 0, memcg, bytes, free_frames)?;
         if matches!(out, Store::Refused(_)) {
             // check_old: a stale entry must not be written back over the new data.
             self.invalidate(slot);
         }
         Ok(out)
-    }
-
-    fn try_store(
-        &mut self,
-        slot: u32,
-        memcg: u16,
-        bytes: &[u8; 4096],
-        free_frames: u64,
-    ) -> Result<Store> {
-        self.try_store_kind(slot, PageKind::Anon, 0, memcg, bytes, free_frames)
     }
 
     /// A store of an anonymous page (`key` = slot) or a clean file page (`key` = file page id, at

@@ -4,7 +4,7 @@
 //! `[first, first + len)` of the slot map; a cursor sweeps it (next fit), so the pages of one reclaim
 //! pass get consecutive staging slots and merge in the block plug as they would on a block device.
 
-use crate::swap::alloc::SlotAllocator;
+use crate::swap::alloc::{next_free, SlotAllocator};
 use nandstack_core::Nanos;
 
 pub struct StagingAllocator {
@@ -31,23 +31,13 @@ impl SlotAllocator for StagingAllocator {
     }
 
     fn alloc(&mut self, _cpu: usize, map: &[u8], now: Nanos) -> Option<(u32, Nanos)> {
-        for i in 0..self.len {
-            let k = (self.cursor + i) % self.len;
-            let s = self.first + k;
-            if map[s as usize] == 0 {
-                self.cursor = (k + 1) % self.len;
-                self.allocs += 1;
-                return Some((s, now));
-            }
-        }
-        None
+        let k = next_free(map, self.first, self.len, self.cursor)?;
+        self.cursor = (k + 1) % self.len;
+        self.allocs += 1;
+        Some((self.first + k, now))
     }
 
     fn free(&mut self, _slot: u32) {}
-
-    fn take_discards(&mut self, _out: &mut Vec<u32>) {}
-
-    fn discard_issued(&mut self, _cluster: u32, _done: Nanos) {}
 
     fn stats(&self) -> Vec<(&'static str, u64)> {
         vec![

@@ -31,14 +31,23 @@ pub trait SlotAllocator {
     fn alloc(&mut self, cpu: usize, map: &[u8], now: Nanos) -> Option<(u32, Nanos)>;
     /// `slot` (previously returned by `alloc`) is free again.
     fn free(&mut self, slot: u32);
-    /// Clusters emptied since the last call that must be discarded before reuse.
-    fn take_discards(&mut self, out: &mut Vec<u32>);
-    /// The discard of `cluster` completes at `done`.
-    fn discard_issued(&mut self, cluster: u32, done: Nanos);
+    /// Clusters emptied since the last call that must be discarded before reuse (none, for an
+    /// allocator that keeps no clusters).
+    fn take_discards(&mut self, _out: &mut Vec<u32>) {}
+    /// The discard of `cluster` completes at `done` (nothing to do without clusters).
+    fn discard_issued(&mut self, _cluster: u32, _done: Nanos) {}
     /// Counters for the report (name, value).
     fn stats(&self) -> Vec<(&'static str, u64)>;
     /// Check internal consistency against the slot map; an error names the first mismatch.
     fn verify(&self, map: &[u8]) -> Result<(), String>;
+}
+
+/// Next fit over the slots `[first, first + len)`: the offset (from `first`) of the first free slot at
+/// or after offset `cursor`, wrapping around the range; `None` when every slot is used.
+pub(crate) fn next_free(map: &[u8], first: u32, len: u32, cursor: u32) -> Option<u32> {
+    (0..len)
+        .map(|i| (cursor + i) % len)
+        .find(|&k| map[(first + k) as usize] == 0)
 }
 
 #[cfg(test)]

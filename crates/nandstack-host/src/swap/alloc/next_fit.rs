@@ -2,7 +2,7 @@
 //! end — the pre-cluster `scan_swap_map` behaviour of old Linux on rotational disks, and the textbook
 //! baseline. It keeps no clusters, so it cannot withhold clusters for discard.
 
-use super::SlotAllocator;
+use super::{next_free, SlotAllocator};
 use nandstack_core::Nanos;
 
 pub struct NextFitAllocator {
@@ -29,25 +29,20 @@ impl SlotAllocator for NextFitAllocator {
     }
 
     fn alloc(&mut self, _cpu: usize, map: &[u8], now: Nanos) -> Option<(u32, Nanos)> {
-        for i in 0..self.len {
-            let s = (self.cursor + i) % self.len;
-            if s + 1 == self.len {
-                self.wraps += 1;
-            }
-            if map[s as usize] == 0 {
-                self.cursor = (s + 1) % self.len;
-                self.allocs += 1;
-                return Some((s, now));
-            }
+        let found = next_free(map, 0, self.len, self.cursor);
+        // The sweep visits the slots from the cursor to the one found (all of them when none is
+        // free); it wrapped when it visited the last one.
+        let visited = found.map_or(self.len, |s| (s + self.len - self.cursor) % self.len + 1);
+        if self.cursor + visited >= self.len {
+            self.wraps += 1;
         }
-        None
+        let s = found?;
+        self.cursor = (s + 1) % self.len;
+        self.allocs += 1;
+        Some((s, now))
     }
 
     fn free(&mut self, _slot: u32) {}
-
-    fn take_discards(&mut self, _out: &mut Vec<u32>) {}
-
-    fn discard_issued(&mut self, _cluster: u32, _done: Nanos) {}
 
     fn stats(&self) -> Vec<(&'static str, u64)> {
         vec![("allocations", self.allocs), ("wraps", self.wraps)]

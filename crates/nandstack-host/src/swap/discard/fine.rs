@@ -34,9 +34,6 @@ impl DiscardPolicy for FineDiscard {
     fn name(&self) -> &'static str {
         "fine"
     }
-    fn whole_clusters(&self) -> bool {
-        false
-    }
     fn slot_freed(&mut self, slot: u32, map: &[u8], out: &mut Vec<(u32, u32)>) {
         let first = slot / self.n * self.n;
         let end = (first + self.n).min(map.len() as u32);

@@ -100,9 +100,6 @@ impl DiscardPolicy for IdleTrim {
     fn name(&self) -> &'static str {
         "itrim"
     }
-    fn whole_clusters(&self) -> bool {
-        false
-    }
     fn slot_freed(&mut self, slot: u32, _map: &[u8], _out: &mut Vec<(u32, u32)>) {
         self.queue(slot);
     }

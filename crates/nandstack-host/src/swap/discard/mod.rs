@@ -36,7 +36,10 @@ pub use strim::SwapInTrim;
 
 pub trait DiscardPolicy {
     fn name(&self) -> &'static str;
-    fn whole_clusters(&self) -> bool;
+    /// Whether the policy discards whole clusters (see the contract). Default: no, slot ranges.
+    fn whole_clusters(&self) -> bool {
+        false
+    }
     fn slot_freed(&mut self, slot: u32, map: &[u8], out: &mut Vec<(u32, u32)>);
     /// The swap layer read `slot` from the device. Default: nothing.
     fn slot_read(&mut self, _slot: u32, _map: &[u8], _out: &mut Vec<(u32, u32)>) {}
@@ -68,9 +71,6 @@ pub struct NoDiscard;
 impl DiscardPolicy for NoDiscard {
     fn name(&self) -> &'static str {
         "off"
-    }
-    fn whole_clusters(&self) -> bool {
-        false
     }
     fn slot_freed(&mut self, _slot: u32, _map: &[u8], _out: &mut Vec<(u32, u32)>) {}
 }

@@ -84,9 +84,6 @@ impl DiscardPolicy for SwapInTrim {
     fn name(&self) -> &'static str {
         "strim"
     }
-    fn whole_clusters(&self) -> bool {
-        false
-    }
     fn slot_freed(&mut self, slot: u32, _map: &[u8], _out: &mut Vec<(u32, u32)>) {
         self.kill(slot);
         if !self.pending.contains(&slot) {
