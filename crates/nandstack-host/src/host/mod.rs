@@ -18,9 +18,9 @@ pub mod shrink_sync;
 mod slot_host;
 pub mod store;
 pub mod swapio;
-pub mod verify;
 #[cfg(test)]
 mod test_host;
+pub mod verify;
 #[cfg(test)]
 mod zngc_tests;
 mod zswap_worker;

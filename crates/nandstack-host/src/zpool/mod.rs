@@ -66,8 +66,11 @@ pub trait Zpool {
     /// Live objects.
     fn objects(&self) -> u64;
     /// Move objects to release pages, as the allocator's own compaction does; returns the pages freed.
-    /// zsmalloc: `zs_compact`; z3fold and zbud compact a page on every free already and return 0.
-    fn compact(&mut self) -> u64;
+    /// zsmalloc: `zs_compact`; z3fold and zbud compact a page on every free already: the default
+    /// frees nothing.
+    fn compact(&mut self) -> u64 {
+        0
+    }
     fn extent(&self, handle: Handle) -> Option<Extent>;
     /// Size of `container` in bytes (0 if it holds nothing).
     fn container_bytes(&self, container: u64) -> u32;

@@ -292,10 +292,6 @@ impl Zpool for Z3fold {
         self.handles.live
     }
 
-    fn compact(&mut self) -> u64 {
-        0
-    }
-
     fn take_moved(&mut self, out: &mut Vec<Handle>) {
         out.append(&mut self.moved);
     }

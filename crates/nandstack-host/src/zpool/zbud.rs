@@ -121,10 +121,6 @@ impl Zpool for Zbud {
         self.handles.live
     }
 
-    fn compact(&mut self) -> u64 {
-        0
-    }
-
     fn extent(&self, handle: Handle) -> Option<Extent> {
         let (id, bud) = self.handles.get(handle)?;
         let p = self.pages.get(id)?;

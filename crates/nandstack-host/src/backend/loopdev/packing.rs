@@ -402,6 +402,11 @@ mod tests {
             .packing(p, Rng::new(1))
     }
 
+    /// The completion (ns) of `pages` pages from slot `first` served at `at` ns.
+    fn done(l: &mut LoopSwap, kind: IoKind, first: u32, pages: u32, at: u64) -> u64 {
+        l.serve_at(kind, first, pages, Nanos(at)).0
+    }
+
     fn retimed(l: &mut LoopSwap) -> Vec<(u32, u64, u64)> {
         let mut v = Vec::new();
         l.take_retimed(&mut v);
@@ -412,24 +417,15 @@ mod tests {
     fn a_packed_worker_runs_writes_at_the_next_tick_on_the_tasks_cpu() {
         let mut l = always_packed();
         // Writes at 1 ms and 1.5 ms wait for the tick at 4 ms: 5 µs + 2 × 1 µs, then 5 µs + 1 µs.
-        assert_eq!(
-            l.serve_at(IoKind::Write, 10, 2, Nanos(1_000_000)).0,
-            4_007_000
-        );
-        assert_eq!(
-            l.serve_at(IoKind::Write, 20, 1, Nanos(1_500_000)).0,
-            4_013_000
-        );
+        assert_eq!(done(&mut l, IoKind::Write, 10, 2, 1_000_000), 4_007_000);
+        assert_eq!(done(&mut l, IoKind::Write, 20, 1, 1_500_000), 4_013_000);
         assert!(!l.completed_remotely(Nanos(4_007_000)) && !l.completed_remotely(Nanos(4_013_000)));
         assert!(
             l.completed_remotely(Nanos(4_000_000)),
             "no request completed then"
         );
         // After the tick they had run as given; once done, the next write waits for the tick at 8 ms.
-        assert_eq!(
-            l.serve_at(IoKind::Write, 30, 1, Nanos(5_000_000)).0,
-            8_006_000
-        );
+        assert_eq!(done(&mut l, IoKind::Write, 30, 1, 5_000_000), 8_006_000);
         assert!(retimed(&mut l).is_empty());
         // No wake-up IPI, so no wake-up latency, on the task's CPU.
         assert_eq!(l.tail_ns, Nanos::ZERO);
@@ -438,23 +434,14 @@ mod tests {
     #[test]
     fn a_packed_worker_that_has_the_cpu_takes_new_requests_in_turn() {
         let mut l = always_packed();
-        assert_eq!(
-            l.serve_at(IoKind::Write, 10, 2, Nanos(1_000_000)).0,
-            4_007_000
-        );
+        assert_eq!(done(&mut l, IoKind::Write, 10, 2, 1_000_000), 4_007_000);
         // 2 µs after the tick the worker is running the held write: a new one follows it at once
         // instead of waiting for the next tick.
-        assert_eq!(
-            l.serve_at(IoKind::Write, 20, 1, Nanos(4_002_000)).0,
-            4_013_000
-        );
+        assert_eq!(done(&mut l, IoKind::Write, 20, 1, 4_002_000), 4_013_000);
         assert!(!l.completed_remotely(Nanos(4_013_000)));
         assert_eq!(l.pack.as_ref().unwrap().released_by_tick, 1);
         // Once it is done, the next write waits for the task again (the tick at 8 ms).
-        assert_eq!(
-            l.serve_at(IoKind::Write, 30, 1, Nanos(5_000_000)).0,
-            8_006_000
-        );
+        assert_eq!(done(&mut l, IoKind::Write, 30, 1, 5_000_000), 8_006_000);
     }
 
     #[test]
@@ -464,10 +451,7 @@ mod tests {
         l.serve_at(IoKind::Write, 20, 1, Nanos(1_500_000));
         // The task reads at 2 ms and sleeps: the worker runs now, the writes first (7 + 6 µs), then
         // the read (6 µs).
-        assert_eq!(
-            l.serve_at(IoKind::Read, 40, 1, Nanos(2_000_000)).0,
-            2_019_000
-        );
+        assert_eq!(done(&mut l, IoKind::Read, 40, 1, 2_000_000), 2_019_000);
         assert_eq!(
             retimed(&mut l),
             vec![(10, 4_007_000, 2_007_000), (20, 4_013_000, 2_013_000)]
@@ -499,10 +483,7 @@ mod tests {
         let mut l = always_packed();
         l.pack.as_mut().unwrap().p.max_util = 0.0;
         // As without packing: woken on the other CPU after 10 µs.
-        assert_eq!(
-            l.serve_at(IoKind::Write, 10, 2, Nanos(1_000_000)).0,
-            1_017_000
-        );
+        assert_eq!(done(&mut l, IoKind::Write, 10, 2, 1_000_000), 1_017_000);
         assert!(l.completed_remotely(Nanos(1_017_000)));
         assert_eq!(l.pack.as_ref().unwrap().too_busy, 1);
     }
@@ -520,21 +501,12 @@ mod tests {
         };
         let mut l = LoopSwap::new(0, 5.0, 1.0).packing(p, Rng::new(3));
         // Idle since 0 (far): stays remote; done at 1_006_000.
-        assert_eq!(
-            l.serve_at(IoKind::Read, 1, 1, Nanos(1_000_000)).0,
-            1_006_000
-        );
+        assert_eq!(done(&mut l, IoKind::Read, 1, 1, 1_000_000), 1_006_000);
         // 5 µs after it went idle (near): packed; the read runs at once on the task's CPU.
-        assert_eq!(
-            l.serve_at(IoKind::Read, 2, 1, Nanos(1_011_000)).0,
-            1_017_000
-        );
+        assert_eq!(done(&mut l, IoKind::Read, 2, 1, 1_011_000), 1_017_000);
         assert!(!l.completed_remotely(Nanos(1_017_000)));
         // The next wake-up leaves (stay 0): remote again.
-        assert_eq!(
-            l.serve_at(IoKind::Read, 3, 1, Nanos(2_000_000)).0,
-            2_006_000
-        );
+        assert_eq!(done(&mut l, IoKind::Read, 3, 1, 2_000_000), 2_006_000);
         assert!(l.completed_remotely(Nanos(2_006_000)));
         let pk = l.pack.as_ref().unwrap();
         assert_eq!((pk.decided, pk.entered, pk.left), ([1, 1], [0, 1], 1));

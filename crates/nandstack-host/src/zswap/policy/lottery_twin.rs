@@ -186,6 +186,15 @@ impl Twin {
     }
 }
 
+/// A page kind drawn at random: file with probability `p_file`.
+fn file_with(rng: &mut Rng, p_file: f64) -> PageKind {
+    if rng.chance(p_file) {
+        PageKind::File
+    } else {
+        PageKind::Anon
+    }
+}
+
 /// The lottery's lists as containers, for comparison.
 fn lists_of(l: &Lottery) -> Vec<Vec<u64>> {
     (0..CATEGORIES)
@@ -237,11 +246,7 @@ fn lottery_agrees_with_its_slow_twin() {
                     let p = Placement {
                         container: c,
                         len_bytes: len,
-                        kind: if rng.chance(0.6) {
-                            PageKind::File
-                        } else {
-                            PageKind::Anon
-                        },
+                        kind: file_with(&mut rng, 0.6),
                     };
                     let id = next_id;
                     next_id += 1;
@@ -284,11 +289,7 @@ fn lottery_agrees_with_its_slow_twin() {
                             let p = Placement {
                                 container: dst,
                                 len_bytes: len,
-                                kind: if rng.chance(0.5) {
-                                    PageKind::File
-                                } else {
-                                    PageKind::Anon
-                                },
+                                kind: file_with(&mut rng, 0.5),
                             };
                             // The kind does not change in a move: keep the twin's and the lottery's.
                             let kind =
