@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use nandstack_sim::{run_toml, Report, RunOptions};
 use nandstack_workload::trace::{scan, TraceFormat};
 
+mod common;
+
 const UNIT_BYTES: u64 = 4096;
 
 fn repo_root() -> PathBuf {
@@ -19,16 +21,7 @@ fn repo_root() -> PathBuf {
 }
 
 fn shared_dir() -> Option<PathBuf> {
-    let dir = repo_root().join("../shared/traces/block");
-    if dir.is_dir() {
-        Some(dir.canonicalize().expect("canonical path"))
-    } else {
-        println!(
-            "skipping the peer trace replays: {} not found (the idle-device probes still run)",
-            dir.display()
-        );
-        None
-    }
+    common::shared_block_traces("the peer trace replays (the idle-device probes still run)")
 }
 
 /// The timing values of a config that the sanity bounds need.

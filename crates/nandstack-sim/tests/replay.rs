@@ -7,17 +7,10 @@ use std::path::{Path, PathBuf};
 use nandstack_sim::{run_toml, RunOptions};
 use nandstack_workload::trace::{scan, TraceFormat};
 
+mod common;
+
 fn shared_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/block");
-    if dir.is_dir() {
-        Some(dir.canonicalize().expect("canonical path"))
-    } else {
-        println!(
-            "skipping: ../shared/traces/block not found (looked for {})",
-            dir.display()
-        );
-        None
-    }
+    common::shared_block_traces("the shared-trace replays")
 }
 
 /// The format of a shared trace, from its file name (see the MANIFEST).

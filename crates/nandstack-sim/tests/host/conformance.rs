@@ -67,6 +67,14 @@ fn own_pages(r: &Value) -> u64 {
     }
 }
 
+/// `check(backend, report)` on the verified report of every backend in turn (the tiny corpus).
+fn for_each_backend_report(mut check: impl FnMut(&str, &Value)) {
+    let dir = tiny_corpus();
+    for &b in BACKENDS {
+        check(b, &run_report(&backend_config(b, dir.path()), true));
+    }
+}
+
 /// Reads return the data of the last write (the device's versions and ZNSwap's reverse map checked on
 /// every read, the backend's bookkeeping against the slot map every 20,000 references: `--verify`);
 /// the run swaps both ways; a backend in RAM (zram, loop over tmpfs) issues no device I/O, any other
@@ -74,9 +82,7 @@ fn own_pages(r: &Value) -> u64 {
 /// show").
 #[test]
 fn every_backend_returns_what_was_written_and_counts_every_io() {
-    let dir = tiny_corpus();
-    for &b in BACKENDS {
-        let r = run_report(&backend_config(b, dir.path()), true);
+    for_each_backend_report(|b, r| {
         let s = &r["swap"];
         let (out, inn) = (u(&s["pswpout"]), u(&s["pswpin"]));
         assert!(out > 500 && inn > 500, "{b}: pswpout {out}, pswpin {inn}");
@@ -87,12 +93,12 @@ fn every_backend_returns_what_was_written_and_counts_every_io() {
         } else {
             assert_eq!(
                 device_pages,
-                out + inn + own_pages(&r),
+                out + inn + own_pages(r),
                 "{b}: {}",
                 s["backend"]
             );
         }
-    }
+    });
 }
 
 /// Same config and seed: the same report, figure for figure (wall-clock keys aside).
@@ -111,9 +117,7 @@ fn every_backend_is_deterministic() {
 /// section of the report names it, and each slot freed was one the swap layer had allocated.
 #[test]
 fn every_backend_leaves_the_slots_to_the_swap_layer() {
-    let dir = tiny_corpus();
-    for &b in BACKENDS {
-        let r = run_report(&backend_config(b, dir.path()), true);
+    for_each_backend_report(|b, r| {
         let s = &r["swap"];
         assert!(s["backend"].is_object(), "{b}: no backend section");
         assert!(
@@ -121,7 +125,7 @@ fn every_backend_leaves_the_slots_to_the_swap_layer() {
             "{b}: {} slots in use for 1,500 pages",
             s["used_pages_end"]
         );
-    }
+    });
 }
 
 /// A process of 1,500 pages under a 500-page cgroup limit, reads and writes mixed, hot and cold.

@@ -1,7 +1,7 @@
 //! Swap-layer rules pinned one by one: the `vm_swap_full` 50% cutoff, whole-cluster and fine-grained
 //! discard, readahead windows, the slot cache's batched frees, clean swap-cache eviction, blk-throttle.
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::{base, memtouch, one, run_report, set};
 
@@ -74,27 +74,22 @@ fn cluster_discard_discards_whole_emptied_clusters() {
     );
 }
 
+/// The verified report of `c` run with `host.readahead` set to `ra`.
+fn with_readahead(c: &mut Value, ra: Value) -> Value {
+    set(c, &["host", "readahead"], ra);
+    run_report(c, true)
+}
+
 #[test]
 fn vma_readahead_reads_eight_page_windows_on_sequential_faults() {
     let mut c = one(2048, memtouch(4096, 8192, "seq", 0, 1));
-    set(
-        &mut c,
-        &["host", "readahead"],
-        json!({"policy": "vma", "page_cluster": 3}),
-    );
-    let r = run_report(&c, true);
+    let r = with_readahead(&mut c, json!({"policy": "vma", "page_cluster": 3}));
     let mean = r["swap"]["read_request_pages_mean"].as_f64().unwrap();
     assert!(mean > 7.0, "{}", r["swap"]);
     assert!(r["swap"]["readahead_hits"].as_u64().unwrap() > 5000);
-    set(&mut c, &["host", "readahead"], json!({"policy": "off"}));
-    let r = run_report(&c, true);
+    let r = with_readahead(&mut c, json!({"policy": "off"}));
     assert_eq!(r["swap"]["read_request_pages_mean"], 1.0);
-    set(
-        &mut c,
-        &["host", "readahead"],
-        json!({"policy": "cluster", "page_cluster": 2}),
-    );
-    let r = run_report(&c, true);
+    let r = with_readahead(&mut c, json!({"policy": "cluster", "page_cluster": 2}));
     let mean = r["swap"]["read_request_pages_mean"].as_f64().unwrap();
     assert!(mean > 2.0 && mean <= 4.0, "{}", r["swap"]);
 }
@@ -102,12 +97,7 @@ fn vma_readahead_reads_eight_page_windows_on_sequential_faults() {
 #[test]
 fn random_faults_shrink_the_window_to_one_page() {
     let mut c = one(2048, memtouch(4096, 20_000, "uniform", 50, 2));
-    set(
-        &mut c,
-        &["host", "readahead"],
-        json!({"policy": "vma", "page_cluster": 3}),
-    );
-    let r = run_report(&c, true);
+    let r = with_readahead(&mut c, json!({"policy": "vma", "page_cluster": 3}));
     let mean = r["swap"]["read_request_pages_mean"].as_f64().unwrap();
     assert!(mean < 1.1, "{}", r["swap"]);
 }
