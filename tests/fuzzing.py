@@ -278,19 +278,22 @@ class Outcome:
 BAD_OUTPUT = ("Traceback (most recent call last)", "panicked at", "internal error", "RUST_BACKTRACE")
 
 
-def run_cli(args: list[str], cwd: Path, run_seconds: float = RUN_SECONDS) -> Outcome:
-    """`python -m nandstack ARGS` with the contract above."""
-    proc = subprocess.Popen(
+def popen(args: list[str], cwd: Path, **kw: Any) -> subprocess.Popen:
+    """`python -m nandstack ARGS` in `cwd`, no input, its output read as text (`kw` to `Popen`)."""
+    return subprocess.Popen(
         [sys.executable, "-m", "nandstack", *args],
         cwd=cwd,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        errors="replace",
-        env=_child_env(),
-        preexec_fn=_default_sigint,
+        **kw,
     )
+
+
+def run_cli(args: list[str], cwd: Path, run_seconds: float = RUN_SECONDS) -> Outcome:
+    """`python -m nandstack ARGS` with the contract above."""
+    proc = popen(args, cwd, errors="replace", env=_child_env(), preexec_fn=_default_sigint)
     interrupted = False
     try:
         _, err = proc.communicate(timeout=run_seconds)

@@ -50,16 +50,7 @@ def default_signals() -> None:
 
 def popen(args: list[str], cwd: Path, **kw) -> subprocess.Popen:
     """`python -m nandstack ARGS` in `cwd`, its signals at their defaults (or `preexec_fn`)."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "nandstack", *args],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=kw.pop("preexec_fn", default_signals),
-        **kw,
-    )
+    return fuzzing.popen(args, cwd, preexec_fn=kw.pop("preexec_fn", default_signals), **kw)
 
 
 # --- limits before allocation ---------------------------------------------------------------------------

@@ -18,33 +18,25 @@ from nandstack import NandstackError, ResultsDB
 from nandstack.report import plots
 
 
+def reproduce_quick(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """`python -m nandstack reproduce gc-policies-vs-op --quick ARGS` in `cwd`, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "nandstack", "reproduce", "gc-policies-vs-op", "--quick", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+    )
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     """One quick reproduction shared by the tests of this module (about ten seconds)."""
     root = tmp_path_factory.mktemp("reproduce")
     out = root / "report"
     db = root / "results.duckdb"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "nandstack",
-            "reproduce",
-            "gc-policies-vs-op",
-            "--quick",
-            "--out",
-            str(out),
-            "--db",
-            str(db),
-            "-j",
-            "2",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = reproduce_quick("--out", str(out), "--db", str(db), "-j", "2", cwd=root)
     assert proc.returncode == 0, proc.stderr
     return {"out": out, "db": db, "proc": proc}
 
@@ -88,26 +80,7 @@ def test_cli_output(report):
 
 
 def test_resume_reuses_recorded_runs(report, tmp_path):
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "nandstack",
-            "reproduce",
-            "gc-policies-vs-op",
-            "--quick",
-            "--resume",
-            "--out",
-            str(tmp_path / "again"),
-            "--db",
-            str(report["db"]),
-            "-q",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = reproduce_quick("--resume", "--out", str(tmp_path / "again"), "--db", str(report["db"]), "-q")
     assert proc.returncode == 0, proc.stderr
     assert "0 run, 20 already recorded" in proc.stderr
     again = json.loads((tmp_path / "again" / "report.json").read_text())

@@ -13,16 +13,22 @@ def feed(bar: ProgressBar, phase: str, total: int, steps: int = 200) -> None:
         bar(phase, i * total // steps, total)
 
 
-def test_plain_progress_prints_quarters_and_completes_each_phase():
+def fed(tty: bool, *phases: tuple[str, int]) -> str:
+    """What a progress bar prints when fed each (phase, total) in turn, then closed."""
     out = io.StringIO()
-    bar = ProgressBar(out, tty=False)
-    feed(bar, "precondition", 1000)
-    feed(bar, "measure", 16_055_951_360)
+    bar = ProgressBar(out, tty=tty)
+    for phase, total in phases:
+        feed(bar, phase, total)
     bar.close()
-    lines = [line.split(" (")[0] for line in out.getvalue().splitlines()]
+    return out.getvalue()
+
+
+def test_plain_progress_prints_quarters_and_completes_each_phase():
+    text = fed(False, ("precondition", 1000), ("measure", 16_055_951_360))
+    lines = [line.split(" (")[0] for line in text.splitlines()]
     expected = [f"{phase}: {p:3d}%" for phase in ("precondition", "measure") for p in (0, 25, 50, 75, 100)]
     assert lines == expected
-    assert "(16.1G/16.1G)" in out.getvalue()
+    assert "(16.1G/16.1G)" in text
 
 
 def test_a_phase_announced_before_its_size_shows_its_quarters_once_sized():
@@ -62,12 +68,7 @@ def test_plain_progress_interrupted_is_not_shown_complete():
 
 
 def test_tty_progress_redraws_in_place_and_ends_lines():
-    out = io.StringIO()
-    bar = ProgressBar(out, tty=True)
-    feed(bar, "warmup", 1000)
-    feed(bar, "measure", 1000)
-    bar.close()
-    text = out.getvalue()
+    text = fed(True, ("warmup", 1000), ("measure", 1000))
     assert text.count("\n") == 2
     assert text.startswith("\rwarmup")
     assert "100.0% 1000/1000" in text.split("\n")[0].split("\r")[-1]

@@ -27,6 +27,16 @@ ProgressCallback = Callable[[str, int, int], None]
 ConfigLike = Union[Config, Mapping[str, Any], str, os.PathLike, None]
 
 
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _reported(key: str, convert: Callable[[Any], Any], default: Any = None, doc: str | None = None) -> Any:
+    """A `Result` property: the summary's `key` through `convert` (`default` when the key is absent); the
+    class annotates it with the type `convert` gives."""
+    return property(lambda self: convert(self.summary.get(key, default)), doc=doc)
+
+
 class Result:
     """The report of one run.
 
@@ -59,23 +69,16 @@ class Result:
         return self.summary.get(key, default)
 
     # --- typed views --------------------------------------------------------------------------------
-    @property
-    def waf(self) -> float | None:
-        """Write amplification (flash page programs ÷ host pages written); `None` if nothing was written."""
-        return _float(self.summary.get("waf"))
-
-    @property
-    def iops(self) -> float | None:
-        """Requests per simulated second (`None` with timing off)."""
-        return _float(self.summary.get("iops"))
-
-    @property
-    def throughput_mb_per_s(self) -> float | None:
-        return _float(self.summary.get("throughput_mb_per_s"))
-
-    @property
-    def sim_seconds(self) -> float | None:
-        return _float(self.summary.get("sim_seconds"))
+    waf: float | None = _reported(
+        "waf",
+        _float,
+        doc="Write amplification (flash page programs ÷ host pages written); `None` if nothing was written.",
+    )
+    iops: float | None = _reported(
+        "iops", _float, doc="Requests per simulated second (`None` with timing off)."
+    )
+    throughput_mb_per_s: float | None = _reported("throughput_mb_per_s", _float)
+    sim_seconds: float | None = _reported("sim_seconds", _float)
 
     @property
     def wall_seconds(self) -> float:
@@ -87,25 +90,11 @@ class Result:
     def seed(self) -> int:
         return int(self.summary.get("seed", self.config.get("seed", 0)))
 
-    @property
-    def requests(self) -> int:
-        return int(self.summary.get("requests", 0))
-
-    @property
-    def host_write_bytes(self) -> int:
-        return int(self.summary.get("host_write_bytes", 0))
-
-    @property
-    def flash_program_pages(self) -> int:
-        return int(self.summary.get("flash_program_pages", 0))
-
-    @property
-    def gc_migrated_pages(self) -> int:
-        return int(self.summary.get("gc_migrated_pages", 0))
-
-    @property
-    def flash_erases(self) -> int:
-        return int(self.summary.get("flash_erases", 0))
+    requests: int = _reported("requests", int, 0)
+    host_write_bytes: int = _reported("host_write_bytes", int, 0)
+    flash_program_pages: int = _reported("flash_program_pages", int, 0)
+    gc_migrated_pages: int = _reported("gc_migrated_pages", int, 0)
+    flash_erases: int = _reported("flash_erases", int, 0)
 
     @property
     def write_latency(self) -> Latency | None:
@@ -250,7 +239,3 @@ def _check_seed(seed: Any) -> None:
         err = _core.ConfigError(f"seed must be an integer from 0 to 2**64 - 1, not {seed!r}")
         err.key = "seed"
         raise err
-
-
-def _float(value: Any) -> float | None:
-    return None if value is None else float(value)

@@ -60,17 +60,12 @@ def config_hash(config: Mapping[str, Any], seed: int | None = None) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-class Section(Mapping[str, Any]):
-    """A read-only view of one table of a config: `cfg.device.ftl.gc.victim.policy`, `cfg.device["ftl"]`."""
+class _Table(Mapping[str, Any]):
+    """What `Section` and `Config` share: a read-only mapping over `_data` whose keys are also attributes
+    (`_no_key` says which table lacks one)."""
 
-    __slots__ = ("_data", "_path")
-
-    def __init__(self, data: Mapping[str, Any], path: str) -> None:
-        self._data = data
-        self._path = path
-
-    def __getitem__(self, key: str) -> Any:
-        return _wrap(self._data[key], f"{self._path}.{key}")
+    __slots__ = ("_data",)
+    _data: Mapping[str, Any]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._data)
@@ -84,7 +79,26 @@ class Section(Mapping[str, Any]):
         try:
             return self[name]
         except KeyError:
-            raise AttributeError(f"config table `{self._path}` has no key `{name}`") from None
+            raise AttributeError(self._no_key(name)) from None
+
+    def _no_key(self, name: str) -> str:
+        raise NotImplementedError
+
+
+class Section(_Table):
+    """A read-only view of one table of a config: `cfg.device.ftl.gc.victim.policy`, `cfg.device["ftl"]`."""
+
+    __slots__ = ("_path",)
+
+    def __init__(self, data: Mapping[str, Any], path: str) -> None:
+        self._data = data
+        self._path = path
+
+    def __getitem__(self, key: str) -> Any:
+        return _wrap(self._data[key], f"{self._path}.{key}")
+
+    def _no_key(self, name: str) -> str:
+        return f"config table `{self._path}` has no key `{name}`"
 
     def to_dict(self) -> dict[str, Any]:
         return copy.deepcopy(dict(self._data))
@@ -97,7 +111,7 @@ def _wrap(value: Any, path: str) -> Any:
     return Section(value, path) if isinstance(value, Mapping) else copy.deepcopy(value)
 
 
-class Config(Mapping[str, Any]):
+class Config(_Table):
     """A simulation config, validated by the engine when built. Immutable: `set` returns a new `Config`.
 
     >>> cfg = Config.default().set("device.ftl.over_provisioning", 0.28)
@@ -109,7 +123,7 @@ class Config(Mapping[str, Any]):
     device). `to_dict()` is the config as written; `normalized()` has every engine default filled in.
     """
 
-    __slots__ = ("_data",)
+    __slots__ = ()
 
     def __init__(self, data: Mapping[str, Any] | None = None, *, validate: bool = True) -> None:
         plain = default_config() if data is None else json.loads(canonical_json(dict(data)))
@@ -148,19 +162,8 @@ class Config(Mapping[str, Any]):
             value = value[part]
         return _wrap(value, key)
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(f"config has no top-level key `{name}`") from None
+    def _no_key(self, name: str) -> str:
+        return f"config has no top-level key `{name}`"
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Config):

@@ -117,6 +117,17 @@ class Claim:
             "why": why,
         }
 
+    def row(self, change: str, source: str, value: float | None, *, digits: int) -> dict[str, Any]:
+        """One row of an experiment's ablation table: the claim, the paper's number, the platform change
+        (and where its setting comes from) and the value it gave, rounded to `digits`."""
+        return {
+            "claim": self.id,
+            "paper": self.paper,
+            "change": change,
+            "source": source,
+            "value": None if value is None else round(value, digits),
+        }
+
 
 def _round(value: float | None) -> float | None:
     if value is None or value != value:

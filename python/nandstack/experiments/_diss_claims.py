@@ -86,31 +86,30 @@ DIFFERENCES: tuple[Difference, ...] = (
 #: Real minutes: simulated ms per Table-2 minute on the paper platform.
 REAL_MINUTE_MS = 60_000.0
 
+#: How a metric is named and printed in a claim (its text and its `why`).
+_METRIC_TEXT = {
+    "waf": ("WAF", "{:.3f}"),
+    "read_latency_mean_us": ("mean read latency", "{:.0f} µs"),
+    "write_latency_mean_us": ("mean write latency", "{:.0f} µs"),
+}
+
+
+def _vs_itrim(
+    claim_id: str, scheme: str, label: str, metric: str, where: str, paper: float
+) -> tuple[Claim, str, str]:
+    """The claim that `scheme` (named `label`) changes `metric` against iTRIM by `paper` %."""
+    return Claim(claim_id, f"{label} vs iTRIM: {_METRIC_TEXT[metric][0]}", where, "%", paper), scheme, metric
+
+
 #: (claim, scheme, metric) — `paper` exactly as printed in issue #35's table.
 CLAIMS: tuple[tuple[Claim, str, str], ...] = (
-    (Claim("D1a", "STRIM vs iTRIM: WAF", "§4.2.1, Fig. 10a", "%", -25.7), "strim", "waf"),
-    (Claim("D1b", "CL-SDI vs iTRIM: WAF", "§4.2.1, Fig. 10a", "%", -55.6), "cl_sdi", "waf"),
-    (Claim("D1c", "DISS vs iTRIM: WAF", "§4.2.1, Fig. 10a", "%", -58.3), "diss", "waf"),
-    (
-        Claim("D2a", "STRIM vs iTRIM: mean read latency", "Fig. 10b", "%", -28.1),
-        "strim",
-        "read_latency_mean_us",
-    ),
-    (
-        Claim("D2b", "CL-SDI vs iTRIM: mean read latency", "Fig. 10b", "%", -59.5),
-        "cl_sdi",
-        "read_latency_mean_us",
-    ),
-    (
-        Claim("D2c", "DISS vs iTRIM: mean read latency", "Fig. 10b", "%", -65.0),
-        "diss",
-        "read_latency_mean_us",
-    ),
-    (
-        Claim("D3", "DISS vs iTRIM: mean write latency", "Fig. 10c", "%", -21.4),
-        "diss",
-        "write_latency_mean_us",
-    ),
+    _vs_itrim("D1a", "strim", "STRIM", "waf", "§4.2.1, Fig. 10a", -25.7),
+    _vs_itrim("D1b", "cl_sdi", "CL-SDI", "waf", "§4.2.1, Fig. 10a", -55.6),
+    _vs_itrim("D1c", "diss", "DISS", "waf", "§4.2.1, Fig. 10a", -58.3),
+    _vs_itrim("D2a", "strim", "STRIM", "read_latency_mean_us", "Fig. 10b", -28.1),
+    _vs_itrim("D2b", "cl_sdi", "CL-SDI", "read_latency_mean_us", "Fig. 10b", -59.5),
+    _vs_itrim("D2c", "diss", "DISS", "read_latency_mean_us", "Fig. 10b", -65.0),
+    _vs_itrim("D3", "diss", "DISS", "write_latency_mean_us", "Fig. 10c", -21.4),
     (Claim("D4", "share of normal swap-ins (iTRIM)", "Fig. 4", "%", 94.5, kind="level"), "itrim", "normal"),
 )
 
@@ -189,26 +188,16 @@ def claim_entries(
             (d, vs_itrim(cells[f"+{d.key}"], scheme, metric)) for d in DIFFERENCES if f"+{d.key}" in cells
         ]
         ablations = [Ablation(f"{d.change} ({ablation_scenario})", d.source, v) for d, v in measured]
-        rows.append(_row(claim, "today's platform (all scenarios)", "", now))
+        rows.append(claim.row("today's platform (all scenarios)", "", now, digits=2))
         if ablations:
-            rows.append(_row(claim, f"today's platform ({ablation_scenario})", "", base))
-        rows += [_row(claim, f"+ {a.change}", a.source, a.value) for a in ablations]
-        rows.append(_row(claim, "paper platform (all scenarios)", ", ".join(PAPER_KEYS), paper))
+            rows.append(claim.row(f"today's platform ({ablation_scenario})", "", base, digits=2))
+        rows += [claim.row(f"+ {a.change}", a.source, a.value, digits=2) for a in ablations]
+        rows.append(claim.row("paper platform (all scenarios)", ", ".join(PAPER_KEYS), paper, digits=2))
         why = _why(claim, paper, base, [(d.key, v) for d, v in measured])
         why += _facts(cells.get(PAPER, {}), scheme, metric)
         why += mechanisms(claim.id, scheme, today, cells.get(PAPER, {}))
         entries.append(claim.entry(now, paper, ablations, why))
     return entries, rows
-
-
-def _row(claim: Claim, change: str, source: str, value: float | None) -> dict[str, Any]:
-    return {
-        "claim": claim.id,
-        "paper": claim.paper,
-        "change": change,
-        "source": source,
-        "value": None if value is None else round(value, 2),
-    }
 
 
 def _why(
@@ -223,14 +212,6 @@ def _why(
     if base is not None and shifts:
         text += f" Each difference alone moves today's {base:+.1f} by: " + "; ".join(shifts) + "."
     return text
-
-
-#: How a metric is named and printed in a claim's `why`.
-_METRIC_TEXT = {
-    "waf": ("WAF", "{:.3f}"),
-    "read_latency_mean_us": ("mean read latency", "{:.0f} µs"),
-    "write_latency_mean_us": ("mean write latency", "{:.0f} µs"),
-}
 
 
 def _facts(cell: dict[tuple[str, str], dict[str, float]], scheme: str, metric: str) -> str:

@@ -92,21 +92,13 @@ def claim_entries(
             for k, v in alone.items()
             if any(platform.touches(platform.BY_KEY[k], n) for n in claim_configs(c.id))
         ]
-        rows.append(_row(c, "today's platform", "", today[c.id]))
-        rows += [_row(c, f"+ {a.change}", a.source, a.value) for a in abl]
-        rows.append(_row(c, "paper platform (all differences)", ", ".join(platform.PAPER_KEYS), paper[c.id]))
+        rows.append(c.row("today's platform", "", today[c.id], digits=3))
+        rows += [c.row(f"+ {a.change}", a.source, a.value, digits=3) for a in abl]
+        rows.append(
+            c.row("paper platform (all differences)", ", ".join(platform.PAPER_KEYS), paper[c.id], digits=3)
+        )
         entries.append(c.entry(today[c.id], paper[c.id], abl, _why(c, today[c.id], paper[c.id], abl)))
     return entries, rows
-
-
-def _row(c: Claim, change: str, source: str, value: float | None) -> dict[str, Any]:
-    return {
-        "claim": c.id,
-        "paper": c.paper,
-        "change": change,
-        "source": source,
-        "value": None if value is None else round(value, 3),
-    }
 
 
 def _fmt(c: Claim, x: float) -> str:

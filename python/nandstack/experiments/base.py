@@ -36,6 +36,7 @@ __all__ = [
     "random_waf",
     "results_frame",
     "shift_seeds",
+    "steady_state",
     "summarize",
 ]
 
@@ -236,6 +237,21 @@ def plane_device(blocks: int, pages_per_block: int = 64, timing: bool = False) -
         "device.geometry.pages_per_block": pages_per_block,
         "device.geometry.page_size_bytes": 4096,
         "device.timing.enabled": timing,
+    }
+
+
+def steady_state(
+    blocks: int, over_provisioning: float, warmup: float, measure: float, pages_per_block: int = 64
+) -> dict[str, Any]:
+    """Overrides for a steady-state run on a one-plane device (`plane_device`) with `over_provisioning`:
+    `warmup` capacity multiples written before measuring, then `measure` multiples of the logical space
+    measured (in requests of one page)."""
+    logical_units = blocks * pages_per_block / (1 + over_provisioning)
+    return {
+        **plane_device(blocks, pages_per_block),
+        "device.ftl.over_provisioning": over_provisioning,
+        "workload.requests": int(measure * logical_units),
+        "precondition.warmup_capacity_multiples": warmup,
     }
 
 

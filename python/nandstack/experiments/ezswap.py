@@ -408,19 +408,13 @@ def analyze(task_list: list[Task], results: list[Result | None]) -> Analysis:
     )
     tables = [Table("headline", "Per configuration (passes 2–5), with the paper's figures", table)]
     if fig9_rows:
-        tables.append(
-            Table(
-                "fig9",
-                "Launch time and evictions vs app count",
-                pl.DataFrame(fig9_rows, infer_schema_length=None),
-            )
-        )
+        tables.append(_rows_table("fig9", "Launch time and evictions vs app count", fig9_rows))
     if mix_rows:
         tables.append(
-            Table(
+            _rows_table(
                 "fig11_evicted_mix",
                 "Evicted pool pages (passes 2–5) and their shares by objects/file objects",
-                pl.DataFrame(mix_rows, infer_schema_length=None),
+                mix_rows,
             )
         )
     corr = correlation()
@@ -446,11 +440,11 @@ def analyze(task_list: list[Task], results: list[Result | None]) -> Analysis:
     claims, ablation_rows = claims_mod.claim_entries(means, launch and launch["pearson_entropy512_ratio"])
     tables.insert(
         0,
-        Table(
+        _rows_table(
             "claims_ablations",
             "Each claim on today's platform, with one paper-platform difference switched on (first seed), "
             "and on the paper platform",
-            pl.DataFrame(ablation_rows, infer_schema_length=None),
+            ablation_rows,
         ),
     )
     head = {
@@ -464,6 +458,13 @@ def analyze(task_list: list[Task], results: list[Result | None]) -> Analysis:
     measured, verdict = _verdict(headline, sa, lzo)
     measured = claims_markdown(claims).splitlines()[-1] + " " + measured
     return Analysis(measured, verdict, figs, tables, headline=head, claims=claims)
+
+
+def _rows_table(name: str, title: str, rows: list[dict[str, Any]]) -> Table:
+    """A table of `rows` (dicts), every row read for the column types."""
+    import polars as pl
+
+    return Table(name, title, pl.DataFrame(rows, infer_schema_length=None))
 
 
 def launch_correlation(task_list: list[Task]) -> dict[str, Any] | None:

@@ -15,9 +15,9 @@ from .base import (
     Table,
     fifo_waf,
     make_task,
-    plane_device,
     random_waf,
     results_frame,
+    steady_state,
     summarize,
 )
 
@@ -47,22 +47,20 @@ def _plan(quick: bool) -> dict:
 
 def tasks(quick: bool) -> list[Task]:
     plan = _plan(quick)
-    out = []
-    for op in plan["ops"]:
-        logical_units = plan["blocks"] * PAGES_PER_BLOCK / (1 + op)
-        for policy in POLICIES:
-            for seed in plan["seeds"]:
-                overrides = {
-                    **plane_device(plan["blocks"], PAGES_PER_BLOCK),
-                    "device.ftl.over_provisioning": op,
-                    "device.ftl.gc.victim.policy": policy,
-                    "workload.pattern": "uniform",
-                    "workload.request_size_bytes": 4096,
-                    "workload.requests": int(MEASURE * logical_units),
-                    "precondition.warmup_capacity_multiples": WARMUP,
-                }
-                out.append(make_task(overrides, {"policy": policy, "op": op, "seed": seed}))
-    return out
+    uniform = {"workload.pattern": "uniform", "workload.request_size_bytes": 4096}
+    return [
+        make_task(
+            {
+                **steady_state(plan["blocks"], op, WARMUP, MEASURE, PAGES_PER_BLOCK),
+                "device.ftl.gc.victim.policy": policy,
+                **uniform,
+            },
+            {"policy": policy, "op": op, "seed": seed},
+        )
+        for op in plan["ops"]
+        for policy in POLICIES
+        for seed in plan["seeds"]
+    ]
 
 
 def setup(quick: bool) -> dict[str, str]:

@@ -15,8 +15,8 @@ from .base import (
     Series,
     Table,
     make_task,
-    plane_device,
     results_frame,
+    steady_state,
     summarize,
 )
 
@@ -50,20 +50,17 @@ def _plan(quick: bool) -> dict:
 
 def tasks(quick: bool) -> list[Task]:
     plan = _plan(quick)
-    logical_units = plan["blocks"] * PAGES_PER_BLOCK / (1 + OVER_PROVISIONING)
+    device = steady_state(plan["blocks"], OVER_PROVISIONING, WARMUP, MEASURE, PAGES_PER_BLOCK)
     out = []
     for workload in WORKLOADS:
         for placement in PLACEMENTS:
+            overrides = {
+                **device,
+                **workload.overrides,
+                "device.ftl.placement.policy": placement,
+                "device.ftl.gc.victim.policy": "greedy",
+            }
             for seed in plan["seeds"]:
-                overrides = {
-                    **plane_device(plan["blocks"], PAGES_PER_BLOCK),
-                    **workload.overrides,
-                    "device.ftl.over_provisioning": OVER_PROVISIONING,
-                    "device.ftl.placement.policy": placement,
-                    "device.ftl.gc.victim.policy": "greedy",
-                    "workload.requests": int(MEASURE * logical_units),
-                    "precondition.warmup_capacity_multiples": WARMUP,
-                }
                 params = {"workload": workload.name, "placement": placement, "seed": seed}
                 out.append(make_task(overrides, params))
     return out

@@ -159,6 +159,11 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
 
 
+def _over(rows: list[dict[str, Any]], a: str, b: str, key: str, value: Any, metric: str) -> float | None:
+    """`metric` of scheme `a` over scheme `b`, both where `key` is `value`."""
+    return _ratio(_get(rows, a, key, value, metric), _get(rows, b, key, value, metric))
+
+
 def _fmt(x: float | None, nd: int = 2) -> str:
     return "n/a" if x is None else f"{x:.{nd}f}"
 
@@ -470,20 +475,14 @@ def headline(w, rd, cut, sk, cg, mc, rs) -> dict[str, Any]:
             "paper": PAPER["random_read_block_waf_above_half"],
         }
         comp["random_read_znswap_over_block_above_half"] = {
-            "measured": _ratio(
-                g(rd, "znswap", "util", hi, "swap_in_mib_per_s"),
-                g(rd, "block_off", "util", hi, "swap_in_mib_per_s"),
-            )
+            "measured": _over(rd, "znswap", "block_off", "util", hi, "swap_in_mib_per_s")
         }
     for u in utils:
         comp[f"random_write_waf_block_off_over_znswap_{u:g}"] = {
-            "measured": _ratio(g(w, "block_off", "util", u, "waf"), g(w, "znswap", "util", u, "waf"))
+            "measured": _over(w, "block_off", "znswap", "util", u, "waf")
         }
         comp[f"random_write_bandwidth_znswap_over_block_off_{u:g}"] = {
-            "measured": _ratio(
-                g(w, "znswap", "util", u, "swap_out_mib_per_s"),
-                g(w, "block_off", "util", u, "swap_out_mib_per_s"),
-            )
+            "measured": _over(w, "znswap", "block_off", "util", u, "swap_out_mib_per_s")
         }
     if w:
         best = max((r["swap_out_mib_per_s"] for r in w), default=None)
@@ -516,14 +515,11 @@ def headline(w, rd, cut, sk, cg, mc, rs) -> dict[str, Any]:
         }
         for s, tag in (("block_off", "block"), ("block_fine", "fine_trim")):
             comp[f"memcached_10pct_p99_ratio_{tag}_over_znswap"] = {
-                "measured": _ratio(g(mc, s, "util", u, "p99_us"), g(mc, "znswap", "util", u, "p99_us")),
+                "measured": _over(mc, s, "znswap", "util", u, "p99_us"),
                 "paper": PAPER[f"memcached_10pct_p99_ratio_{tag}_over_znswap"],
             }
             comp[f"memcached_10pct_throughput_ratio_znswap_over_{tag}"] = {
-                "measured": _ratio(
-                    g(mc, "znswap", "util", u, "throughput_requests_per_s"),
-                    g(mc, s, "util", u, "throughput_requests_per_s"),
-                ),
+                "measured": _over(mc, "znswap", s, "util", u, "throughput_requests_per_s"),
                 "paper": PAPER[f"memcached_10pct_throughput_ratio_znswap_over_{tag}"],
             }
         comp["memcached_10pct_block_waf"] = {
@@ -532,34 +528,23 @@ def headline(w, rd, cut, sk, cg, mc, rs) -> dict[str, Any]:
         }
         hi = max({r["util"] for r in mc})
         comp["memcached_throughput_ratio_znswap_over_block_at_max_util"] = {
-            "measured": _ratio(
-                g(mc, "znswap", "util", hi, "throughput_requests_per_s"),
-                g(mc, "block_off", "util", hi, "throughput_requests_per_s"),
-            ),
+            "measured": _over(mc, "znswap", "block_off", "util", hi, "throughput_requests_per_s"),
             "at": hi,
         }
     if rs:
         ram = min({r["ram"] for r in rs})
         comp["redis_hot_cold_throughput_gain"] = {
-            "measured": _ratio(
-                g(rs, "znswap_hot_cold", "ram", ram, "throughput_requests_per_s"),
-                g(rs, "znswap", "ram", ram, "throughput_requests_per_s"),
-            ),
+            "measured": _over(rs, "znswap_hot_cold", "znswap", "ram", ram, "throughput_requests_per_s"),
             "paper": PAPER["redis_hot_cold_throughput_gain"],
             "at": ram,
         }
         comp["redis_hot_cold_latency_drop"] = {
-            "measured": _ratio(
-                g(rs, "znswap", "ram", ram, "p99_us"), g(rs, "znswap_hot_cold", "ram", ram, "p99_us")
-            ),
+            "measured": _over(rs, "znswap", "znswap_hot_cold", "ram", ram, "p99_us"),
             "paper": PAPER["redis_hot_cold_latency_drop"],
             "at": ram,
         }
         comp["redis_znswap_over_block_throughput"] = {
-            "measured": _ratio(
-                g(rs, "znswap", "ram", ram, "throughput_requests_per_s"),
-                g(rs, "block_off", "ram", ram, "throughput_requests_per_s"),
-            ),
+            "measured": _over(rs, "znswap", "block_off", "ram", ram, "throughput_requests_per_s"),
             "at": ram,
         }
     if cg:
