@@ -85,6 +85,9 @@ impl Host {
         let mut in_use = 0u64;
         for (f, fr) in vm.frames.iter().enumerate() {
             let f = f as u32;
+            if (fr.list as usize) >= NR_LRU && vm.links[f as usize] != Link::NONE {
+                return Err(bad(format!("frame {f} is on no list but keeps LRU links")));
+            }
             if !fr.has(F_INUSE) {
                 continue;
             }
@@ -161,8 +164,8 @@ impl Host {
                 }
                 let (mut n, mut prev, mut cur) = (0u64, NONE, head.head);
                 while cur != NONE {
-                    let fr = &vm.frames[cur as usize];
-                    if fr.prev != prev || fr.list as usize != l || fr.memcg as usize != m {
+                    let (fr, link) = (&vm.frames[cur as usize], vm.links[cur as usize]);
+                    if link.prev != prev || fr.list as usize != l || fr.memcg as usize != m {
                         return Err(bad(format!(
                             "cgroup `{}` list {l}: broken link at {cur}",
                             mc.name
@@ -173,7 +176,7 @@ impl Host {
                         return Err(bad(format!("cgroup `{}` list {l}: cycle", mc.name)));
                     }
                     prev = cur;
-                    cur = fr.next;
+                    cur = link.next;
                 }
                 if prev != head.tail || n != head.len {
                     return Err(bad(format!("cgroup `{}` list {l}: tail/length", mc.name)));

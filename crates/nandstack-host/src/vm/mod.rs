@@ -1,7 +1,7 @@
 //! Virtual memory: page tables, page frames, LRU lists, memory cgroups, processes and their mappings.
 //!
-//! Everything is Vec-indexed: a PTE array over global virtual page numbers, a frame array with
-//! intrusive LRU links, a stack of free frames. No hashing, no allocation on the hit path.
+//! Everything is Vec-indexed: a PTE array over global virtual page numbers, a frame array and beside
+//! it the frames' intrusive LRU links, a stack of free frames. No hashing, no allocation on the hit path.
 
 pub mod counters;
 pub mod fault;
@@ -86,6 +86,8 @@ impl Process {
 pub struct Vm {
     pub ptes: Vec<u32>,
     pub frames: Vec<Frame>,
+    /// The LRU links of each frame (`links[f]` is frame f's; [`Link::NONE`] off every list).
+    pub links: Vec<Link>,
     /// Free frames (a stack: the most recently freed is reused first).
     pub free: Vec<u32>,
     pub memcgs: Vec<Memcg>,
@@ -116,6 +118,7 @@ impl Vm {
     ) -> nandstack_core::Result<Vm> {
         const CHUNK: u32 = 1 << 16;
         let mut table = Vec::with_capacity(frames as usize);
+        let mut links = Vec::with_capacity(frames as usize);
         let mut free = Vec::with_capacity(frames as usize);
         let mut done = 0u32;
         while done < frames {
@@ -124,6 +127,7 @@ impl Vm {
             }
             let n = CHUNK.min(frames - done);
             table.resize(table.len() + n as usize, Frame::FREE);
+            links.resize(links.len() + n as usize, Link::NONE);
             // Lowest frame index on top of the stack: the stack holds frames − 1 down to 0.
             free.extend((frames - done - n..frames - done).rev());
             done += n;
@@ -131,6 +135,7 @@ impl Vm {
         Ok(Vm {
             ptes: Vec::new(),
             frames: table,
+            links,
             free,
             memcgs,
             procs: Vec::new(),
@@ -190,60 +195,53 @@ impl Vm {
                 || self.frames[f as usize].list == LIST_ISOLATED
         );
         let memcg = self.frames[f as usize].memcg;
-        let old = self.head_mut(memcg, list).head;
-        {
-            let fr = &mut self.frames[f as usize];
-            fr.prev = NONE;
-            fr.next = old;
-            fr.list = list;
-        }
-        if old != NONE {
-            self.frames[old as usize].prev = f;
-        }
-        let h = self.head_mut(memcg, list);
+        self.frames[f as usize].list = list;
+        let h = &mut self.memcgs[memcg as usize].lru[list as usize];
+        let old = h.head;
         h.head = f;
         if h.tail == NONE {
             h.tail = f;
         }
         h.len += 1;
+        self.links[f as usize] = Link {
+            prev: NONE,
+            next: old,
+        };
+        if old != NONE {
+            self.links[old as usize].prev = f;
+        }
     }
 
     /// Put `f` at the tail (next to be scanned) of `list` of its cgroup.
     pub fn lru_add_tail(&mut self, f: u32, list: u8) {
         let memcg = self.frames[f as usize].memcg;
-        let old = self.head_mut(memcg, list).tail;
-        {
-            let fr = &mut self.frames[f as usize];
-            fr.next = NONE;
-            fr.prev = old;
-            fr.list = list;
-        }
-        if old != NONE {
-            self.frames[old as usize].next = f;
-        }
-        let h = self.head_mut(memcg, list);
+        self.frames[f as usize].list = list;
+        let h = &mut self.memcgs[memcg as usize].lru[list as usize];
+        let old = h.tail;
         h.tail = f;
         if h.head == NONE {
             h.head = f;
         }
         h.len += 1;
+        self.links[f as usize] = Link {
+            prev: old,
+            next: NONE,
+        };
+        if old != NONE {
+            self.links[old as usize].next = f;
+        }
     }
 
-    /// Unlink `f` from its list (it must be on one); leaves it LIST_NONE.
-    pub fn lru_del(&mut self, f: u32) {
-        let Frame {
-            prev,
-            next,
-            list,
-            memcg,
-            ..
-        } = self.frames[f as usize];
-        debug_assert!((list as usize) < NR_LRU, "frame {f} not on a list");
+    /// Unlink `f` from `list` of cgroup `memcg` (where it is) through the links alone; the frame's
+    /// own `list` is the caller's to update.
+    #[inline]
+    fn unlink(&mut self, f: u32, memcg: u16, list: u8) {
+        let Link { prev, next } = std::mem::replace(&mut self.links[f as usize], Link::NONE);
         if prev != NONE {
-            self.frames[prev as usize].next = next;
+            self.links[prev as usize].next = next;
         }
         if next != NONE {
-            self.frames[next as usize].prev = prev;
+            self.links[next as usize].prev = prev;
         }
         let h = self.head_mut(memcg, list);
         if h.head == f {
@@ -253,10 +251,15 @@ impl Vm {
             h.tail = prev;
         }
         h.len -= 1;
+    }
+
+    /// Unlink `f` from its list (it must be on one); leaves it LIST_NONE.
+    pub fn lru_del(&mut self, f: u32) {
         let fr = &mut self.frames[f as usize];
-        fr.prev = NONE;
-        fr.next = NONE;
+        let (list, memcg) = (fr.list, fr.memcg);
+        debug_assert!((list as usize) < NR_LRU, "frame {f} not on a list");
         fr.list = LIST_NONE;
+        self.unlink(f, memcg, list);
     }
 
     /// Move `f` to the tail of the list it is on (`folio_rotate_reclaimable`).
@@ -276,7 +279,13 @@ impl Vm {
             if t == NONE {
                 break;
             }
-            self.lru_del(t);
+            // The list and cgroup are known: the walk follows the links alone, and the frame is
+            // only written (no load of it on the walk's chain of dependent loads).
+            debug_assert!({
+                let fr = &self.frames[t as usize];
+                fr.list == list && fr.memcg == memcg
+            });
+            self.unlink(t, memcg, list);
             self.frames[t as usize].list = LIST_ISOLATED;
             out.push(t);
             taken += 1;
@@ -301,6 +310,7 @@ impl Vm {
         debug_assert!(fr.list == LIST_NONE || fr.list == LIST_ISOLATED);
         let memcg = fr.memcg;
         *fr = Frame::FREE;
+        debug_assert_eq!(self.links[f as usize], Link::NONE);
         self.free.push(f);
         let m = &mut self.memcgs[memcg as usize];
         m.usage -= 1;
@@ -318,9 +328,9 @@ mod tests {
         let vm = Vm::new(n, (0, 0, 0), vec![Memcg::new("root", u64::MAX, 60)]);
         assert_eq!(vm.frames.len(), n as usize);
         assert!(vm.frames.iter().all(|f| {
-            (f.prev, f.next, f.vpn, f.key, f.flags, f.list)
-                == (NONE, NONE, NONE, NONE, 0, LIST_NONE)
+            (f.vpn, f.key, f.flags, f.list) == (NONE, NONE, 0, LIST_NONE)
         }));
+        assert!(vm.links.iter().all(|&l| l == Link::NONE));
         // The free stack pops frame 0 first, then 1, …
         let want: Vec<u32> = (0..n).rev().collect();
         assert_eq!(vm.free, want);
