@@ -23,6 +23,13 @@ pub trait PageContents: Send {
     fn advance(&mut self, refs: u64);
     /// Page `page` (relative to the process) as it is now.
     fn page_bytes(&self, page: u32, out: &mut [u8; PAGE_BYTES]);
+    /// Whether page `page` is all zero bytes now: `is_zero` of its `page_bytes` (the default), which a
+    /// model may answer without rebuilding the page.
+    fn is_zero(&self, page: u32) -> bool {
+        let mut b = [0u8; PAGE_BYTES];
+        self.page_bytes(page, &mut b);
+        is_zero(&b)
+    }
     /// What the contents are (for the report), e.g. `memtouch corpus:xml`.
     fn describe(&self) -> String;
 }
@@ -55,6 +62,10 @@ impl PageContents for MemtouchContents {
 
     fn page_bytes(&self, page: u32, out: &mut [u8; PAGE_BYTES]) {
         self.prog.image().page_bytes(page as u64, out);
+    }
+
+    fn is_zero(&self, page: u32) -> bool {
+        self.prog.image().is_zero(page as u64)
     }
 
     fn describe(&self) -> String {

@@ -112,6 +112,16 @@ impl Host {
         }
     }
 
+    /// Whether the process of `vpn` has contents (the first), and whether the page is zero-filled
+    /// (the second; false without contents) — [`Host::load_page`] and a zero check, without the bytes.
+    fn page_is_zero(&self, vpn: u32) -> (bool, bool) {
+        let pi = self.vm.proc_of(vpn);
+        match self.cswap.contents.get(pi) {
+            Some(Some(c)) => (true, c.is_zero(vpn - self.vm.procs[pi].base)),
+            _ => (false, false),
+        }
+    }
+
     /// Count `n` pages written to the swap backend by cgroup `m` (vmstat `pswpout`).
     pub(crate) fn count_swpout(&mut self, m: u16, n: u64) {
         self.stats.pswpout += n;
@@ -155,8 +165,19 @@ impl Host {
         self.zswap_worker_run(ctx.now)?;
         let fr = self.vm.frames[f as usize];
         let (slot, vpn, memcg) = (fr.key, fr.vpn, fr.memcg);
-        let known = self.load_page(vpn);
-        if known && self.swap.zero_map && is_zero(&self.cswap.buf) {
+        // The bytes go on to zswap, a synchronous backend (zram) or the verification; without those
+        // only the zero-page check looks at them, and the contents answer it without the page.
+        let (known, zero) =
+            if self.store.zswap.is_some() || self.store.backend.synchronous() || self.verify {
+                let known = self.load_page(vpn);
+                (
+                    known,
+                    known && self.swap.zero_map && is_zero(&self.cswap.buf),
+                )
+            } else {
+                self.page_is_zero(vpn)
+            };
+        if known && self.swap.zero_map && zero {
             self.swap.zeromap_set(slot, true);
             if let Some(z) = self.store.zswap.as_mut() {
                 z.invalidate(slot);

@@ -327,9 +327,10 @@ mod tests {
         let n = 600_000u32;
         let vm = Vm::new(n, (0, 0, 0), vec![Memcg::new("root", u64::MAX, 60)]);
         assert_eq!(vm.frames.len(), n as usize);
-        assert!(vm.frames.iter().all(|f| {
-            (f.vpn, f.key, f.flags, f.list) == (NONE, NONE, 0, LIST_NONE)
-        }));
+        assert!(vm
+            .frames
+            .iter()
+            .all(|f| { (f.vpn, f.key, f.flags, f.list) == (NONE, NONE, 0, LIST_NONE) }));
         assert!(vm.links.iter().all(|&l| l == Link::NONE));
         // The free stack pops frame 0 first, then 1, …
         let want: Vec<u32> = (0..n).rev().collect();

@@ -223,6 +223,43 @@ impl PageImage {
         }
     }
 
+    /// Whether `page` is all zero bytes now — `page_bytes` then a zero check, without rebuilding the
+    /// page: a word written since the fill decides by its value, and the origin's words are drawn (or
+    /// read) only until the first non-zero one that no write covers (for a drawn page, usually word 0).
+    pub fn is_zero(&self, page: u64) -> bool {
+        let writes = &self.writes[page as usize];
+        if writes.iter().any(|&(_, v)| v != 0) {
+            return false;
+        }
+        // Every written word is zero: the page is zero when every other word of the origin is.
+        let mut covered = [0u64; WORDS_PER_PAGE / 64];
+        for &(i, _) in writes {
+            covered[i as usize / 64] |= 1 << (i % 64);
+        }
+        let shows = |i: usize, v: u64| v != 0 && covered[i / 64] & (1 << (i % 64)) == 0;
+        match self.origins[page as usize] {
+            PageOrigin::Sparse { state } => {
+                let mut r = MemtouchRng::from_state(state);
+                !(0..WORDS_PER_PAGE)
+                    .step_by(8)
+                    .any(|i| shows(i, r.next_u64()))
+            }
+            PageOrigin::Random { state } => {
+                let mut r = MemtouchRng::from_state(state);
+                !(0..WORDS_PER_PAGE).any(|i| shows(i, r.next_u64()))
+            }
+            PageOrigin::Corpus { chunk } => {
+                let corpus = self.corpus.as_ref().expect("corpus pages have a corpus");
+                !corpus
+                    .chunk(chunk)
+                    .chunks_exact(8)
+                    .enumerate()
+                    .any(|(i, w)| shows(i, u64::from_le_bytes(w.try_into().expect("8 bytes"))))
+            }
+            PageOrigin::Zero => true,
+        }
+    }
+
     /// The page's bytes in a new buffer.
     pub fn page_vec(&self, page: u64) -> Vec<u8> {
         let mut b = [0u8; PAGE_BYTES];
@@ -420,6 +457,65 @@ mod tests {
             seed: 6,
             content: ContentSpec::parse(content).unwrap(),
         }
+    }
+
+    /// `is_zero` against the obvious check on the rebuilt bytes, for every page of programs of each
+    /// content kind as their accesses run (zero-valued writes forced into a third of the pages, so that
+    /// pages become zero and stop being zero).
+    #[test]
+    fn is_zero_agrees_with_the_rebuilt_bytes() {
+        let obvious = |img: &PageImage, p: u64| {
+            let mut b = [0u8; PAGE_BYTES];
+            img.page_bytes(p, &mut b);
+            b.iter().all(|&x| x == 0)
+        };
+        let corpus = Corpus::from_bytes(
+            "t",
+            (0..8 * PAGE_BYTES)
+                .map(|i| if i % 4096 < 2048 { 0 } else { (i % 251) as u8 })
+                .collect(),
+        )
+        .unwrap();
+        let (mut zero_seen, mut nonzero_seen) = (0, 0);
+        for content in ["sparse", "random", "zero:60:t", "mix:50:t", "corpus:t"] {
+            let mut prog = MemtouchProgram::new(
+                params(content, AccessPattern::Uniform),
+                Some(corpus.clone()),
+            )
+            .unwrap();
+            let mut rng = MemtouchRng::seeded(3);
+            for step in 0..400 {
+                prog.next_access();
+                let page = rng.next_u64() % 40;
+                if page % 3 == 0 {
+                    let word = (rng.next_u64() % WORDS_PER_PAGE as u64) as u32;
+                    prog.image.write_word(page, word, 0);
+                    if step % 7 == 0 {
+                        // A whole page of zero writes: zero whatever its origin.
+                        for w in 0..WORDS_PER_PAGE as u32 {
+                            prog.image.write_word(page, w, 0);
+                        }
+                    }
+                }
+                for p in 0..40 {
+                    let z = obvious(prog.image(), p);
+                    assert_eq!(
+                        prog.image().is_zero(p),
+                        z,
+                        "{content}: page {p}, step {step}"
+                    );
+                    if z {
+                        zero_seen += 1;
+                    } else {
+                        nonzero_seen += 1;
+                    }
+                }
+            }
+        }
+        assert!(
+            zero_seen > 1000 && nonzero_seen > 1000,
+            "{zero_seen} zero, {nonzero_seen} not"
+        );
     }
 
     #[test]
