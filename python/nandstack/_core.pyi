@@ -76,6 +76,11 @@ def trace_stats(path: str, format: str) -> str:
 def bench_host(quick: bool = False) -> str:
     """The host memory/swap model's benchmark (GIL released); returns its report JSON."""
 
+def kswap_request_counts(path: str) -> str:
+    """A kernel-swap capture's requests counted in Rust: `{"read": [[pages, n], ...], "write": [...],
+    "sequential": [reads, writes], "discard_pages": n}` as JSON; raises for anything the Python reader
+    might read otherwise."""
+
 def kcswap_figures_json() -> str:
     """The kernel-zswap and kernel-zram figure lists (Rust's `kcswap`): `{"zswap": [...], "zram": [...],
     "bytes": [...]}` as JSON."""

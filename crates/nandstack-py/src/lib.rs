@@ -70,6 +70,17 @@ fn kswap_setup_json() -> String {
     .to_string()
 }
 
+/// A kernel-swap capture's requests counted in Rust (`nandstack_kernel::requests`), as JSON; an error
+/// for anything the Python reader (the reference) might read otherwise.
+#[pyfunction]
+fn kswap_request_counts(py: Python<'_>, path: String) -> PyResult<String> {
+    gil::detached(py, || {
+        nandstack_kernel::requests::request_counts(std::path::Path::new(&path))
+            .map(|c| c.to_json().to_string())
+    })
+    .map_err(errors::to_py_err)
+}
+
 /// The kernel-zswap and kernel-zram figure lists (Rust's `kcswap`): `{"zswap": [...], "zram": [...],
 /// "bytes": [...]}` as JSON.
 #[pyfunction]
@@ -125,6 +136,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_host, m)?)?;
     m.add_function(wrap_pyfunction!(kswap_setup_json, m)?)?;
     m.add_function(wrap_pyfunction!(kcswap_figures_json, m)?)?;
+    m.add_function(wrap_pyfunction!(kswap_request_counts, m)?)?;
     m.add_function(wrap_pyfunction!(default_config_toml, m)?)?;
     m.add_function(wrap_pyfunction!(config_reference_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(bench_py, m)?)?;

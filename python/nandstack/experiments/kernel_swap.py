@@ -257,6 +257,24 @@ def kernel_figures(c: Capture, folder: Path | None = None) -> dict[str, float]:
 
 
 def _read_figures(c: Capture, path: Path) -> dict[str, float]:
+    """The capture's figures: its requests counted in Rust (`nandstack_kernel::requests`, one pass),
+    or, where that reader refuses a file it might read otherwise, by :func:`_count_requests`, the
+    reference (which also words every error)."""
+    try:
+        counts = json.loads(_core.kswap_request_counts(str(path)))
+    except _core.NandstackError:
+        sizes, seq, discard = _count_requests(path)
+    else:
+        sizes = {k: {int(p): int(n) for p, n in counts[k]} for k in ("read", "write")}
+        seq = {"read": int(counts["sequential"][0]), "write": int(counts["sequential"][1])}
+        discard = int(counts["discard_pages"])
+    vm = c.meta["vmstat_delta_system_wide"]
+    return _figures(float(vm["pswpin"]), float(vm["pswpout"]), sizes, seq, float(discard))
+
+
+def _count_requests(path: Path) -> tuple[dict[str, dict[int, int]], dict[str, int], int]:
+    """Request sizes in pages, sequential requests by direction and the pages discarded before the
+    last read or write, read line by line in Python: the reference for the Rust reader."""
     sizes: dict[str, dict[int, int]] = {"read": {}, "write": {}}
     seq = {"read": 0, "write": 0}
     nxt: dict[str, int | None] = {"read": None, "write": None}
@@ -284,9 +302,7 @@ def _read_figures(c: Capture, path: Path) -> dict[str, float]:
                 sizes[kind][pages] = sizes[kind].get(pages, 0) + 1
             elif op == "D":
                 discards.append((float(t), length // 8))
-    discard = sum(p for t, p in discards if t <= last_rw)
-    vm = c.meta["vmstat_delta_system_wide"]
-    return _figures(float(vm["pswpin"]), float(vm["pswpout"]), sizes, seq, float(discard))
+    return sizes, seq, sum(p for t, p in discards if t <= last_rw)
 
 
 def model_figures(summary: dict[str, Any]) -> dict[str, float]:
