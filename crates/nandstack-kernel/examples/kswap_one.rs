@@ -65,7 +65,7 @@ fn census(sim: &nandstack_sim::hostrun::Sim) {
             first.push(pos);
         }
         pos += 1;
-        cur = fr.prev;
+        cur = sim.host.vm.links[cur as usize].prev;
     }
     eprintln!(
         "inactive {} active {}; first unmapped swap-cache positions from tail: {:?}",

@@ -484,13 +484,13 @@ mod tests {
             )
             .unwrap();
             let mut rng = MemtouchRng::seeded(3);
-            for step in 0..400 {
+            for step in 0..400u32 {
                 prog.next_access();
                 let page = rng.next_u64() % 40;
-                if page % 3 == 0 {
+                if page.is_multiple_of(3) {
                     let word = (rng.next_u64() % WORDS_PER_PAGE as u64) as u32;
                     prog.image.write_word(page, word, 0);
-                    if step % 7 == 0 {
+                    if step.is_multiple_of(7) {
                         // A whole page of zero writes: zero whatever its origin.
                         for w in 0..WORDS_PER_PAGE as u32 {
                             prog.image.write_word(page, w, 0);
