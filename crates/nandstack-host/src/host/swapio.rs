@@ -101,25 +101,20 @@ impl Host {
 
     /// Put the bytes of virtual page `vpn` in the scratch buffer; false if its process has no contents.
     pub(super) fn load_page(&mut self, vpn: u32) -> bool {
-        let pi = self.vm.proc_of(vpn);
-        let base = self.vm.procs[pi].base;
-        match self.cswap.contents.get(pi) {
-            Some(Some(c)) => {
-                c.page_bytes(vpn - base, &mut self.cswap.buf);
+        match contents_of(&self.vm, &self.cswap.contents, vpn) {
+            Some((c, page)) => {
+                c.page_bytes(page, &mut self.cswap.buf);
                 true
             }
-            _ => false,
+            None => false,
         }
     }
 
     /// Whether the process of `vpn` has contents (the first), and whether the page is zero-filled
     /// (the second; false without contents) — [`Host::load_page`] and a zero check, without the bytes.
     fn page_is_zero(&self, vpn: u32) -> (bool, bool) {
-        let pi = self.vm.proc_of(vpn);
-        match self.cswap.contents.get(pi) {
-            Some(Some(c)) => (true, c.is_zero(vpn - self.vm.procs[pi].base)),
-            _ => (false, false),
-        }
+        contents_of(&self.vm, &self.cswap.contents, vpn)
+            .map_or((false, false), |(c, page)| (true, c.is_zero(page)))
     }
 
     /// Count `n` pages written to the swap backend by cgroup `m` (vmstat `pswpout`).
@@ -416,4 +411,15 @@ impl Host {
         }
         Ok(())
     }
+}
+
+/// The content model of `vpn`'s process and the page's index in it; `None` without one.
+fn contents_of<'a>(
+    vm: &crate::vm::Vm,
+    contents: &'a [Option<Box<dyn PageContents>>],
+    vpn: u32,
+) -> Option<(&'a dyn PageContents, u32)> {
+    let pi = vm.proc_of(vpn);
+    let c = contents.get(pi)?.as_deref()?;
+    Some((c, vpn - vm.procs[pi].base))
 }
