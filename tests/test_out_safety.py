@@ -146,3 +146,32 @@ def test_reproduce_refuses_a_bad_out_before_it_runs_anything(tmp_path, monkeypat
     assert code == 2 and "error: report is a file, not a folder" in err, err
     assert "runs" not in err.split("error:")[0]  # nothing ran before the refusal
     assert (tmp_path / "report").read_text() == "not a folder"
+
+
+def test_folders_replaced_while_they_are_examined_or_published_never_fail_a_run(tmp_path):
+    """Six writers publish into one folder 40 times each while the others keep replacing it: every
+    publish succeeds (a folder that vanishes or changes while checked is looked at again), the folder
+    left is complete, and no temporary sibling stays (the race CI met: `shared: No such file or
+    directory` from a run listing `--out` after another run had replaced it)."""
+    import threading
+
+    out = tmp_path / "shared"
+    errors: list[BaseException] = []
+
+    def writer(k: int) -> None:
+        try:
+            for i in range(40):
+                with atomic_output_dir(out, overwrite=True, info={"nandstack_version": "t"}) as (tmp, _):
+                    (tmp / "who.txt").write_text(f"{k}-{i}\n")
+                check_out_dir(out, overwrite=True)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert verify_manifest(out) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shared"]

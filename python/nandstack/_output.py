@@ -248,10 +248,24 @@ def check_out_dir(out: str | os.PathLike[str], *, overwrite: bool) -> Path:
             raise OutputError(f"{shown}: refusing to use {what} as an output folder")
     if here.parent == here:
         raise OutputError(f"{shown}: refusing to use the file-system root as an output folder")
+    for _ in range(100):  # concurrent runs may replace the folder while it is examined: look again
+        verdict = _what_stands(out, shown, overwrite)
+        if verdict is not None:
+            return out
+    raise OutputError(f"{shown}: other runs kept replacing it while it was examined")
+
+
+def _same(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _what_stands(out: Path, shown: str, overwrite: bool) -> bool | None:
+    """True when a run may publish at `out`; `OutputError` when not; None when the folder changed while
+    it was examined (another run moved it away or put its own there): examine again."""
     try:
         st = os.lstat(out)
     except FileNotFoundError:
-        return out
+        return True
     except OSError as e:
         raise OutputError(f"{shown}: cannot be examined ({e.strerror or e})") from None
     kind = _kind(st.st_mode)
@@ -262,17 +276,27 @@ def check_out_dir(out: str | os.PathLike[str], *, overwrite: bool) -> Path:
         )
     if kind != "folder":
         raise OutputError(f"{shown} is {kind}, not a folder: nandstack only replaces a folder a run wrote")
-    with os.scandir(out) as entries:
-        if next(entries, None) is None:
-            return out  # an empty folder: nothing to lose
-    if not is_nandstack_dir(out):
+    try:
+        with os.scandir(out) as entries:
+            empty = next(entries, None) is None
+    except FileNotFoundError:
+        return None
+    ours = empty or is_nandstack_dir(out)
+    try:
+        if not _same(st, os.lstat(out)):
+            return None
+    except FileNotFoundError:
+        return None
+    if empty:
+        return True  # an empty folder: nothing to lose
+    if not ours:
         raise OutputError(
             f"{shown} is a folder nandstack did not write (no nandstack {MANIFEST}): refusing to replace it; "
             "choose another --out (a results folder from a version before manifests: remove it yourself)"
         )
     if not overwrite:
         raise OutputError(f"{shown} exists: pass --overwrite to replace it (a run replaces the folder whole)")
-    return out
+    return True
 
 
 def _kind(mode: int) -> str:

@@ -280,7 +280,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         meta["run_id"] = result.run_id
         meta["interrupted"] = interrupted is not None
         _write_run(tmp, result)
-    written = sorted(p.name for p in out.iterdir())
+        # What this run publishes, named before the rename: a concurrent run may replace `out` after it.
+        written = sorted({p.name for p in tmp.iterdir()} | {output.MANIFEST})
     if not args.quiet:
         print(format_table(summary_rows(result.summary)))
         spec = next((p.get("spec") for p in presets() if p["name"] == preset), None) if preset else None
