@@ -144,6 +144,8 @@ struct Launch {
     launch_file: f64,
     launch_anon: f64,
     run_ticks: u64,
+    /// The app's own CPU work per launch, µs (`startup_cpu_ms` × scale).
+    startup_us: u64,
     refs_per_ms: u32,
     anon_share: f64,
     write_ratio: f64,
@@ -170,12 +172,12 @@ impl Launch {
                     self.buf.push_back(MemRef::marker(OP_BEGIN, 0));
                 }
                 let nf = (a.file.len as f64 * self.launch_file).round() as u32;
-                self.buf
-                    .extend((a.file.start..a.file.start + nf).map(MemRef::read));
                 let na = (a.anon.len as f64 * self.launch_anon).round() as u32;
                 let first = self.rep == 0;
-                self.buf
-                    .extend((a.anon.start..a.anon.start + na).map(|p| MemRef::access(p, first)));
+                let refs = (a.file.start..a.file.start + nf)
+                    .map(MemRef::read)
+                    .chain((a.anon.start..a.anon.start + na).map(|p| MemRef::access(p, first)));
+                push_with_cpu(&mut self.buf, refs, (nf + na) as u64, self.startup_us);
                 if timed {
                     self.buf.push_back(MemRef::marker(OP_END, 0));
                 }
@@ -204,6 +206,35 @@ impl Launch {
             }
         }
         true
+    }
+}
+
+/// Push the `n` references `refs` with `cpu_us` of CPU work spread evenly among them: after the i-th
+/// reference a sleep of ⌊(i+1)·cpu/n⌋ − ⌊i·cpu/n⌋ µs (the thread's clock advances as it computes;
+/// zero-length slices are left out), so the slices add up to `cpu_us` exactly. No references: the
+/// whole work at once.
+fn push_with_cpu(
+    buf: &mut VecDeque<MemRef>,
+    refs: impl Iterator<Item = MemRef>,
+    n: u64,
+    cpu_us: u64,
+) {
+    if cpu_us == 0 {
+        buf.extend(refs);
+        return;
+    }
+    if n == 0 {
+        buf.push_back(MemRef::marker(OP_SLEEP, cpu_us as u32));
+        return;
+    }
+    let mut done = 0u64;
+    for (i, r) in refs.enumerate() {
+        buf.push_back(r);
+        let upto = (i as u64 + 1) * cpu_us / n;
+        if upto > done {
+            buf.push_back(MemRef::marker(OP_SLEEP, (upto - done) as u32));
+            done = upto;
+        }
     }
 }
 
@@ -393,6 +424,7 @@ pub fn build_contents(c: &LaunchConfig, seed: u64) -> Result<(Workload, LaunchCo
         launch_file: c.launch_file_fraction,
         launch_anon: c.launch_anon_fraction,
         run_ticks,
+        startup_us: (c.startup_cpu_ms * c.scale * 1000.0).round() as u64,
         refs_per_ms: c.refs_per_ms,
         anon_share: c.anon_share,
         write_ratio: c.write_ratio,
@@ -555,5 +587,98 @@ mod tests {
             first_b[16..],
             (ab..ab + 8).map(MemRef::write).collect::<Vec<_>>()[..]
         );
+    }
+
+    #[test]
+    fn start_up_cpu_is_spread_over_the_launch_and_adds_up_exactly() {
+        // By hand: 10 µs over 3 references: ⌊10/3⌋ = 3, ⌊20/3⌋ − 3 = 3, 10 − 6 = 4.
+        let mut buf = VecDeque::new();
+        push_with_cpu(&mut buf, (0..3).map(MemRef::read), 3, 10);
+        let ops: Vec<(u8, u32)> = buf.iter().map(|r| (r.op, r.page)).collect();
+        assert_eq!(
+            ops,
+            [
+                (0, 0),
+                (OP_SLEEP, 3),
+                (0, 1),
+                (OP_SLEEP, 3),
+                (0, 2),
+                (OP_SLEEP, 4)
+            ]
+        );
+        // Less CPU than references: only non-empty slices; no references: the work at once.
+        buf.clear();
+        push_with_cpu(&mut buf, (0..4).map(MemRef::read), 4, 2);
+        let sleeps: Vec<u32> = buf
+            .iter()
+            .filter(|r| r.op == OP_SLEEP)
+            .map(|r| r.page)
+            .collect();
+        assert_eq!(sleeps, [1, 1]);
+        buf.clear();
+        push_with_cpu(&mut buf, std::iter::empty(), 0, 7);
+        assert_eq!(
+            buf.iter().map(|r| (r.op, r.page)).collect::<Vec<_>>(),
+            [(OP_SLEEP, 7)]
+        );
+
+        // In the stream: each launch (timed or not) carries startup_cpu_ms × scale, and its memory
+        // references are those of the run without it.
+        let base = LaunchConfig {
+            app_count: 3,
+            repetitions: 2,
+            run_ms: 1.0,
+            refs_per_ms: 2,
+            scale: 0.25,
+            ..LaunchConfig::default()
+        };
+        let with = LaunchConfig {
+            startup_cpu_ms: 40.0,
+            ..base.clone()
+        };
+        let drain = |c: &LaunchConfig| {
+            let (mut w, _) = build_contents(c, 3).unwrap();
+            let mut out = Vec::new();
+            while w.threads[0].fill(&mut out, 1000).unwrap() {}
+            out
+        };
+        let (plain, cpu) = (drain(&base), drain(&with));
+        let refs =
+            |v: &[MemRef]| -> Vec<MemRef> { v.iter().copied().filter(|r| r.op <= 1).collect() };
+        assert_eq!(refs(&plain), refs(&cpu));
+        // Sleeps beyond the run phase's 1 ms ones, per launch: 40 ms × 0.25 = 10,000 µs.
+        let extra: u64 = cpu
+            .iter()
+            .filter(|r| r.op == OP_SLEEP)
+            .map(|r| r.page as u64)
+            .sum::<u64>()
+            - plain
+                .iter()
+                .filter(|r| r.op == OP_SLEEP)
+                .map(|r| r.page as u64)
+                .sum::<u64>();
+        assert_eq!(extra, 3 * 2 * 10_000);
+        // The timed launch windows hold exactly that much.
+        let mut inside = Vec::new();
+        let mut open = None;
+        for r in &cpu {
+            match r.op {
+                OP_BEGIN => open = Some(0u64),
+                OP_END => inside.push(open.take().unwrap()),
+                OP_SLEEP => {
+                    if let Some(t) = open.as_mut() {
+                        *t += r.page as u64
+                    }
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(inside, vec![10_000; 3]);
+        let bad = LaunchConfig {
+            startup_cpu_ms: -1.0,
+            ..base
+        };
+        let e = bad.validate("workload").unwrap_err().to_string();
+        assert!(e.contains("workload.startup_cpu_ms"), "{e}");
     }
 }

@@ -48,6 +48,13 @@ pub struct LaunchConfig {
     /// Default 0.5.
     #[serde(default = "d_launch_anon")]
     pub launch_anon_fraction: f64,
+    /// The app's own CPU work in each launch, ms at scale 1 (multiplied by `scale`, as the sizes
+    /// are, so CPU and I/O keep their proportion): the time from launch to first frame that is not
+    /// spent in faults (binding, inflating views, the first draw). Spread evenly over the launch's
+    /// references, so writebacks and reads in flight overlap it as they would. Default 0 (a launch
+    /// is only its faults).
+    #[serde(default)]
+    pub startup_cpu_ms: f64,
     /// How long an app runs after its launch, simulated ms (the paper: 30 s). Default 1000.
     #[serde(default = "d_run")]
     pub run_ms: f64,
@@ -114,6 +121,7 @@ impl Default for LaunchConfig {
             scale: d_scale(),
             launch_file_fraction: d_launch_file(),
             launch_anon_fraction: d_launch_anon(),
+            startup_cpu_ms: 0.0,
             run_ms: d_run(),
             refs_per_ms: d_refs(),
             anon_share: d_anon_share(),
@@ -196,6 +204,12 @@ impl LaunchConfig {
         }
         if !(self.scale.is_finite() && self.scale > 0.0 && self.scale <= 16.0) {
             return Err(Error::config(k("scale"), "must be in (0, 16]"));
+        }
+        if !(self.startup_cpu_ms.is_finite() && (0.0..=60_000.0).contains(&self.startup_cpu_ms)) {
+            return Err(Error::config(
+                k("startup_cpu_ms"),
+                format!("is {}: must be in [0, 60000] ms", self.startup_cpu_ms),
+            ));
         }
         if !(self.run_ms.is_finite() && (0.0..1e9).contains(&self.run_ms)) {
             return Err(Error::config(k("run_ms"), "must be in [0, 1e9)"));
