@@ -164,7 +164,7 @@ def test_folders_replaced_while_they_are_examined_or_published_never_fail_a_run(
                 with atomic_output_dir(out, overwrite=True, info={"nandstack_version": "t"}) as (tmp, _):
                     (tmp / "who.txt").write_text(f"{k}-{i}\n")
                 check_out_dir(out, overwrite=True)
-        except BaseException as e:  # noqa: BLE001 - reported below
+        except BaseException as e:  # reported below
             errors.append(e)
 
     threads = [threading.Thread(target=writer, args=(k,)) for k in range(6)]

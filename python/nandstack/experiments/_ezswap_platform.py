@@ -13,9 +13,9 @@ The paper (§IV-A, Table 1): Linux 3.10.9 with the zswap and zpool modules of Li
 the workload keeps on both platforms (the `host-ezswap` preset at 1/8 scale: 144 MiB of RAM, a pool of
 at most 9% of it = the paper's 100 MB / 8, the 14 apps of Table 2 with sizes the paper does not give,
 docs/ezswap.md) and the drive's NAND timing (no public data sheet of the board's eMMC part) are not
-differences. The launch time is the paper's metric on the paper platform only (`startup_cpu`: the apps'
-start-up CPU work on top of their faults); today's launch time is the faults' alone. Nothing here is fitted to a paper number: every setting is what its kernel source or the
-storage standard does.
+differences. The launch time is the paper's metric on the paper platform only (`startup_cpu`: the
+apps' start-up CPU work on top of their faults); today's launch time is the faults' alone. Nothing here
+is fitted to a paper number: every setting is what its kernel source or the storage standard does.
 """
 
 from __future__ import annotations
