@@ -1,7 +1,9 @@
 //! The compressors and their CPU cost (`[host.compression]`: the time of compressing and decompressing a
 //! page), shared by zram (a backend) and zswap (the compressed cache); below both.
 
-use nandstack_compress::Algorithm;
+use std::collections::HashMap;
+
+use nandstack_compress::{Algorithm, Compressor};
 use nandstack_core::{Error, Nanos, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -176,4 +178,103 @@ impl CompressionCosts {
 /// CPU time of `cycles_per_byte` over a 4 KiB page at `mhz`, ns (zswap's and zram's compression costs).
 pub fn page_ns(cycles_per_byte: f64, mhz: f64) -> Nanos {
     Nanos((cycles_per_byte * 4096.0 * 1000.0 / mhz).round() as u64)
+}
+
+/// A compressor that remembers the compressed length of every page it has seen, by content: the same
+/// bytes always compress to the same length with the same algorithm, so a page stored again (a
+/// launch-cycle page on its fifth swap-out, a zero-filled or repeated page) is looked up instead of
+/// compressed again. Only the length is kept (zswap and zram model sizes, not bytes). The key is the
+/// page's XXH3-128: two pages of different bytes would have to share a 128-bit hash for a length to
+/// differ from compressing. The map is only ever probed, never iterated (its order cannot reach a
+/// result), and it is emptied when it reaches `MEMO_ENTRIES`, which bounds its memory.
+pub struct MemoCompressor {
+    inner: Compressor,
+    memo: HashMap<u128, u32>,
+}
+
+/// Entries before the memo is emptied (~40 MiB at most with the map's overhead).
+pub const MEMO_ENTRIES: usize = 1 << 20;
+
+impl MemoCompressor {
+    pub fn new(algorithm: Algorithm) -> Result<MemoCompressor> {
+        Ok(MemoCompressor {
+            inner: Compressor::new(algorithm)?,
+            memo: HashMap::new(),
+        })
+    }
+
+    /// Compressed length of `page` in bytes: `Compressor::compressed_len`, remembered.
+    pub fn compressed_len(&mut self, page: &[u8]) -> Result<usize> {
+        let key = twox_hash::XxHash3_128::oneshot(page);
+        if let Some(&len) = self.memo.get(&key) {
+            return Ok(len as usize);
+        }
+        let len = self.inner.compressed_len(page)?;
+        if self.memo.len() >= MEMO_ENTRIES {
+            self.memo.clear();
+        }
+        self.memo.insert(key, len as u32);
+        Ok(len)
+    }
+}
+
+#[cfg(test)]
+mod memo_tests {
+    use super::*;
+    use nandstack_core::Rng;
+
+    /// The memo against compressing every time (a separate compressor, no memo), on a seeded stream
+    /// of pages that repeat — zero, sparse, text-like and random ones, each revisited — for every
+    /// algorithm, and across the memo's emptying.
+    #[test]
+    fn memoised_lengths_equal_compressing_every_time() {
+        let mut rng = Rng::new(11);
+        let pages: Vec<Vec<u8>> = (0..300)
+            .map(|i| {
+                let mut p = vec![0u8; 4096];
+                match i % 4 {
+                    0 => {}
+                    1 => {
+                        for w in p.chunks_exact_mut(8).step_by(64) {
+                            w.copy_from_slice(&rng.next_u64().to_le_bytes());
+                        }
+                    }
+                    2 => {
+                        for b in p.iter_mut() {
+                            *b = b"the quick brown fox "[(rng.next_u64() % 20) as usize];
+                        }
+                    }
+                    _ => {
+                        for w in p.chunks_exact_mut(8) {
+                            w.copy_from_slice(&rng.next_u64().to_le_bytes());
+                        }
+                    }
+                }
+                p
+            })
+            .collect();
+        for algorithm in [
+            Algorithm::Lzo,
+            Algorithm::LzoRle,
+            Algorithm::Lz4,
+            Algorithm::Deflate,
+            Algorithm::Zstd,
+        ] {
+            let mut memo = MemoCompressor::new(algorithm).unwrap();
+            let mut plain = Compressor::new(algorithm).unwrap();
+            for k in 0..3000u64 {
+                let p = &pages[(rng.next_u64() % pages.len() as u64) as usize];
+                let want = plain.compressed_len(p).unwrap();
+                assert_eq!(
+                    memo.compressed_len(p).unwrap(),
+                    want,
+                    "{algorithm:?} draw {k}"
+                );
+                if k == 1500 {
+                    memo.memo.clear(); // as when the memo fills: lengths stay the same
+                }
+            }
+            assert!(memo.memo.len() <= pages.len());
+        }
+    }
 }

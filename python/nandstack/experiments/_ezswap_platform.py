@@ -6,7 +6,8 @@ Today's platform is Linux 6.18's compressed swap on the `host-ezswap` launch cyc
 with its LRU of entries, a store at the limit refused (`full_pool = "reject"`), incompressible pages
 stored as they are, the swap layer's zero map, memory statistics flushed every 2 s; zram with lzo-rle.
 ezswap's lottery (CA) ranks pool pages of up to three objects and is not defined on zsmalloc
-(docs/ezswap.md), so configurations with CA run on z3fold on both platforms.
+(docs/ezswap.md), so configurations with CA run on z3fold on both platforms (today's z3fold as last
+shipped; on the paper's, z3fold as first merged in 4.8).
 
 The paper (§IV-A, Table 1): Linux 3.10.9 with the zswap and zpool modules of Linux 4.7, z3fold, lzo, a
 100 MB pool of a 2 GB board (Odroid-XU4) with 32 GB of eMMC 5.0, the low-memory killer disabled. What
@@ -60,12 +61,14 @@ class Difference:
 DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         "zpool_4_7",
-        "zswap of Linux 4.7 on z3fold: z3fold allocator, replacement by the allocator's LRU of pool pages "
-        "(every object of the tail page written back)",
-        "paper §IV-A (zswap and zpool of 4.7, z3fold); v4.7 mm/z3fold.c z3fold_reclaim_page, "
-        "mm/zswap.c zswap_shrink → zpool_shrink",
-        {"host.zswap.zpool": "z3fold", "host.zswap.ezswap.replacement": "page_lru"},
-        where="zswap_lru",
+        "zswap of Linux 4.7 on z3fold as first merged (z3fold_4_8: only a lone middle object is "
+        "compacted, no gap slides, no moving a lone object to another page); zswap's own LRU replaced "
+        "by the allocator's LRU of pool pages (every object of the tail page written back); CA keeps "
+        "its lottery, on the same z3fold",
+        "paper §IV-A (zswap and zpool of 4.7, z3fold); z3fold v4 patch (linux-mm, May 2016, merged in "
+        "4.8) z3fold_compact_page, z3fold_free, z3fold_reclaim_page; v4.7 mm/zswap.c zswap_shrink → "
+        "zpool_shrink; BIG_CHUNK_GAP came in 4.10, compact_single_buddy in 5.x",
+        {"host.zswap.zpool": "z3fold_4_8", "host.zswap.ezswap.replacement": "page_lru"},
     ),
     Difference(
         "shrink_sync",
@@ -150,14 +153,11 @@ def check(keys: tuple[str, ...] | frozenset[str]) -> None:
 
 def touches(d: Difference, name: str) -> bool:
     """Whether difference `d` changes configuration `name`'s run."""
-    _, _, replacement, _ = next(c for c in CONFIGS if c[0] == name)
     zswap = name not in ("swap", "zram")
     if d.where == "all":
         return True
     if d.where == "zram":
         return name == "zram"
-    if d.where == "zswap_lru":
-        return zswap and replacement == "lru"
     return zswap
 
 
@@ -182,6 +182,8 @@ def configure(cfg: dict[str, Any], name: str, keys: tuple[str, ...] | frozenset[
     for d in DIFFERENCES:
         if d.key in keys and touches(d, name):
             for dotted, value in d.overrides.items():
+                if dotted == "host.zswap.ezswap.replacement" and replacement != "lru":
+                    continue  # the era's replacement stands in for zswap's LRU only; CA keeps its own
                 _set(cfg, dotted, value)
             cfg["workload"]["processes"][0]["workload"].update(d.launch)
 

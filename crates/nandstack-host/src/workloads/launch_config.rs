@@ -52,8 +52,9 @@ pub struct LaunchConfig {
     /// are, so CPU and I/O keep their proportion): the time from launch to first frame that is not
     /// spent in faults (binding, inflating views, the first draw). Spread evenly over the launch's
     /// references, so writebacks and reads in flight overlap it as they would. Default 0 (a launch
-    /// is only its faults).
-    #[serde(default)]
+    /// is only its faults). Left out of the resolved configuration while 0, so configurations
+    /// without it keep their hashes.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub startup_cpu_ms: f64,
     /// How long an app runs after its launch, simulated ms (the paper: 30 s). Default 1000.
     #[serde(default = "d_run")]
@@ -77,6 +78,9 @@ pub struct LaunchConfig {
     /// `../shared/traces/compress`.
     #[serde(default)]
     pub corpus_dir: Option<String>,
+}
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 fn d_count() -> u32 {
     14

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use super::*;
 
 fn pools() -> Vec<Box<dyn Zpool>> {
-    ["zsmalloc", "z3fold", "zbud"]
+    ["zsmalloc", "z3fold", "z3fold_4_8", "zbud"]
         .into_iter()
         .map(|n| build(n).unwrap())
         .collect()
@@ -101,7 +101,7 @@ fn every_page_comes_back_when_everything_is_freed() {
 
 #[test]
 fn same_calls_same_placements() {
-    for name in ["zsmalloc", "z3fold", "zbud"] {
+    for name in ["zsmalloc", "z3fold", "z3fold_4_8", "zbud"] {
         let run = || {
             let mut p = build(name).unwrap();
             let hs: Vec<_> = (0..500u32)

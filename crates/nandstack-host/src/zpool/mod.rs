@@ -88,15 +88,16 @@ pub trait Zpool {
     }
 }
 
-/// The pools by name (`zsmalloc`, `z3fold`, `zbud`).
+/// The pools by name (`zsmalloc`, `z3fold`, `z3fold_4_8`, `zbud`).
 pub fn build(name: &str) -> Result<Box<dyn Zpool>> {
     match name {
         "zsmalloc" => Ok(Box::new(Zsmalloc::new())),
         "z3fold" => Ok(Box::new(Z3fold::new())),
+        "z3fold_4_8" => Ok(Box::new(Z3fold::as_merged())),
         "zbud" => Ok(Box::new(Zbud::new())),
         _ => Err(Error::config(
             "zpool",
-            format!("`{name}`: expected zsmalloc | z3fold | zbud"),
+            format!("`{name}`: expected zsmalloc | z3fold | z3fold_4_8 | zbud"),
         )),
     }
 }
@@ -272,8 +273,13 @@ impl OrderedList {
 pub enum ZpoolKind {
     /// zsmalloc (the only allocator of Linux ≥ 6.15): size classes over zspages of 1–8 pages.
     Zsmalloc,
-    /// z3fold (up to three objects per page; removed from Linux in 6.15, ezswap's pool).
+    /// z3fold (up to three objects per page; removed from Linux in 6.15, ezswap's pool), as last
+    /// shipped.
     Z3fold,
+    /// z3fold as first merged in Linux 4.8 (the ezswap paper's era): only a lone middle object is
+    /// compacted on free.
+    #[serde(rename = "z3fold_4_8")]
+    Z3fold48,
     /// zbud (up to two objects per page; removed in 6.15).
     Zbud,
 }
@@ -283,6 +289,7 @@ impl ZpoolKind {
         match self {
             ZpoolKind::Zsmalloc => "zsmalloc",
             ZpoolKind::Z3fold => "z3fold",
+            ZpoolKind::Z3fold48 => "z3fold_4_8",
             ZpoolKind::Zbud => "zbud",
         }
     }

@@ -13,6 +13,12 @@
 //!   object tries to move it into another page with room (`compact_single_buddy`), releasing the page;
 //!   otherwise a middle object slides to the front when the first and last are gone, or next to the first
 //!   (or last) when that closes a gap of at least `BIG_CHUNK_GAP` = 3 chunks (`z3fold_compact_page`).
+//! * [`Z3fold::as_merged`] is z3fold as first merged (Linux 4.8, the allocator the ezswap paper ran
+//!   beside 4.7's zswap; the posted v4 patch, May 2016): the same chunks, buddies, headless pages,
+//!   allocation and LIFO unbuddied lists, but on free only a middle object left alone moves to the
+//!   front (`z3fold_compact_page` had that one case); no gap slides (`BIG_CHUNK_GAP` came with 4.10's
+//!   "extend compaction function") and no moving a lone object to another page
+//!   (`compact_single_buddy`, 5.x).
 
 use nandstack_core::{Error, Result};
 
@@ -107,6 +113,8 @@ pub struct Z3fold {
     seq: i64,
     /// Objects moved to another page since the last `take_moved`.
     moved: Vec<Handle>,
+    /// Linux 4.8's z3fold ([`Z3fold::as_merged`]): only a lone middle object is compacted.
+    as_merged: bool,
 }
 
 impl Default for Z3fold {
@@ -123,6 +131,15 @@ impl Z3fold {
             handles: Handles::default(),
             seq: 0,
             moved: Vec::new(),
+            as_merged: false,
+        }
+    }
+
+    /// z3fold as first merged (Linux 4.8): see the module documentation.
+    pub fn as_merged() -> Z3fold {
+        Z3fold {
+            as_merged: true,
+            ..Z3fold::new()
         }
     }
 
@@ -206,6 +223,7 @@ impl Z3fold {
 
     /// `z3fold_compact_page`: slide the middle object when that pays.
     fn compact_page(&mut self, id: u32) {
+        let as_merged = self.as_merged;
         let p = self.page(id);
         let [first, middle, last] = p.chunks;
         if middle == 0 {
@@ -217,6 +235,8 @@ impl Z3fold {
             p.start_middle = 0;
             let h = p.objs[0].expect("middle object").0;
             self.handles.set(h, (id, Bud::First));
+        } else if as_merged {
+            // 4.8: nothing else moves.
         } else if first != 0 && last == 0 && p.start_middle - (first + ZHDR_CHUNKS) >= BIG_CHUNK_GAP
         {
             p.start_middle = first + ZHDR_CHUNKS;
@@ -231,7 +251,11 @@ impl Z3fold {
 
 impl Zpool for Z3fold {
     fn name(&self) -> &'static str {
-        "z3fold"
+        if self.as_merged {
+            "z3fold_4_8"
+        } else {
+            "z3fold"
+        }
     }
 
     fn max_object_bytes(&self) -> u32 {
@@ -274,7 +298,7 @@ impl Zpool for Z3fold {
         }
         match p.live() {
             0 => self.release(id),
-            1 if self.move_single(id) => {}
+            1 if !self.as_merged && self.move_single(id) => {}
             _ => {
                 self.unlist(id);
                 self.compact_page(id);
@@ -435,5 +459,44 @@ mod tests {
             z.extent(a).unwrap().container
         );
         z.check().unwrap();
+    }
+
+    #[test]
+    fn as_merged_in_4_8_only_a_lone_middle_object_moves_to_the_front() {
+        // The same calls as above: 4.8's z3fold leaves c where it is (no compact_single_buddy).
+        let mut z = Z3fold::as_merged();
+        assert_eq!(z.name(), "z3fold_4_8");
+        let a = z.alloc(2000).unwrap();
+        let b = z.alloc(2000).unwrap();
+        let c = z.alloc(64).unwrap();
+        let before = z.extent(c).unwrap();
+        z.free(b).unwrap();
+        assert_eq!(z.total_pages(), 2);
+        assert_eq!(z.extent(c).unwrap(), before);
+        let mut moved = Vec::new();
+        z.take_moved(&mut moved);
+        assert!(moved.is_empty());
+        assert_ne!(
+            z.extent(c).unwrap().container,
+            z.extent(a).unwrap().container
+        );
+        z.check().unwrap();
+
+        // First (10 chunks at chunk 1), last (10 at 54), middle (10 right after the first, at 11).
+        // When the first goes, today's z3fold slides the middle next to the last (a gap of 33 ≥
+        // BIG_CHUNK_GAP), 4.8's leaves it; a middle object left alone moves to the front in both.
+        for (mut z, after_first) in [(Z3fold::new(), 44), (Z3fold::as_merged(), 11)] {
+            let f = z.alloc(640).unwrap();
+            let l = z.alloc(640).unwrap();
+            let m = z.alloc(640).unwrap();
+            assert_eq!(z.total_pages(), 1, "{}", z.name());
+            let chunk = |z: &Z3fold, h| z.extent(h).unwrap().offset_bytes / CHUNK_BYTES;
+            assert_eq!((chunk(&z, f), chunk(&z, l), chunk(&z, m)), (1, 54, 11));
+            z.free(f).unwrap();
+            assert_eq!(chunk(&z, m), after_first, "{}", z.name());
+            z.free(l).unwrap();
+            assert_eq!(chunk(&z, m), 1, "{}", z.name());
+            z.check().unwrap();
+        }
     }
 }

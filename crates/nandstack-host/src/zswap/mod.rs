@@ -34,11 +34,10 @@ pub mod policy;
 
 pub use config::{FullPoolPolicy, IncompressiblePolicy, ZswapConfig};
 
-use nandstack_compress::Compressor;
 use nandstack_core::{Error, Nanos, Result};
 use serde_json::{json, Value};
 
-use crate::compressor::{CompressionCosts, CompressorKind};
+use crate::compressor::{CompressionCosts, CompressorKind, MemoCompressor};
 use crate::vm::page::NONE;
 use crate::zpool::{self, Handle, Zpool, PAGE_BYTES};
 use policy::{
@@ -152,7 +151,7 @@ pub enum Store {
 
 /// zswap. See the module documentation.
 pub struct Zswap {
-    compressor: Compressor,
+    compressor: MemoCompressor,
     kind: CompressorKind,
     pool: Box<dyn Zpool>,
     admission: Box<dyn Admission>,
@@ -228,7 +227,7 @@ impl Zswap {
         let c = costs.of(cfg.compressor);
         let max_pages = ram_pages * cfg.max_pool_percent as u64 / 100;
         Ok(Zswap {
-            compressor: Compressor::new(cfg.compressor.algorithm())?,
+            compressor: MemoCompressor::new(cfg.compressor.algorithm())?,
             kind: cfg.compressor,
             pool: zpool::build(cfg.zpool.name())?,
             admission: Box::new(AdmitAll),

@@ -20,13 +20,12 @@ mod config;
 
 pub use config::{ZramConfig, ZramWritebackConfig, ZramWritebackMode};
 
-use nandstack_compress::Compressor;
 use nandstack_core::{Error, Nanos, Result};
 use serde_json::json;
 
 use super::{Submit, SwapBackend, SwapPage};
 use crate::block::{BlockLayer, IoKind, Region};
-use crate::compressor::{page_ns, CompressionCosts, CompressorKind};
+use crate::compressor::{page_ns, CompressionCosts, CompressorKind, MemoCompressor};
 use crate::contents::same_filled;
 use crate::zpool::{Handle, Zpool, Zsmalloc, PAGE_BYTES};
 
@@ -66,7 +65,7 @@ pub struct ZramStats {
 
 pub struct Zram {
     kind: CompressorKind,
-    compressor: Compressor,
+    compressor: MemoCompressor,
     pool: Zsmalloc,
     huge_class_size: u32,
     slots: Vec<Slot>,
@@ -92,7 +91,7 @@ impl Zram {
         let pool = Zsmalloc::new();
         Ok(Zram {
             kind: cfg.comp_algorithm,
-            compressor: Compressor::new(cfg.comp_algorithm.algorithm())?,
+            compressor: MemoCompressor::new(cfg.comp_algorithm.algorithm())?,
             huge_class_size: pool.huge_class_size(),
             pool,
             slots: vec![Slot::Empty; slots as usize],
