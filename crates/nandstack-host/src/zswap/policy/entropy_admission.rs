@@ -15,7 +15,7 @@
 //! * An empty pool or an empty hit window gives an average of 0: everything is admitted until the pool
 //!   starts to serve hits.
 
-use nandstack_compress::entropy::{shannon_bits_per_byte, Sample};
+use nandstack_compress::entropy::{EntropyTable, Sample};
 
 use super::ratio_fit::{RatioMap, SCALE};
 use super::{Admission, AdmitQuery, PageKind, Verdict};
@@ -38,6 +38,8 @@ pub struct SaStats {
 pub struct EntropyAdmission {
     map: RatioMap,
     sample: Sample,
+    /// `shannon_bits_per_byte` for `sample` over 4 KiB pages, without a logarithm per byte value.
+    entropy: EntropyTable,
     cost_file: u64,
     cost_anon: u64,
     /// The hit window, most recent request in the top bit of `window[3]`.
@@ -50,6 +52,7 @@ impl EntropyAdmission {
         EntropyAdmission {
             map,
             sample,
+            entropy: EntropyTable::new(sample, 4096),
             cost_file: cost_file as u64,
             cost_anon: cost_anon as u64,
             window: [0; 4],
@@ -137,7 +140,7 @@ impl Admission for EntropyAdmission {
     }
 
     fn decide(&mut self, page: &[u8; 4096], q: &AdmitQuery) -> Verdict {
-        let ratio = self.map.estimate(shannon_bits_per_byte(page, self.sample));
+        let ratio = self.map.estimate(self.entropy.bits_per_byte(page));
         let admit = self.admits(q.kind, ratio, q);
         self.stats.decisions += 1;
         let s = &mut self.stats;
