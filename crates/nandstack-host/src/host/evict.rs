@@ -126,6 +126,7 @@ impl Host {
             fr.dirtied = now;
             self.pc.dirty += 1;
             let id = fr.key;
+            self.pc.note_dirty(id);
             self.apa_file_dirtied(id);
         }
     }

@@ -30,23 +30,27 @@ impl Host {
         let mut frames = std::mem::take(&mut self.frame_buf);
         offs.clear();
         frames.clear();
-        for id in 0..self.pc.index.len() {
-            let f = self.pc.index[id];
-            if f == NONE || is_shadow(f) {
-                continue;
+        // The dirty pages in id order, as a scan of every page would find them: only the ids whose
+        // `maybe_dirty` bit is set can be dirty; a bit whose page is clean or gone is cleared, one
+        // whose page stays dirty (under writeback, or not yet expired) is kept.
+        for w in 0..self.pc.maybe_dirty.len() {
+            let mut bits = self.pc.maybe_dirty[w];
+            while bits != 0 {
+                let b = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let id = w * 64 + b;
+                let f = self.pc.index[id];
+                let fr = (f != NONE && !is_shadow(f)).then(|| &mut self.vm.frames[f as usize]);
+                let Some(fr) = fr.filter(|fr| fr.has(F_DIRTY)) else {
+                    self.pc.maybe_dirty[w] &= !(1u64 << b);
+                    continue;
+                };
+                if fr.has(F_WRITEBACK) || (!all && fr.dirtied + expire > now) {
+                    continue;
+                }
+                self.pc.maybe_dirty[w] &= !(1u64 << b);
+                self.flush_one(f, id, &mut offs, &mut frames);
             }
-            let fr = &mut self.vm.frames[f as usize];
-            if !fr.has(F_DIRTY) || fr.has(F_WRITEBACK) || (!all && fr.dirtied + expire > now) {
-                continue;
-            }
-            fr.clear(F_DIRTY);
-            fr.set(F_WRITEBACK);
-            if fr.has(F_MAPPED) {
-                self.vm.ptes[fr.vpn as usize] &= !(PTE_WRITE | PTE_DIRTY);
-            }
-            self.pc.dirty -= 1;
-            offs.push(self.pc.offset(id as u32));
-            frames.push(f);
         }
         let mut done = std::mem::take(&mut self.done_buf);
         self.io.issue_batch(
@@ -66,5 +70,19 @@ impl Host {
         self.frame_buf = frames;
         self.done_buf = done;
         Ok(())
+    }
+
+    /// Start the writeback of dirty page-cache page `id` in frame `f` (clean, under writeback, write
+    /// protected when mapped), its offset and frame appended to the flusher's batch.
+    fn flush_one(&mut self, f: u32, id: usize, offs: &mut Vec<u64>, frames: &mut Vec<u32>) {
+        let fr = &mut self.vm.frames[f as usize];
+        fr.clear(F_DIRTY);
+        fr.set(F_WRITEBACK);
+        if fr.has(F_MAPPED) {
+            self.vm.ptes[fr.vpn as usize] &= !(PTE_WRITE | PTE_DIRTY);
+        }
+        self.pc.dirty -= 1;
+        offs.push(self.pc.offset(id as u32));
+        frames.push(f);
     }
 }

@@ -189,6 +189,11 @@ impl Host {
                 if !fr.is_file() || fr.key != id as u32 {
                     return Err(bad(format!("page cache entry {id} → frame {c} disagrees")));
                 }
+                if fr.has(F_DIRTY) && !self.pc.may_be_dirty(id as u32) {
+                    return Err(bad(format!(
+                        "dirty page cache entry {id} missing from maybe_dirty"
+                    )));
+                }
             }
         }
         Ok(())

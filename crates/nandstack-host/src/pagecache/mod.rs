@@ -20,6 +20,11 @@ pub struct PageCache {
     pub index: Vec<u32>,
     /// Dirty file pages.
     pub dirty: u64,
+    /// One bit per file page id, set when the page is dirtied (`mark_dirty`) and cleared by the
+    /// flusher once it finds the page clean or gone: a superset of the dirty pages, so the flusher
+    /// visits them in id order without scanning every page of every file (`Host::flusher_tick`;
+    /// verify mode checks the superset).
+    pub maybe_dirty: Vec<u64>,
     /// Read-around window of an mmap fault, pages.
     pub ra_pages: u32,
     pub expire_ns: Nanos,
@@ -54,6 +59,7 @@ impl PageCache {
             file_len: files.to_vec(),
             index: vec![NONE; at as usize],
             dirty: 0,
+            maybe_dirty: vec![0; (at as usize).div_ceil(64)],
             ra_pages,
             expire_ns,
             period_ns,
@@ -65,6 +71,18 @@ impl PageCache {
     }
 
     /// Total file pages (size of the file partition in use).
+    /// Note that page `id` was dirtied (see `maybe_dirty`).
+    #[inline]
+    pub fn note_dirty(&mut self, id: u32) {
+        self.maybe_dirty[id as usize / 64] |= 1 << (id % 64);
+    }
+
+    /// Whether page `id` may be dirty (see `maybe_dirty`).
+    #[inline]
+    pub fn may_be_dirty(&self, id: u32) -> bool {
+        self.maybe_dirty[id as usize / 64] & (1 << (id % 64)) != 0
+    }
+
     pub fn pages(&self) -> u64 {
         self.index.len() as u64
     }
