@@ -7,7 +7,7 @@ with its LRU of entries, a store at the limit refused (`full_pool = "reject"`), 
 stored as they are, the swap layer's zero map, memory statistics flushed every 2 s; zram with lzo-rle.
 ezswap's lottery (CA) ranks pool pages of up to three objects and is not defined on zsmalloc
 (docs/ezswap.md), so configurations with CA run on z3fold on both platforms (today's z3fold as last
-shipped; on the paper's, z3fold as first merged in 4.8).
+shipped; on the paper's, z3fold as first merged in 4.8, and CA as the authors' code has it).
 
 The paper (§IV-A, Table 1): Linux 3.10.9 with the zswap and zpool modules of Linux 4.7, z3fold, lzo, a
 100 MB pool of a 2 GB board (Odroid-XU4) with 32 GB of eMMC 5.0, the low-memory killer disabled. What
@@ -36,6 +36,9 @@ CONFIGS: tuple[tuple[str, str, str, bool], ...] = (
     ("zram", "all", "lru", False),
 )
 NAMES = tuple(c[0] for c in CONFIGS)
+#: The authors' code's age threshold for re-filing a pool page at its list's head (stores, for its
+#: 100 MB pool; `ca_code` scales it with the plan, as the pool is scaled).
+CODE_AGE_STORES = 150_000
 #: The apps' start-up CPU work per launch at scale 1, ms (the `startup_cpu` difference: derivation in
 #: its source; measured once, never tuned to a paper number).
 STARTUP_CPU_MS = 360.0
@@ -122,6 +125,19 @@ DIFFERENCES: tuple[Difference, ...] = (
         where="all",
     ),
     Difference(
+        "ca_code",
+        "CA as the authors' code has it (replacement = lottery_code): 19 lists (one-object pages in four "
+        "free-space bins, two-object pages in two, three-object pages by file count, one list of pages "
+        "with 32 free chunks or more), the code's weights, tickets = list share x 1000 x weight, head or "
+        "tail by the objects' mean age against 150,000 stores x the plan's scale (the code's threshold "
+        "is for its 100 MB pool)",
+        "J-S-Kim/ezswap 37586286 mm/z3fold.c (lists L317-349, weights L1022-1024, tickets and draw "
+        "L1026-1075, head/tail L560-600 and L684-720), read for docs/platforms/ezswap-sources.md; the "
+        "paper (§III-C) describes 18 categories instead",
+        {"host.zswap.ezswap.replacement": "lottery_code"},
+        where="lottery",
+    ),
+    Difference(
         "startup_cpu",
         f"launch time as the paper measures it (launch to first frame): the app's own start-up CPU work "
         f"({STARTUP_CPU_MS:g} ms per launch at scale 1, x the plan's scale, spread over the launch's "
@@ -156,6 +172,8 @@ def touches(d: Difference, name: str) -> bool:
     zswap = name not in ("swap", "zram")
     if d.where == "all":
         return True
+    if d.where == "lottery":
+        return next(c for c in CONFIGS if c[0] == name)[2] == "lottery"
     if d.where == "zram":
         return name == "zram"
     return zswap
@@ -182,9 +200,17 @@ def configure(cfg: dict[str, Any], name: str, keys: tuple[str, ...] | frozenset[
     for d in DIFFERENCES:
         if d.key in keys and touches(d, name):
             for dotted, value in d.overrides.items():
-                if dotted == "host.zswap.ezswap.replacement" and replacement != "lru":
+                if (
+                    d.key == "zpool_4_7"
+                    and dotted == "host.zswap.ezswap.replacement"
+                    and replacement != "lru"
+                ):
                     continue  # the era's replacement stands in for zswap's LRU only; CA keeps its own
                 _set(cfg, dotted, value)
+            if d.key == "ca_code":
+                # The launch cycle's default scale is 1/8 (workload.scale, config-reference.md).
+                scale = cfg["workload"]["processes"][0]["workload"].get("scale", 0.125)
+                z["ezswap"]["lottery_code_age"] = round(CODE_AGE_STORES * scale)
             cfg["workload"]["processes"][0]["workload"].update(d.launch)
 
 

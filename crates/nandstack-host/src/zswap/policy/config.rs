@@ -32,6 +32,9 @@ pub enum ReplacementKind {
     /// ezswap's CA: 18 categories of pool pages, a lottery with tickets N_i × W_i, the tail page of
     /// the chosen category's list.
     Lottery,
+    /// CA as the authors' code has it: 19 lists, the code's weights, tickets by list share, head or
+    /// tail by the objects' mean age (`lottery_code_age`). docs/ezswap.md.
+    LotteryCode,
 }
 
 /// Which bytes of the page enter the entropy estimate.
@@ -60,8 +63,9 @@ pub struct EzswapConfig {
     /// `all` (zswap) or `entropy` (SA). Default `all`.
     #[serde(default = "d_admission")]
     pub admission: AdmissionKind,
-    /// `lru` (zswap 6.18), `page_lru` (zswap 4.7 on z3fold) or `lottery` (CA; needs `zpool = "z3fold"`
-    /// or `"zbud"`). Default `lru`.
+    /// `lru` (zswap 6.18), `page_lru` (zswap 4.7 on z3fold), `lottery` (CA as the paper describes it)
+    /// or `lottery_code` (CA as the authors' code has it); the last three need a page-granular pool
+    /// (`zpool = "z3fold"`, `"z3fold_4_8"` or `"zbud"`). Default `lru`.
     #[serde(default = "d_replacement")]
     pub replacement: ReplacementKind,
     /// APA: clean file pages dropped from the page cache are stored in the pool too, and a file read
@@ -85,6 +89,18 @@ pub struct EzswapConfig {
     /// Seed of the lottery's generator (mixed with the run seed). Default 0.
     #[serde(default)]
     pub lottery_seed: u64,
+    /// `lottery_code`: a page that lost an object goes to its list's head while the mean age of its
+    /// objects, in entries stored since, is below this, else to the tail. Default 150000 (the code's,
+    /// for its full-size pool: scale it with the pool). Left out of the resolved configuration while
+    /// default.
+    #[serde(default = "d_code_age", skip_serializing_if = "is_d_code_age")]
+    pub lottery_code_age: u64,
+}
+fn d_code_age() -> u64 {
+    super::lottery_code::CODE_AGE_THRESHOLD
+}
+fn is_d_code_age(v: &u64) -> bool {
+    *v == d_code_age()
 }
 fn d_admission() -> AdmissionKind {
     AdmissionKind::All
@@ -115,6 +131,7 @@ impl Default for EzswapConfig {
             cost_anon: d_cost_anon(),
             entropy_cycles_per_byte: d_entropy_cycles(),
             lottery_seed: 0,
+            lottery_code_age: d_code_age(),
         }
     }
 }

@@ -1,13 +1,24 @@
-//! Tests of the lottery (CA) against a slow, obvious twin that shares no code with it: flat vectors of
-//! entries and pages, every category, weight, list average and ticket count recomputed by full scans
-//! with the paper's formulas in floating point, lists as plain vectors (index 0 = head). Both draw from
-//! the same seeded generator, so on the same event stream they must pick the same victims and keep the
-//! same lists. Also: the lottery's draw frequencies match the tickets.
+//! Tests of the lottery (CA) and of the code's lottery against a slow, obvious twin that shares no code
+//! with either: flat vectors of entries and pages, every category, weight, list average and ticket count
+//! recomputed by full scans — with the paper's formulas in floating point, or the code's lists, weights,
+//! ticket share and age rule written out — lists as plain vectors (index 0 = head). Twin and policy draw
+//! from the same seeded generator, so on the same event stream they must pick the same victims and keep
+//! the same lists. Also: the lottery's draw frequencies match the tickets.
 
 use nandstack_core::Rng;
 
 use super::lottery::{Lottery, CATEGORIES};
+use super::lottery_code::LotteryCode;
 use super::{PageKind, Pick, Placement, Replacement};
+
+/// Which lottery the twin plays.
+#[derive(Clone, Copy)]
+enum Rules {
+    /// The paper's 18 categories (`lottery`).
+    Paper,
+    /// The authors' code's 19 lists (`lottery_code`) with its age threshold.
+    Code { age: u64 },
+}
 
 #[derive(Clone, Copy, Debug)]
 struct TEntry {
@@ -30,17 +41,88 @@ struct Twin {
     clock: u64,
     joins: u64,
     rng: Rng,
+    rules: Rules,
 }
 
 impl Twin {
-    fn new(seed: u64) -> Twin {
+    fn with(seed: u64, rules: Rules) -> Twin {
+        let (lists, mix) = match rules {
+            Rules::Paper => (18, 0x006c_6f74_7465_7279),
+            Rules::Code { .. } => (19, 0x636f_6465_6c6f_7474),
+        };
         Twin {
             entries: Vec::new(),
-            lists: vec![Vec::new(); 18],
+            lists: vec![Vec::new(); lists],
             pending: Vec::new(),
             clock: 0,
             joins: 0,
-            rng: Rng::new(seed ^ 0x006c_6f74_7465_7279),
+            rng: Rng::new(seed ^ mix),
+            rules,
+        }
+    }
+
+    /// The code's list: one object by files and free chunks in eighths (< 8, < 16, < 24, < 32), two
+    /// by files and free chunks in sixteenths (< 16, < 32), three by files; 32 free chunks or more
+    /// with fewer than three objects: the last list. A headless page has no free chunks.
+    fn code_list(&self, c: u64) -> usize {
+        let m = self.members(c);
+        let n = m.len().min(3);
+        let f = m.iter().filter(|e| e.file).count().min(n);
+        let headless = m.iter().any(|e| e.len > 3968);
+        let used: i64 = m.iter().map(|e| e.len.div_ceil(64) as i64).sum();
+        let free = if headless { 0 } else { (63 - used).max(0) };
+        if n < 3 && free >= 32 {
+            return 18;
+        }
+        let table: &[(usize, usize, i64, i64, usize)] = &[
+            // (objects, files, free from, free to, list)
+            (1, 0, 0, 7, 0),
+            (1, 0, 8, 15, 1),
+            (1, 0, 16, 23, 2),
+            (1, 0, 24, 31, 3),
+            (1, 1, 0, 7, 4),
+            (1, 1, 8, 15, 5),
+            (1, 1, 16, 23, 6),
+            (1, 1, 24, 31, 7),
+            (2, 0, 0, 15, 8),
+            (2, 0, 16, 31, 9),
+            (2, 1, 0, 15, 10),
+            (2, 1, 16, 31, 11),
+            (2, 2, 0, 15, 12),
+            (2, 2, 16, 31, 13),
+            (3, 0, 0, 63, 14),
+            (3, 1, 0, 63, 15),
+            (3, 2, 0, 63, 16),
+            (3, 3, 0, 63, 17),
+        ];
+        table
+            .iter()
+            .find(|&&(tn, tf, lo, hi, _)| tn == n && tf == f && (lo..=hi).contains(&free))
+            .map(|t| t.4)
+            .expect("every page has a list")
+    }
+
+    fn code_weight(list: usize) -> u64 {
+        match list {
+            0 => 1751,
+            1 => 1501,
+            2 => 1250,
+            3 => 1000,
+            4 => 7018,
+            5 => 6015,
+            6 => 5000,
+            7 => 4000,
+            8 => 500,
+            9 => 250,
+            10 => 800,
+            11 => 400,
+            12 => 2000,
+            13 => 1000,
+            14 => 222,
+            15 => 296,
+            16 => 444,
+            17 => 889,
+            _ => 1,
         }
     }
 
@@ -101,27 +183,40 @@ impl Twin {
             .position(|x| x.id == id && x.live)
             .unwrap();
         if let Some(o) = self.entries[i].container.take() {
-            self.refile(o);
+            self.refile(o, false);
         }
         i
     }
 
-    /// Re-file page `c` (if it still holds anything) by the head/tail rule.
-    fn refile(&mut self, c: u64) {
+    /// Re-file page `c` (if it still holds anything) by the head/tail rule (`grew`: an entry stored
+    /// for the first time joined it).
+    fn refile(&mut self, c: u64, grew: bool) {
         self.unlist(c);
         if self.members(c).is_empty() {
             return;
         }
-        let cat = self.category(c);
-        let others = self.lists[cat].clone();
-        let sum = self.stamp_sum(c) as f64;
-        let head = others.is_empty()
-            || sum
-                > others
-                    .iter()
-                    .map(|&o| self.stamp_sum(o) as f64)
-                    .sum::<f64>()
-                    / others.len() as f64;
+        let (cat, head) = match self.rules {
+            Rules::Paper => {
+                let cat = self.category(c);
+                let others = self.lists[cat].clone();
+                let sum = self.stamp_sum(c) as f64;
+                let head = others.is_empty()
+                    || sum
+                        > others
+                            .iter()
+                            .map(|&o| self.stamp_sum(o) as f64)
+                            .sum::<f64>()
+                            / others.len() as f64;
+                (cat, head)
+            }
+            Rules::Code { age } => {
+                // Mean age of the members, in entries stored since: clock − Σ stamps ÷ n < age.
+                let m = self.members(c);
+                let n = m.len() as i128;
+                let ages: i128 = m.iter().map(|e| self.clock as i128 - e.stamp as i128).sum();
+                (self.code_list(c), grew || ages < age as i128 * n)
+            }
+        };
         if head {
             self.lists[cat].insert(0, c);
         } else {
@@ -145,6 +240,10 @@ impl Twin {
     }
 
     fn placed(&mut self, id: u32, p: Placement) {
+        let fresh = self
+            .entries
+            .iter()
+            .any(|x| x.id == id && x.live && x.container.is_none());
         let i = self.leave_container(id);
         self.joins += 1;
         let e = &mut self.entries[i];
@@ -152,7 +251,7 @@ impl Twin {
         e.file = p.kind == PageKind::File;
         e.len = p.len_bytes;
         e.joined = self.joins;
-        self.refile(p.container);
+        self.refile(p.container, fresh);
     }
 
     fn removed(&mut self, id: u32) {
@@ -165,12 +264,19 @@ impl Twin {
         if !self.pending.is_empty() {
             return Pick::Writeback(self.pending.remove(0));
         }
-        let tickets: Vec<u64> = (0..18)
-            .map(|c| self.lists[c].len() as u64 * Twin::weight(c))
+        let pages: u64 = self.lists.iter().map(|l| l.len() as u64).sum();
+        let tickets: Vec<u64> = (0..self.lists.len())
+            .map(|c| match self.rules {
+                Rules::Paper => self.lists[c].len() as u64 * Twin::weight(c),
+                Rules::Code { .. } => {
+                    self.lists[c].len() as u64 * 1000 / pages.max(1) * Twin::code_weight(c)
+                }
+            })
             .collect();
         let total: u64 = tickets.iter().sum();
         if total == 0 {
-            return Pick::Empty;
+            // No page: nothing to write back; pages whose tickets all rounded to 0: a failed step.
+            return if pages == 0 { Pick::Empty } else { Pick::Rotate };
         }
         let mut r = self.rng.below(total);
         let mut cat = 0;
@@ -208,11 +314,50 @@ fn lists_of(l: &Lottery) -> Vec<Vec<u64>> {
         .collect()
 }
 
+/// The code's lottery's lists as containers, for comparison.
+fn code_lists_of(l: &LotteryCode) -> Vec<Vec<u64>> {
+    (0..super::lottery_code::LISTS)
+        .map(|c| {
+            l.pages()
+                .list(0, c)
+                .iter()
+                .map(|&g| l.pages().group(g).container)
+                .collect()
+        })
+        .collect()
+}
+
 #[test]
 fn lottery_agrees_with_its_slow_twin() {
+    agree_with_twin(
+        |seed| Lottery::new(10_000, 40_000, seed),
+        Rules::Paper,
+        lists_of,
+    );
+}
+
+#[test]
+fn the_code_s_lottery_agrees_with_its_slow_twin() {
+    // A threshold the event streams cross both ways (3,000 events, about half of them stores).
+    for age in [40, 300] {
+        agree_with_twin(
+            |seed| LotteryCode::new(age, seed),
+            Rules::Code { age },
+            code_lists_of,
+        );
+    }
+}
+
+/// Random stores, frees, compaction moves and picks on `make(seed)` and the twin with `rules`, for
+/// twelve seeds: the same victims and the same lists after every event.
+fn agree_with_twin<T: Replacement>(
+    make: impl Fn(u64) -> T,
+    rules: Rules,
+    lists_of: impl Fn(&T) -> Vec<Vec<u64>>,
+) {
     for seed in 1..=12u64 {
-        let mut fast = Lottery::new(10_000, 40_000, seed);
-        let mut twin = Twin::new(seed);
+        let mut fast = make(seed);
+        let mut twin = Twin::with(seed, rules);
         let mut rng = Rng::new(seed * 7919);
         // Containers with (objects, used chunks); entries live: (id, container, len).
         let mut live: Vec<(u32, u64, u32)> = Vec::new();

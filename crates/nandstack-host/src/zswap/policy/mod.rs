@@ -40,6 +40,7 @@ mod admit_all;
 pub mod config;
 pub mod entropy_admission;
 pub mod lottery;
+pub mod lottery_code;
 mod lru;
 pub mod page_lru;
 pub mod pool_pages;
@@ -48,6 +49,7 @@ pub mod ratio_fit;
 pub use admit_all::AdmitAll;
 pub use entropy_admission::EntropyAdmission;
 pub use lottery::Lottery;
+pub use lottery_code::LotteryCode;
 pub use lru::LruSecondChance;
 pub use page_lru::PageLru;
 
@@ -175,6 +177,10 @@ pub fn from_config(
         ReplacementKind::Lottery => Box::new(Lottery::new(
             ez.cost_file,
             ez.cost_anon,
+            seed ^ ez.lottery_seed.rotate_left(17),
+        )),
+        ReplacementKind::LotteryCode => Box::new(LotteryCode::new(
+            ez.lottery_code_age,
             seed ^ ez.lottery_seed.rotate_left(17),
         )),
     };

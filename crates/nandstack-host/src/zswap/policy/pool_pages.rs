@@ -63,6 +63,18 @@ pub trait Filing {
     /// On re-filing: head (newest end) or tail, given the group's stamp sum and the list's average
     /// (`None` for an empty list).
     fn at_head(&self, stamp_sum: u64, list_avg: Option<f64>, grew: bool) -> bool;
+    /// The same decision, also given the group's member count and the pool's clock (entries stored so
+    /// far), for rules by the members' age. Default: `at_head`.
+    fn at_head_aged(
+        &self,
+        stamp_sum: u64,
+        _members: u32,
+        _clock: u64,
+        list_avg: Option<f64>,
+        grew: bool,
+    ) -> bool {
+        self.at_head(stamp_sum, list_avg, grew)
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -319,7 +331,14 @@ impl PoolPages {
             let grp = &self.groups[g as usize];
             let o = &mut self.lists[memcg as usize][want];
             let avg = (!o.by_key.is_empty()).then(|| o.stamp_total as f64 / o.by_key.len() as f64);
-            let key = if f.at_head(grp.stamp_sum, avg, grew && changed == Some(g)) {
+            let members = grp.members.len() as u32;
+            let key = if f.at_head_aged(
+                grp.stamp_sum,
+                members,
+                self.clock,
+                avg,
+                grew && changed == Some(g),
+            ) {
                 o.lo -= 1;
                 o.lo
             } else {
