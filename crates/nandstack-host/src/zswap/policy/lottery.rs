@@ -164,14 +164,7 @@ impl Replacement for Lottery {
             return Pick::Empty;
         };
         self.draws[c] += 1;
-        let g = self
-            .pages
-            .tail(memcg, c)
-            .expect("a list with tickets has pages");
-        match self.pages.set_victim(g) {
-            Some(e) => Pick::Writeback(e),
-            None => Pick::Empty,
-        }
+        self.pages.take_tail(memcg, c)
     }
 
     fn count(&self, memcg: u16) -> u64 {
@@ -179,21 +172,7 @@ impl Replacement for Lottery {
     }
 
     fn check(&self) -> nandstack_core::Result<()> {
-        self.pages.check("lottery")?;
-        for m in 0..self.pages.cgroups() {
-            for c in 0..CATEGORIES {
-                for g in self.pages.list(m as u16, c) {
-                    let grp = self.pages.group(g);
-                    let (used, headless) = self.pages.page_of(g);
-                    if category(grp.members.len() as u32, grp.files, used, headless) != c {
-                        return Err(nandstack_core::Error::Invariant(format!(
-                            "lottery: group {g} on category {c}"
-                        )));
-                    }
-                }
-            }
-        }
-        Ok(())
+        self.pages.check_filing("lottery", &CaFiling)
     }
 }
 

@@ -171,14 +171,7 @@ impl Replacement for LotteryCode {
             l += 1;
         }
         self.draws[l] += 1;
-        let g = self
-            .pages
-            .tail(memcg, l)
-            .expect("a list with tickets has pages");
-        match self.pages.set_victim(g) {
-            Some(e) => Pick::Writeback(e),
-            None => Pick::Empty,
-        }
+        self.pages.take_tail(memcg, l)
     }
 
     fn count(&self, memcg: u16) -> u64 {
@@ -186,21 +179,7 @@ impl Replacement for LotteryCode {
     }
 
     fn check(&self) -> nandstack_core::Result<()> {
-        self.pages.check("lottery_code")?;
-        for m in 0..self.pages.cgroups() {
-            for l in 0..LISTS {
-                for g in self.pages.list(m as u16, l) {
-                    let grp = self.pages.group(g);
-                    let (used, headless) = self.pages.page_of(g);
-                    if list_of(grp.members.len() as u32, grp.files, used, headless) != l {
-                        return Err(nandstack_core::Error::Invariant(format!(
-                            "lottery_code: group {g} on list {l}"
-                        )));
-                    }
-                }
-            }
-        }
-        Ok(())
+        self.pages.check_filing("lottery_code", &self.filing)
     }
 }
 

@@ -9,6 +9,7 @@ use nandstack_core::Rng;
 
 use super::lottery::{Lottery, CATEGORIES};
 use super::lottery_code::LotteryCode;
+use super::pool_pages::PoolPages;
 use super::{PageKind, Pick, Placement, Replacement};
 
 /// Which lottery the twin plays.
@@ -276,7 +277,11 @@ impl Twin {
         let total: u64 = tickets.iter().sum();
         if total == 0 {
             // No page: nothing to write back; pages whose tickets all rounded to 0: a failed step.
-            return if pages == 0 { Pick::Empty } else { Pick::Rotate };
+            return if pages == 0 {
+                Pick::Empty
+            } else {
+                Pick::Rotate
+            };
         }
         let mut r = self.rng.below(total);
         let mut cat = 0;
@@ -301,30 +306,25 @@ fn file_with(rng: &mut Rng, p_file: f64) -> PageKind {
     }
 }
 
-/// The lottery's lists as containers, for comparison.
-fn lists_of(l: &Lottery) -> Vec<Vec<u64>> {
-    (0..CATEGORIES)
+/// A policy's lists (cgroup 0) as containers, head first, for comparison.
+fn containers(pages: &PoolPages, lists: usize) -> Vec<Vec<u64>> {
+    (0..lists)
         .map(|c| {
-            l.pages()
+            pages
                 .list(0, c)
                 .iter()
-                .map(|&g| l.pages().group(g).container)
+                .map(|&g| pages.group(g).container)
                 .collect()
         })
         .collect()
 }
 
-/// The code's lottery's lists as containers, for comparison.
+fn lists_of(l: &Lottery) -> Vec<Vec<u64>> {
+    containers(l.pages(), CATEGORIES)
+}
+
 fn code_lists_of(l: &LotteryCode) -> Vec<Vec<u64>> {
-    (0..super::lottery_code::LISTS)
-        .map(|c| {
-            l.pages()
-                .list(0, c)
-                .iter()
-                .map(|&g| l.pages().group(g).container)
-                .collect()
-        })
-        .collect()
+    containers(l.pages(), super::lottery_code::LISTS)
 }
 
 #[test]

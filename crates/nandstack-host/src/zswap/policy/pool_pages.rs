@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::{EntryId, PageKind, Placement};
+use super::{EntryId, PageKind, Pick, Placement};
 use crate::vm::page::NONE;
 
 /// Usable 64-byte chunks of a z3fold/zbud page (one is the header).
@@ -387,6 +387,34 @@ impl PoolPages {
     pub fn page_of(&self, g: u32) -> (u32, bool) {
         let c = &self.containers[&self.groups[g as usize].container];
         (c.used_chunks, c.headless)
+    }
+
+    /// Make the tail group of list `l` of cgroup `memcg` (a list that has one) the victim: the first of
+    /// its entries to write back (see [`PoolPages::set_victim`]).
+    pub fn take_tail(&mut self, memcg: u16, l: usize) -> Pick {
+        let g = self.tail(memcg, l).expect("a list with tickets has pages");
+        match self.set_victim(g) {
+            Some(e) => Pick::Writeback(e),
+            None => Pick::Empty,
+        }
+    }
+
+    /// [`PoolPages::check`], and every listed group on the list `f` files it on now.
+    pub fn check_filing(&self, name: &str, f: &dyn Filing) -> nandstack_core::Result<()> {
+        self.check(name)?;
+        for m in 0..self.cgroups() {
+            for l in 0..f.lists() {
+                for g in self.list(m as u16, l) {
+                    let (used, headless) = self.page_of(g);
+                    if f.list_of(self.group(g), used, headless) != l {
+                        return Err(nandstack_core::Error::Invariant(format!(
+                            "{name}: group {g} on list {l}"
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Check lists, groups and counts against each other.
