@@ -709,7 +709,7 @@ impl Zswap {
     /// The kernel's figures (debugfs and vmstat) and the model's own.
     pub fn report(&self) -> Value {
         let s = &self.stats;
-        json!({
+        let mut out = json!({
             "enabled": true,
             "compressor": self.kind_name(),
             "zpool": self.pool.name(),
@@ -766,7 +766,14 @@ impl Zswap {
                 .into_iter()
                 .map(|((n, f), c)| (format!("{n}/{f}"), json!(c)))
                 .collect::<serde_json::Map<_, _>>(),
-        })
+        });
+        // A lottery's draws per list, and the draws that found no ticket (lottery policies only).
+        let (draws, empty) = self.replacement.draws();
+        if !draws.is_empty() {
+            out["lottery_draws_by_list"] = json!(draws);
+            out["lottery_empty_draws"] = json!(empty);
+        }
+        out
     }
 
     /// The counters of ezswap's mechanisms (compressions, entropy estimates, APA's file pages, lookups).

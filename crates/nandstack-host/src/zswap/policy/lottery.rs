@@ -144,6 +144,10 @@ impl Replacement for Lottery {
         self.pages.victim_mix()
     }
 
+    fn draws(&self) -> (Vec<u64>, u64) {
+        (self.draws.to_vec(), 0)
+    }
+
     fn stored(&mut self, e: EntryId, memcg: u16) {
         self.pages.stored(e, memcg);
     }

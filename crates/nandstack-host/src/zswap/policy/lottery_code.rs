@@ -138,6 +138,10 @@ impl Replacement for LotteryCode {
         self.pages.victim_mix()
     }
 
+    fn draws(&self) -> (Vec<u64>, u64) {
+        (self.draws.to_vec(), self.empty_draws)
+    }
+
     fn stored(&mut self, e: EntryId, memcg: u16) {
         self.pages.stored(e, memcg);
     }

@@ -144,6 +144,12 @@ pub trait Replacement: Send {
     fn victim_mix(&self) -> Vec<((u32, u32), u64)> {
         Vec::new()
     }
+
+    /// For a lottery: victims drawn per list (category), in list order, and the draws that found no
+    /// ticket. The default (no lottery) has none.
+    fn draws(&self) -> (Vec<u64>, u64) {
+        (Vec::new(), 0)
+    }
 }
 
 #[cfg(test)]
