@@ -26,17 +26,7 @@ impl Sample {
 
 /// Entropy in bits per byte of the sampled bytes (0 for an empty sample).
 pub fn shannon_bits_per_byte(page: &[u8], sample: Sample) -> f64 {
-    let mut counts = [0u32; 256];
-    let mut n = 0u32;
-    let mut add = |b: u8| {
-        counts[b as usize] += 1;
-        n += 1;
-    };
-    match sample {
-        Sample::Leading(k) => page.iter().take(k).for_each(|&b| add(b)),
-        Sample::Stride(k) => page.iter().step_by(k.max(1)).for_each(|&b| add(b)),
-        Sample::Whole => page.iter().for_each(|&b| add(b)),
-    }
+    let (counts, n) = histogram(page, sample);
     if n == 0 {
         return 0.0;
     }
@@ -49,6 +39,22 @@ pub fn shannon_bits_per_byte(page: &[u8], sample: Sample) -> f64 {
             -p * p.log2()
         })
         .sum()
+}
+
+/// How often each byte value occurs in `page`'s sample, and the sample's length.
+fn histogram(page: &[u8], sample: Sample) -> ([u32; 256], usize) {
+    let mut counts = [0u32; 256];
+    let mut n = 0usize;
+    let mut add = |b: u8| {
+        counts[b as usize] += 1;
+        n += 1;
+    };
+    match sample {
+        Sample::Leading(k) => page.iter().take(k).for_each(|&b| add(b)),
+        Sample::Stride(k) => page.iter().step_by(k.max(1)).for_each(|&b| add(b)),
+        Sample::Whole => page.iter().for_each(|&b| add(b)),
+    }
+    (counts, n)
 }
 
 /// [`shannon_bits_per_byte`] for one sample kind and page size, without a logarithm per call: the
@@ -82,19 +88,7 @@ impl EntropyTable {
     /// Entropy in bits per byte of `page`'s sample; `page` must be `page_len` bytes long (else the
     /// direct computation is used).
     pub fn bits_per_byte(&self, page: &[u8]) -> f64 {
-        let mut counts = [0u32; 256];
-        let mut n = 0usize;
-        match self.sample {
-            Sample::Leading(k) => page.iter().take(k).for_each(|&b| counts[b as usize] += 1),
-            Sample::Stride(k) => page
-                .iter()
-                .step_by(k.max(1))
-                .for_each(|&b| counts[b as usize] += 1),
-            Sample::Whole => page.iter().for_each(|&b| counts[b as usize] += 1),
-        }
-        for &c in &counts {
-            n += c as usize;
-        }
+        let (counts, n) = histogram(page, self.sample);
         if n + 1 != self.terms.len() {
             return shannon_bits_per_byte(page, self.sample);
         }

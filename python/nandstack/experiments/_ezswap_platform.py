@@ -59,6 +59,10 @@ class Difference:
     where: str = "zswap"
     #: Keys of the launch cycle's workload table (`workload.processes[0].workload`) it sets.
     launch: dict[str, Any] = field(default_factory=dict)
+    #: Dotted keys set only on configurations whose replacement is zswap's LRU.
+    lru_only: dict[str, Any] = field(default_factory=dict)
+    #: Dotted keys set to a full-size value × the workload's scale, rounded (sizes in the pool's units).
+    scaled: dict[str, float] = field(default_factory=dict)
 
 
 DIFFERENCES: tuple[Difference, ...] = (
@@ -71,7 +75,8 @@ DIFFERENCES: tuple[Difference, ...] = (
         "paper §IV-A (zswap and zpool of 4.7, z3fold); z3fold v4 patch (linux-mm, May 2016, merged in "
         "4.8) z3fold_compact_page, z3fold_free, z3fold_reclaim_page; v4.7 mm/zswap.c zswap_shrink → "
         "zpool_shrink; BIG_CHUNK_GAP came in 4.10, compact_single_buddy in 5.x",
-        {"host.zswap.zpool": "z3fold_4_8", "host.zswap.ezswap.replacement": "page_lru"},
+        {"host.zswap.zpool": "z3fold_4_8"},
+        lru_only={"host.zswap.ezswap.replacement": "page_lru"},
     ),
     Difference(
         "shrink_sync",
@@ -136,6 +141,7 @@ DIFFERENCES: tuple[Difference, ...] = (
         "paper (§III-C) describes 18 categories instead",
         {"host.zswap.ezswap.replacement": "lottery_code"},
         where="lottery",
+        scaled={"host.zswap.ezswap.lottery_code_age": CODE_AGE_STORES},
     ),
     Difference(
         "startup_cpu",
@@ -199,19 +205,15 @@ def configure(cfg: dict[str, Any], name: str, keys: tuple[str, ...] | frozenset[
         host["swap"]["backend"] = {"kind": "zram"}
     for d in DIFFERENCES:
         if d.key in keys and touches(d, name):
-            for dotted, value in d.overrides.items():
-                if (
-                    d.key == "zpool_4_7"
-                    and dotted == "host.zswap.ezswap.replacement"
-                    and replacement != "lru"
-                ):
-                    continue  # the era's replacement stands in for zswap's LRU only; CA keeps its own
+            # The era's replacement stands in for zswap's LRU only; CA keeps its own.
+            lru = d.lru_only if replacement == "lru" else {}
+            for dotted, value in {**d.overrides, **lru}.items():
                 _set(cfg, dotted, value)
-            if d.key == "ca_code":
-                # The launch cycle's default scale is 1/8 (workload.scale, config-reference.md).
-                scale = cfg["workload"]["processes"][0]["workload"].get("scale", 0.125)
-                z["ezswap"]["lottery_code_age"] = round(CODE_AGE_STORES * scale)
-            cfg["workload"]["processes"][0]["workload"].update(d.launch)
+            launch = cfg["workload"]["processes"][0]["workload"]
+            # The launch cycle's default scale is 1/8 (workload.scale, config-reference.md).
+            for dotted, full in d.scaled.items():
+                _set(cfg, dotted, round(full * launch.get("scale", 0.125)))
+            launch.update(d.launch)
 
 
 def _set(cfg: dict[str, Any], dotted: str, value: Any) -> None:
