@@ -116,6 +116,14 @@ def test_configure_sets_today_then_each_difference():
     assert paper["host"]["swap"]["zero_map"] is False
     assert paper["host"]["reclaim"]["stats_flush_ms"] == 0
     assert paper["host"]["block"]["queue_depth"] == 1  # eMMC 5.0: one command in flight
+    # An eMMC 5.0 class part's timing on one HS400 bus, the same planes and capacity as today's drive.
+    g, t = paper["device"]["geometry"], paper["device"]["timing"]
+    g0 = today["device"]["geometry"]
+    assert (g["channels"], t["channel_mb_per_s"]) == (1, 400.0)
+    assert g["channels"] * g["chips_per_channel"] == g0["channels"] * g0["chips_per_channel"]
+    assert (t["read_us"], t["program_us"]) == (_ezswap_platform.EMMC_READ_US, _ezswap_platform.EMMC_PROGRAM_US)
+    assert g0["page_size_bytes"] == _ezswap_platform.PRESET_PAGE_BYTES
+    assert "read_us" not in today["device"]["timing"]
     # Launch to first frame: the apps' start-up CPU work (docs/ezswap.md, derivation in its source).
     launch = paper["workload"]["processes"][0]["workload"]
     assert launch["startup_cpu_ms"] == _ezswap_platform.STARTUP_CPU_MS == 360.0
@@ -157,7 +165,21 @@ def test_the_full_plan_runs_both_platforms_each_difference_and_fig9():
     # runs: ten seeds on the paper platform, the startup_cpu and ca_code ablations, zpool_4_7 on every
     # zswap configuration).
     assert len(p["seeds"]) == 10
-    assert len(tasks) <= 266
+    assert len(tasks) <= 278
+
+
+def test_emmc_timing_gives_the_published_random_rates_and_says_what_it_does_not():
+    # Closed form: a read is tR + 4 KiB over the 400 MB/s bus; one write in four (16 KiB pages) waits
+    # for its page's program: 1e6 / 7,000 = 142.857 µs each.
+    assert _ezswap_platform.emmc_times(16384) == (132.617, 530.469)
+    assert _ezswap_platform.emmc_times(8192) == (132.617, 265.234)
+    rows = {r["figure"]: r for r in _ezswap_platform.emmc_datasheet_check(requests=5_000)}
+    for figure in ("random 4 KiB read", "random 4 KiB write"):
+        assert rows[figure]["model"] == pytest.approx(7000, rel=0.01), figure
+    # Not set from them: the model's sequential rates exceed the part's (docs/ezswap.md says so).
+    seq_read, seq_write = rows["sequential read (512 KiB requests)"], rows["sequential write (512 KiB requests)"]
+    assert (seq_read["published"], seq_write["published"]) == (250, 90)
+    assert seq_read["model"] > 250 and seq_write["model"] > 90
 
 
 def test_quick_runs_both_platforms_without_ablations():
