@@ -152,7 +152,7 @@ DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         "emmc_qd1",
         "eMMC 5.0 storage: one command in flight at the device (the block layer issues a request when "
-        "the one before it completes; the submitter waits); the NAND timing is emmc_timing's",
+        "the one before it completes; the submitter waits); the NAND timing is a separate difference, emmc_timing",
         "paper Table 1 (Odroid-XU4, 32 GB eMMC 5.0 HS400); JEDEC JESD84-B50 (eMMC 5.0: no command "
         "queue), JESD84-B51 (CMDQ, up to 32 tasks, came in eMMC 5.1); host.block.queue_depth = 1",
         {"host.block.queue_depth": 1},
