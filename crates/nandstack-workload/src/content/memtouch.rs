@@ -8,7 +8,7 @@
 //! a word (`% 512`), a write decision (`% 100 < WRITE_PCT`) and, for a write, the value stored — which is
 //! what changes a page's bytes after the fill.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use nandstack_core::{Error, Result};
 
@@ -57,6 +57,61 @@ impl MemtouchRng {
     #[inline]
     fn chance(&mut self, pct: u32) -> bool {
         self.next_u64() % 100 < pct as u64
+    }
+
+    /// The state after `jump.steps()` draws, without drawing: xorshift is linear over GF(2), so the
+    /// state after n steps is a fixed 64x64 bit matrix times the state, applied a byte at a time from
+    /// tables (eight lookups instead of 64 or 512 draws; the fill skips a page's words this way).
+    #[inline]
+    fn skip(&mut self, jump: Jump) {
+        let tables = jump.tables();
+        let mut out = 0;
+        for (k, table) in tables.iter().enumerate() {
+            out ^= table[(self.s >> (8 * k)) as u8 as usize];
+        }
+        self.s = out;
+    }
+}
+
+/// The draws a fill skips per page: a sparse page's 64 words, a random page's 512.
+#[derive(Debug, Clone, Copy)]
+enum Jump {
+    Sparse,
+    Random,
+}
+
+type JumpTables = [[u64; 256]; 8];
+
+impl Jump {
+    fn steps(self) -> usize {
+        match self {
+            Jump::Sparse => WORDS_PER_PAGE / 8,
+            Jump::Random => WORDS_PER_PAGE,
+        }
+    }
+
+    /// tables[k][b] = the state after `steps` draws from the state b << 8k (by linearity, the state
+    /// after `steps` draws from s is the XOR over its bytes).
+    fn tables(self) -> &'static JumpTables {
+        static SPARSE: OnceLock<Box<JumpTables>> = OnceLock::new();
+        static RANDOM: OnceLock<Box<JumpTables>> = OnceLock::new();
+        let cell = match self {
+            Jump::Sparse => &SPARSE,
+            Jump::Random => &RANDOM,
+        };
+        cell.get_or_init(|| {
+            let mut t = Box::new([[0u64; 256]; 8]);
+            for (k, row) in t.iter_mut().enumerate() {
+                for (b, entry) in row.iter_mut().enumerate() {
+                    let mut r = MemtouchRng::from_state((b as u64) << (8 * k));
+                    for _ in 0..self.steps() {
+                        r.next_u64();
+                    }
+                    *entry = r.s;
+                }
+            }
+            t
+        })
     }
 }
 
@@ -167,11 +222,24 @@ pub enum PageOrigin {
 #[derive(Debug, Clone)]
 pub struct PageImage {
     origins: Vec<PageOrigin>,
-    /// Per page, (word, value) of every word written after the fill, the latest value only, in first-write
-    /// order.
-    writes: Vec<Vec<(u16, u64)>>,
+    /// Per page, the words written after the fill.
+    writes: Vec<PageWrites>,
     corpus: Option<Arc<Corpus>>,
 }
+
+/// The words written into one page after the fill (32 bytes: a page's list and index share a line).
+#[derive(Debug, Clone, Default)]
+struct PageWrites {
+    /// (word, value) of every word written, the latest value only, in first-write order.
+    list: Vec<(u16, u64)>,
+    /// Past `INDEX_AFTER` words: word -> its position in `list` + 1 (0: not written), so a write finds
+    /// its word in one load instead of a scan of up to 512 entries.
+    index: Option<Box<[u16; WORDS_PER_PAGE]>>,
+}
+
+/// Written words a page holds before `PageImage::write_word` indexes them (a scan of this many is cheaper
+/// than the 1 KiB index).
+const INDEX_AFTER: usize = 16;
 
 impl PageImage {
     pub fn pages(&self) -> u64 {
@@ -184,15 +252,34 @@ impl PageImage {
 
     /// Distinct words written into `page` after the fill.
     pub fn written_words(&self, page: u64) -> usize {
-        self.writes[page as usize].len()
+        self.writes[page as usize].list.len()
     }
 
     /// Store `value` in word `word` of `page` (as an access does).
     pub fn write_word(&mut self, page: u64, word: u32, value: u64) {
-        let w = &mut self.writes[page as usize];
+        let PageWrites { list: w, index } = &mut self.writes[page as usize];
+        if let Some(index) = index.as_deref_mut() {
+            match index[word as usize] {
+                0 => {
+                    w.push((word as u16, value));
+                    index[word as usize] = w.len() as u16;
+                }
+                at => w[at as usize - 1].1 = value,
+            }
+            return;
+        }
         match w.iter_mut().find(|(i, _)| *i as u32 == word) {
             Some(slot) => slot.1 = value,
-            None => w.push((word as u16, value)),
+            None => {
+                w.push((word as u16, value));
+                if w.len() > INDEX_AFTER {
+                    let mut built = Box::new([0u16; WORDS_PER_PAGE]);
+                    for (at, &(i, _)) in w.iter().enumerate() {
+                        built[i as usize] = at as u16 + 1;
+                    }
+                    *index = Some(built);
+                }
+            }
         }
     }
 
@@ -218,7 +305,7 @@ impl PageImage {
             }
             PageOrigin::Zero => out.fill(0),
         }
-        for &(i, v) in &self.writes[page as usize] {
+        for &(i, v) in &self.writes[page as usize].list {
             out[i as usize * 8..i as usize * 8 + 8].copy_from_slice(&v.to_le_bytes());
         }
     }
@@ -227,7 +314,7 @@ impl PageImage {
     /// page: a word written since the fill decides by its value, and the origin's words are drawn (or
     /// read) only until the first non-zero one that no write covers (for a drawn page, usually word 0).
     pub fn is_zero(&self, page: u64) -> bool {
-        let writes = &self.writes[page as usize];
+        let writes = &self.writes[page as usize].list;
         if writes.iter().any(|&(_, v)| v != 0) {
             return false;
         }
@@ -342,7 +429,7 @@ impl MemtouchProgram {
             origins.push(origin);
         }
         let image = PageImage {
-            writes: vec![Vec::new(); origins.len()],
+            writes: vec![PageWrites::default(); origins.len()],
             origins,
             corpus,
         };
@@ -430,17 +517,13 @@ impl MemtouchProgram {
 
 fn sparse(rng: &mut MemtouchRng) -> PageOrigin {
     let state = rng.state();
-    for _ in 0..WORDS_PER_PAGE / 8 {
-        rng.next_u64();
-    }
+    rng.skip(Jump::Sparse);
     PageOrigin::Sparse { state }
 }
 
 fn random(rng: &mut MemtouchRng) -> PageOrigin {
     let state = rng.state();
-    for _ in 0..WORDS_PER_PAGE {
-        rng.next_u64();
-    }
+    rng.skip(Jump::Random);
     PageOrigin::Random { state }
 }
 
@@ -562,6 +645,62 @@ mod tests {
                 };
                 assert_eq!(&now[i * 8..i * 8 + 8], &want[..], "page {p} word {i}");
             }
+        }
+    }
+
+    #[test]
+    fn skipping_a_page_s_draws_is_drawing_them() {
+        // The slow twin: draw one by one.
+        let mut seeds = MemtouchRng::seeded(12345);
+        for i in 0..2_000 {
+            let start = match i {
+                0 => 1,
+                1 => u64::MAX,
+                2 => 1 << 63,
+                _ => seeds.next_u64(),
+            };
+            for jump in [Jump::Sparse, Jump::Random] {
+                let mut fast = MemtouchRng::from_state(start);
+                fast.skip(jump);
+                let mut slow = MemtouchRng::from_state(start);
+                for _ in 0..jump.steps() {
+                    slow.next_u64();
+                }
+                assert_eq!(fast, slow, "{jump:?} from {start:#x}");
+            }
+        }
+    }
+
+    #[test]
+    fn many_writes_into_few_pages_keep_the_latest_value_of_each_word_in_first_write_order() {
+        // Past INDEX_AFTER words a page is indexed: the slow twin is a plain list of every write.
+        let mut prog =
+            MemtouchProgram::new(params("random", AccessPattern::Uniform), None).unwrap();
+        let pages = prog.image().pages().min(4);
+        let mut r = MemtouchRng::seeded(7);
+        let mut log: Vec<(u64, u32, u64)> = Vec::new();
+        for _ in 0..6_000 {
+            let (page, word, value) = (r.next_u64() % pages, (r.next_u64() % 512) as u32, r.next_u64());
+            prog.image.write_word(page, word, value);
+            log.push((page, word, value));
+        }
+        for page in 0..pages {
+            let mut want: Vec<(u16, u64)> = Vec::new();
+            for &(p, w, v) in log.iter().filter(|e| e.0 == page) {
+                let mut found = false;
+                for e in want.iter_mut() {
+                    if e.0 as u32 == w {
+                        e.1 = v;
+                        found = true;
+                    }
+                }
+                if !found {
+                    want.push((w as u16, v));
+                }
+            }
+            assert!(want.len() > INDEX_AFTER, "page {page} must be indexed");
+            assert_eq!(prog.image.writes[page as usize].list, want, "page {page}");
+            assert_eq!(prog.image().written_words(page), want.len());
         }
     }
 
