@@ -62,10 +62,23 @@ impl Rng {
         (m >> 64) as u64
     }
 
-    /// Uniform float in `[0, 1)` with 53 bits of precision.
+    /// Uniform float in `[0, 1)` with 53 bits of precision: `unit_from_bits(bits53())`.
     #[inline]
     pub fn unit_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+        Rng::unit_from_bits(self.bits53())
+    }
+
+    /// The 53 random bits behind the next `unit_f64` (for samplers that look at them first).
+    #[inline]
+    pub fn bits53(&mut self) -> u64 {
+        self.next_u64() >> 11
+    }
+
+    /// The `unit_f64` of 53 bits from `bits53`.
+    #[inline]
+    pub fn unit_from_bits(bits: u64) -> f64 {
+        debug_assert!(bits < 1 << 53);
+        bits as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
     /// True with probability `p`.

@@ -1,0 +1,340 @@
+//! Zipf-distributed ranks in `[1, n]` with P(k) ∝ k^−θ, by rejection-inversion (Hörmann & Derflinger,
+//! "Rejection-inversion to generate variates from monotone discrete distributions", 1996). Works for any
+//! θ > 0 including θ = 1, in expected O(1) time.
+//!
+//! Each trial draws u from 53 random bits, inverts the hat integral, x = H⁻¹(u) (libm's `log1p` and
+//! `exp`), and keeps k = ⌊x + ½⌋ (clamped to [1, n]) when k − x ≤ s or u ≥ H(k + ½) − h(k). Most of
+//! the draws go to a few popular ranks, whose cells are wide in u; so a guide of 2^16 buckets of the
+//! random bits (128 KiB per sampler) holds, for every bucket whose whole range of u gets the same
+//! decision, that decision — keep k, or test k — and a draw there computes no x at all. The draws are
+//! bit for bit those of the plain algorithm (`twin`, tested below).
+
+#[cfg(test)]
+mod twin;
+
+use nandstack_core::Rng;
+
+#[derive(Clone)]
+pub struct Zipf {
+    n: f64,
+    theta: f64,
+    h_x1: f64,
+    h_n: f64,
+    s: f64,
+    /// Bucket `b` of the random bits' top `GUIDE_BITS`: `k << 2 | KEEP` or `k << 2 | TEST` when every
+    /// u of the bucket gets that decision (and k < 2^14), 0 otherwise.
+    guide: Box<[u16]>,
+}
+
+impl std::fmt::Debug for Zipf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Zipf")
+            .field("n", &self.n)
+            .field("theta", &self.theta)
+            .finish_non_exhaustive()
+    }
+}
+
+const GUIDE_BITS: u32 = 16;
+const GUIDE_SHIFT: u32 = 53 - GUIDE_BITS;
+/// Keep k (k − x ≤ s).
+const KEEP: u16 = 1;
+/// Keep k when u ≥ H(k + ½) − h(k).
+const TEST: u16 = 2;
+/// Relative distance from a decision edge under which a bucket is left undecided: 2^−32 ≈ 2.3e-10,
+/// over 10^3 times libm's error on x (an ulp or two in `log1p` and `exp`, times |ln x| < 37), so the
+/// computed x between a bucket's ends cannot cross an edge even where it is not monotone in u. (With
+/// glibc the tests here also pass with no margin at all; the margin costs a few buckets in 10^4.)
+const MARGIN: f64 = 1.0 / (1u64 << 32) as f64;
+
+/// (e^x − 1) / x, accurate near 0.
+fn helper2(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.exp_m1() / x
+    } else {
+        1.0 + x * 0.5 * (1.0 + x / 3.0 * (1.0 + 0.25 * x))
+    }
+}
+/// ln(1 + x) / x, accurate near 0.
+fn helper1(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.ln_1p() / x
+    } else {
+        1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x))
+    }
+}
+
+impl Zipf {
+    pub fn new(n: u64, theta: f64) -> Zipf {
+        assert!(n >= 1 && theta > 0.0);
+        let mut z = Zipf {
+            n: n as f64,
+            theta,
+            h_x1: 0.0,
+            h_n: 0.0,
+            s: 0.0,
+            guide: Box::new([]),
+        };
+        z.h_x1 = z.h_integral(1.5) - 1.0;
+        z.h_n = z.h_integral(z.n + 0.5);
+        z.s = 2.0 - z.h_integral_inv(z.h_integral(2.5) - z.h(2.0));
+        // The decision at each bucket's first bits, and at the end of the last bucket.
+        let ends: Vec<_> = (0..=1u64 << GUIDE_BITS)
+            .map(|b| z.decision(z.u_of((b << GUIDE_SHIFT).min((1 << 53) - 1))))
+            .collect();
+        z.guide = ends.windows(2).map(|w| Zipf::entry(w[0], w[1])).collect();
+        z
+    }
+    fn h(&self, x: f64) -> f64 {
+        (-self.theta * x.ln()).exp()
+    }
+    fn h_integral(&self, x: f64) -> f64 {
+        let lx = x.ln();
+        helper2((1.0 - self.theta) * lx) * lx
+    }
+    fn h_integral_inv(&self, x: f64) -> f64 {
+        let t = (x * (1.0 - self.theta)).max(-1.0);
+        (helper1(t) * x).exp()
+    }
+
+    /// The u of 53 random bits.
+    #[inline]
+    fn u_of(&self, bits: u64) -> f64 {
+        self.h_n + Rng::unit_from_bits(bits) * (self.h_x1 - self.h_n)
+    }
+
+    /// The guide entry of a bucket from the decisions at its first bits and at the next bucket's first
+    /// (or the last bits). u falls as the bits grow (every rounding is monotone) and the true H⁻¹ rises
+    /// with u, so from one end to the other the computed x stays between the x at the ends, widened by
+    /// libm's error. When both are in the same cell ⌊x + ½⌋ and on the same side of k − s, each more than
+    /// `MARGIN`·x from the edges, so is every x of the bucket.
+    fn entry(first: Option<(f64, u64, u16)>, end: Option<(f64, u64, u16)>) -> u16 {
+        match (first, end) {
+            (Some((c, k, flag)), Some((d, _, other))) if c == d && flag == other && k < 1 << 14 => {
+                (k as u16) << 2 | flag
+            }
+            _ => 0,
+        }
+    }
+
+    /// (⌊x + ½⌋, k, KEEP or TEST) at `u`, when x is more than `MARGIN`·x from every edge.
+    fn decision(&self, u: f64) -> Option<(f64, u64, u16)> {
+        let x = self.h_integral_inv(u);
+        let r = x + 0.5;
+        let margin = x * MARGIN;
+        if r.is_nan() || r >= (1u64 << 52) as f64 {
+            return None;
+        }
+        let cell = r.floor();
+        if !(r - cell > margin && cell + 1.0 - r > margin) {
+            return None;
+        }
+        let k = cell.clamp(1.0, self.n);
+        let d = k - x - self.s;
+        if d <= -margin {
+            Some((cell, k as u64, KEEP))
+        } else if d > margin {
+            Some((cell, k as u64, TEST))
+        } else {
+            None
+        }
+    }
+
+    /// One trial of rejection-inversion at `u`: the rank, or `None` when rejected.
+    #[inline]
+    fn trial(&self, u: f64) -> Option<u64> {
+        let x = self.h_integral_inv(u);
+        let k = (x + 0.5).floor().clamp(1.0, self.n);
+        if k - x <= self.s {
+            return Some(k as u64);
+        }
+        self.test(u, k)
+    }
+
+    /// The acceptance test at rank `k`.
+    #[inline]
+    fn test(&self, u: f64, k: f64) -> Option<u64> {
+        (u >= self.h_integral(k + 0.5) - self.h(k)).then_some(k as u64)
+    }
+
+    /// One trial from 53 random bits: the guide's decision, else the computed one.
+    #[inline]
+    fn guided_trial(&self, bits: u64) -> Option<u64> {
+        let e = self.guide[(bits >> GUIDE_SHIFT) as usize];
+        if e & 3 == KEEP {
+            return Some((e >> 2) as u64);
+        }
+        let u = self.u_of(bits);
+        if e & 3 == TEST {
+            self.test(u, (e >> 2) as f64)
+        } else {
+            self.trial(u)
+        }
+    }
+
+    /// A rank in `[1, n]`; rank 1 is the most popular.
+    pub fn sample(&self, rng: &mut Rng) -> u64 {
+        loop {
+            if let Some(k) = self.guided_trial(rng.bits53()) {
+                return k;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_against_exact(n: u64, theta: f64) {
+        let z = Zipf::new(n, theta);
+        let norm: f64 = (1..=n).map(|k| (k as f64).powf(-theta)).sum();
+        let mut rng = Rng::new(11);
+        let draws = 200_000;
+        let mut counts = vec![0u64; n as usize + 1];
+        for _ in 0..draws {
+            let k = z.sample(&mut rng);
+            assert!((1..=n).contains(&k));
+            counts[k as usize] += 1;
+        }
+        for k in 1..=n.min(5) {
+            let p = (k as f64).powf(-theta) / norm;
+            let expect = p * draws as f64;
+            let sd = (draws as f64 * p * (1.0 - p)).sqrt();
+            assert!(
+                (counts[k as usize] as f64 - expect).abs() < 5.0 * sd + 1.0,
+                "n={n} θ={theta} rank {k}: {} vs {expect:.0}",
+                counts[k as usize]
+            );
+        }
+    }
+
+    #[test]
+    fn matches_exact_probabilities() {
+        check_against_exact(100, 0.99);
+        check_against_exact(1000, 1.0);
+        check_against_exact(50, 1.5);
+        check_against_exact(10, 0.5);
+        check_against_exact(1, 0.9);
+    }
+
+    /// (n, θ) pairs over the edges: θ near 0, around 1 (and exactly 1), > 1, tiny and huge n.
+    const CASES: [(u64, f64); 26] = [
+        (1, 0.9),
+        (1, 1.0),
+        (2, 1.1),
+        (3, 0.5),
+        (10, 0.5),
+        (100, 1e-3),
+        (1000, 1e-9),
+        (1000, 0.01),
+        (1000, 1.0),
+        (4_096, 0.99),
+        (65_536, 0.8),
+        (76_800, 0.9),
+        (179_200, 1.1),
+        (179_200, 0.9999),
+        (179_200, 0.999_999_99),
+        (179_200, 1.000_000_01),
+        (179_200, 1.0001),
+        (179_200, 1.0),
+        (1 << 20, 0.99),
+        (1 << 20, 1.5),
+        (1 << 24, 1.2),
+        (1 << 32, 0.99),
+        (1 << 40, 0.5),
+        (50, 2.0),
+        (1_000_000, 3.0),
+        (1_000_000, 10.0),
+    ];
+
+    #[test]
+    fn the_guided_sampler_draws_what_the_plain_algorithm_draws() {
+        for (i, &(n, theta)) in CASES.iter().enumerate() {
+            let (guided, plain) = (Zipf::new(n, theta), twin::Zipf::new(n, theta));
+            for seed in [1u64, 42, 0x6d6f_6200 + i as u64] {
+                let (mut a, mut b) = (Rng::new(seed), Rng::new(seed));
+                for d in 0..100_000 {
+                    let (x, y) = (guided.sample(&mut a), plain.sample(&mut b));
+                    assert_eq!(x, y, "n={n} θ={theta} seed={seed} draw {d}");
+                }
+                assert_eq!(
+                    a.next_u64(),
+                    b.next_u64(),
+                    "n={n} θ={theta} seed={seed}: rng drifted"
+                );
+            }
+        }
+    }
+
+    /// Trials from the random bits whose u is at or near a point where the decision changes — the
+    /// half-integers x = k ± ½ and the acceptance edges x = k − s, for small and large k — and from the
+    /// first and last bits of every bucket.
+    #[test]
+    fn trials_at_the_decision_edges_match_the_plain_algorithm() {
+        let top = 1u64 << 53;
+        for &(n, theta) in &CASES {
+            let (guided, plain) = (Zipf::new(n, theta), twin::Zipf::new(n, theta));
+            let check = |bits: u64| {
+                let u = guided.u_of(bits);
+                assert_eq!(
+                    guided.guided_trial(bits),
+                    plain.trial(u),
+                    "n={n} θ={theta} bits={bits}"
+                );
+            };
+            let ks = (1..300u64).chain((0..60).map(|j| (n as f64).powf(j as f64 / 60.0) as u64));
+            for k in ks.filter(|&k| k >= 1 && k <= n) {
+                let k = k as f64;
+                for edge in [k + 0.5, k - 0.5, k - guided.s] {
+                    let f = (guided.h_integral(edge) - guided.h_n) / (guided.h_x1 - guided.h_n);
+                    if !(0.0..1.0).contains(&f) {
+                        continue;
+                    }
+                    let at = (f * top as f64) as u64;
+                    for bits in at.saturating_sub(300)..(at + 300).min(top) {
+                        check(bits);
+                    }
+                }
+            }
+            for b in 0..1u64 << GUIDE_BITS {
+                check(b << GUIDE_SHIFT);
+                check(((b + 1) << GUIDE_SHIFT) - 1);
+            }
+        }
+    }
+
+    /// Every decided bucket of the guide gives the plain algorithm's trial inside it, too.
+    #[test]
+    fn the_guide_decides_as_the_plain_algorithm() {
+        let mut rng = Rng::new(3);
+        for &(n, theta) in &CASES {
+            let (guided, plain) = (Zipf::new(n, theta), twin::Zipf::new(n, theta));
+            let width = 1u64 << GUIDE_SHIFT;
+            let mut decided = 0;
+            for (b, &e) in guided.guide.iter().enumerate() {
+                if e == 0 {
+                    continue;
+                }
+                decided += 1;
+                for _ in 0..8 {
+                    let bits = b as u64 * width + rng.below(width);
+                    let (u, k) = (guided.u_of(bits), (e >> 2) as f64);
+                    let want = plain.trial(u);
+                    if e & 3 == KEEP {
+                        assert_eq!(Some(k as u64), want, "n={n} θ={theta} bucket {b}");
+                    } else {
+                        assert_eq!(guided.test(u, k), want, "n={n} θ={theta} bucket {b}");
+                    }
+                }
+            }
+            if (n, theta) == (179_200, 1.1) {
+                // diss's largest app: the guide decides three in four draws there.
+                assert!(
+                    decided * 10 > guided.guide.len() * 7,
+                    "{decided} buckets decided"
+                );
+            }
+        }
+    }
+}
