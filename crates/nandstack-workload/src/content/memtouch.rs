@@ -680,7 +680,11 @@ mod tests {
         let mut r = MemtouchRng::seeded(7);
         let mut log: Vec<(u64, u32, u64)> = Vec::new();
         for _ in 0..6_000 {
-            let (page, word, value) = (r.next_u64() % pages, (r.next_u64() % 512) as u32, r.next_u64());
+            let (page, word, value) = (
+                r.next_u64() % pages,
+                (r.next_u64() % 512) as u32,
+                r.next_u64(),
+            );
             prog.image.write_word(page, word, value);
             log.push((page, word, value));
         }

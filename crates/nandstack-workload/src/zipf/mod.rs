@@ -4,8 +4,8 @@
 //!
 //! Each trial draws u from 53 random bits, inverts the hat integral, x = H⁻¹(u) (libm's `log1p` and
 //! `exp`), and keeps k = ⌊x + ½⌋ (clamped to [1, n]) when k − x ≤ s or u ≥ H(k + ½) − h(k). Most of
-//! the draws go to a few popular ranks, whose cells are wide in u; so a guide of 2^16 buckets of the
-//! random bits (128 KiB per sampler) holds, for every bucket whose whole range of u gets the same
+//! the draws go to a few popular ranks, whose cells are wide in u; so a guide of up to 2^16 buckets of
+//! the random bits (2^⌈log2 n⌉ clamped to [2^10, 2^16]: at most 128 KiB per sampler) holds, for every bucket whose whole range of u gets the same
 //! decision, that decision — keep k, or test k — and a draw there computes no x at all. The draws are
 //! bit for bit those of the plain algorithm (`twin`, tested below).
 
@@ -21,9 +21,11 @@ pub struct Zipf {
     h_x1: f64,
     h_n: f64,
     s: f64,
-    /// Bucket `b` of the random bits' top `GUIDE_BITS`: `k << 2 | KEEP` or `k << 2 | TEST` when every
-    /// u of the bucket gets that decision (and k < 2^14), 0 otherwise.
+    /// Bucket `b` of the random bits' top `guide_bits(n)`: `k << 2 | KEEP` or `k << 2 | TEST` when
+    /// every u of the bucket gets that decision (and k < 2^14), 0 otherwise.
     guide: Box<[u16]>,
+    /// 53 − the guide's bits: a draw's bucket is its bits shifted right by this.
+    shift: u32,
 }
 
 impl std::fmt::Debug for Zipf {
@@ -35,8 +37,15 @@ impl std::fmt::Debug for Zipf {
     }
 }
 
+/// The guide's buckets: 2^bits with bits = ⌈log2 n⌉ clamped to [`GUIDE_BITS_MIN`, `GUIDE_BITS`], so a
+/// small range (a launch-cycle app of a few thousand pages) does not build 65,536 buckets (about 3 ms)
+/// for the few draws it makes; any size gives the same draws.
 const GUIDE_BITS: u32 = 16;
-const GUIDE_SHIFT: u32 = 53 - GUIDE_BITS;
+const GUIDE_BITS_MIN: u32 = 10;
+
+fn guide_bits(n: u64) -> u32 {
+    (64 - n.saturating_sub(1).leading_zeros()).clamp(GUIDE_BITS_MIN, GUIDE_BITS)
+}
 /// Keep k (k − x ≤ s).
 const KEEP: u16 = 1;
 /// Keep k when u ≥ H(k + ½) − h(k).
@@ -74,13 +83,14 @@ impl Zipf {
             h_n: 0.0,
             s: 0.0,
             guide: Box::new([]),
+            shift: 53 - guide_bits(n),
         };
         z.h_x1 = z.h_integral(1.5) - 1.0;
         z.h_n = z.h_integral(z.n + 0.5);
         z.s = 2.0 - z.h_integral_inv(z.h_integral(2.5) - z.h(2.0));
         // The decision at each bucket's first bits, and at the end of the last bucket.
-        let ends: Vec<_> = (0..=1u64 << GUIDE_BITS)
-            .map(|b| z.decision(z.u_of((b << GUIDE_SHIFT).min((1 << 53) - 1))))
+        let ends: Vec<_> = (0..=1u64 << (53 - z.shift))
+            .map(|b| z.decision(z.u_of((b << z.shift).min((1 << 53) - 1))))
             .collect();
         z.guide = ends.windows(2).map(|w| Zipf::entry(w[0], w[1])).collect();
         z
@@ -160,7 +170,7 @@ impl Zipf {
     /// One trial from 53 random bits: the guide's decision, else the computed one.
     #[inline]
     fn guided_trial(&self, bits: u64) -> Option<u64> {
-        let e = self.guide[(bits >> GUIDE_SHIFT) as usize];
+        let e = self.guide[(bits >> self.shift) as usize];
         if e & 3 == KEEP {
             return Some((e >> 2) as u64);
         }
@@ -297,10 +307,27 @@ mod tests {
                     }
                 }
             }
-            for b in 0..1u64 << GUIDE_BITS {
-                check(b << GUIDE_SHIFT);
-                check(((b + 1) << GUIDE_SHIFT) - 1);
+            for b in 0..guided.guide.len() as u64 {
+                check(b << guided.shift);
+                check(((b + 1) << guided.shift) - 1);
             }
+        }
+    }
+
+    #[test]
+    fn the_guide_grows_with_the_range_up_to_2_16_buckets() {
+        let sizes = [
+            (1, 10),
+            (1024, 10),
+            (1025, 11),
+            (4096, 12),
+            (65_536, 16),
+            (179_200, 16),
+            (1 << 40, 16),
+        ];
+        for (n, bits) in sizes {
+            assert_eq!(guide_bits(n), bits, "n = {n}");
+            assert_eq!(Zipf::new(n, 0.99).guide.len(), 1 << bits, "n = {n}");
         }
     }
 
@@ -310,7 +337,7 @@ mod tests {
         let mut rng = Rng::new(3);
         for &(n, theta) in &CASES {
             let (guided, plain) = (Zipf::new(n, theta), twin::Zipf::new(n, theta));
-            let width = 1u64 << GUIDE_SHIFT;
+            let width = 1u64 << guided.shift;
             let mut decided = 0;
             for (b, &e) in guided.guide.iter().enumerate() {
                 if e == 0 {
