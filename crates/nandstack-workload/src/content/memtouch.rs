@@ -690,7 +690,7 @@ mod tests {
         }
         for page in 0..pages {
             let mut want: Vec<(u16, u64)> = Vec::new();
-            for &(p, w, v) in log.iter().filter(|e| e.0 == page) {
+            for &(_, w, v) in log.iter().filter(|e| e.0 == page) {
                 let mut found = false;
                 for e in want.iter_mut() {
                     if e.0 as u32 == w {
