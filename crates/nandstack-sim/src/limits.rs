@@ -84,11 +84,15 @@ const ZONED_PER_UNIT: f64 = 16.0;
 const HOST_PER_FRAME: f64 = 44.0;
 /// Host: a swap slot (map byte, swap cache entry, owner) plus its cluster's share.
 const HOST_PER_SLOT: f64 = 9.5;
-/// memtouch: a page's origin (16 B) and its list of words written (24 B), in the program and in the
-/// page image (twice).
-const MEMTOUCH_PER_PAGE: f64 = 80.0;
+/// memtouch: a page's origin (16 B) and its words written (a list, 24 B, and the pointer to its index,
+/// 8 B), in the program and in the page image (twice).
+const MEMTOUCH_PER_PAGE: f64 = 96.0;
 /// memtouch: a word written after the fill (offset, value: 16 B) in both copies, lists grown by doubling.
 const MEMTOUCH_PER_WRITE: f64 = 64.0;
+/// memtouch: a page with more than 16 written words keeps a word index (512 × 2 B) in both copies; at
+/// most one page in 17 writes (and at most every page) has one.
+const MEMTOUCH_PER_INDEX: f64 = 2048.0;
+const MEMTOUCH_WRITES_PER_INDEX: f64 = 17.0;
 /// Host: a page-table entry.
 const HOST_PER_PTE: f64 = 4.0;
 /// A trace record waiting in the reorder window: 64 bytes, in a heap that doubles its capacity as it
@@ -239,8 +243,11 @@ pub fn estimate(cfg: &SimConfig, verify: bool, series_in_memory: bool) -> Result
             .iter()
             .map(|p| match &p.workload {
                 WorkloadConfig::Memtouch(c) => {
+                    let writes = c.ops as f64 * (c.write_pct as f64 / 100.0);
+                    let indexed = (writes / MEMTOUCH_WRITES_PER_INDEX).min(c.pages as f64);
                     c.pages as f64 * MEMTOUCH_PER_PAGE
-                        + c.ops as f64 * (c.write_pct as f64 / 100.0) * MEMTOUCH_PER_WRITE
+                        + writes * MEMTOUCH_PER_WRITE
+                        + indexed * MEMTOUCH_PER_INDEX
                 }
                 _ => 0.0,
             })
