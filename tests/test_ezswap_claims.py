@@ -121,7 +121,8 @@ def test_configure_sets_today_then_each_difference():
     g0 = today["device"]["geometry"]
     assert (g["channels"], t["channel_mb_per_s"]) == (1, 400.0)
     assert g["channels"] * g["chips_per_channel"] == g0["channels"] * g0["chips_per_channel"]
-    assert (t["read_us"], t["program_us"]) == (_ezswap_platform.EMMC_READ_US, _ezswap_platform.EMMC_PROGRAM_US)
+    emmc = (_ezswap_platform.EMMC_READ_US, _ezswap_platform.EMMC_PROGRAM_US)
+    assert (t["read_us"], t["program_us"]) == emmc
     assert g0["page_size_bytes"] == _ezswap_platform.PRESET_PAGE_BYTES
     assert "read_us" not in today["device"]["timing"]
     # Launch to first frame: the apps' start-up CPU work (docs/ezswap.md, derivation in its source).
@@ -177,7 +178,8 @@ def test_emmc_timing_gives_the_published_random_rates_and_says_what_it_does_not(
     for figure in ("random 4 KiB read", "random 4 KiB write"):
         assert rows[figure]["model"] == pytest.approx(7000, rel=0.01), figure
     # Not set from them: the model's sequential rates exceed the part's (docs/ezswap.md says so).
-    seq_read, seq_write = rows["sequential read (512 KiB requests)"], rows["sequential write (512 KiB requests)"]
+    seq_read = rows["sequential read (512 KiB requests)"]
+    seq_write = rows["sequential write (512 KiB requests)"]
     assert (seq_read["published"], seq_write["published"]) == (250, 90)
     assert seq_read["model"] > 250 and seq_write["model"] > 90
 

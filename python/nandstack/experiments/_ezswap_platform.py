@@ -15,9 +15,10 @@ the workload keeps on both platforms (the `host-ezswap` preset at 1/8 scale: 144
 at most 9% of it = the paper's 100 MB / 8, the 14 apps of Table 2 with sizes the paper does not give,
 docs/ezswap.md) and the drive's geometry (planes, pages, capacity) are not differences. The board's
 eMMC part is not named anywhere public; its timing on the paper platform (`emmc_timing`) is an eMMC 5.0
-class part's: the figures Samsung published for the first eMMC 5.0 parts of the board's size. The launch time is the paper's metric on the paper platform only (`startup_cpu`: the
-apps' start-up CPU work on top of their faults); today's launch time is the faults' alone. Nothing here
-is fitted to a paper number: every setting is what its kernel source or the storage standard does.
+class part's: the figures Samsung published for the first eMMC 5.0 parts of the board's size. The
+launch time is the paper's metric on the paper platform only (`startup_cpu`: the apps' start-up CPU
+work on top of their faults); today's launch time is the faults' alone. Nothing here is fitted to a
+paper number: every setting is what its kernel source, the storage standard or a data sheet does.
 """
 
 from __future__ import annotations
@@ -152,7 +153,8 @@ DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         "emmc_qd1",
         "eMMC 5.0 storage: one command in flight at the device (the block layer issues a request when "
-        "the one before it completes; the submitter waits); the NAND timing is a separate difference, emmc_timing",
+        "the one before it completes; the submitter waits); the NAND timing is a separate difference, "
+        "emmc_timing",
         "paper Table 1 (Odroid-XU4, 32 GB eMMC 5.0 HS400); JEDEC JESD84-B50 (eMMC 5.0: no command "
         "queue), JESD84-B51 (CMDQ, up to 32 tasks, came in eMMC 5.1); host.block.queue_depth = 1",
         {"host.block.queue_depth": 1},

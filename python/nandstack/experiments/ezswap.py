@@ -540,9 +540,9 @@ def setup(quick: bool) -> dict[str, str]:
     p = PLAN[quick]
     seeds = ", ".join(str(x) for x in p["seeds"])
     out = {
-        "host": f"{p['ram_mib']} MiB of RAM, 2 CPUs, 512 MiB swap on a small TLC SSD (on the paper platform an "
-        "eMMC 5.0 class part's timing on one bus, emmc_timing, with one command in flight, emmc_qd1); "
-        "zswap pool ≤ 9% of RAM "
+        "host": f"{p['ram_mib']} MiB of RAM, 2 CPUs, 512 MiB swap on a small TLC SSD (on the paper "
+        "platform an eMMC 5.0 class part's timing on one bus, emmc_timing, with one command in "
+        "flight, emmc_qd1); zswap pool ≤ 9% of RAM "
         "with lzo (the paper: 100 MB of 2 GB, z3fold, lzo, zswap of 4.7); zram (Android's default "
         "compressed swap) with a 512 MiB disksize and no mem_limit, as Android sets it",
         "today's platform": "Linux 6.18: zswap on zsmalloc with its LRU of entries, a store at the limit "
