@@ -13,19 +13,12 @@ import argparse
 import copy
 
 from nandstack import _api
-from nandstack.experiments import ezswap
+from nandstack.experiments import _ezswap_platform, ezswap
 
 
 def task(name: str, seed: int):
-    return next(
-        t
-        for t in ezswap.tasks(False)
-        if t.params.get("platform") == "paper"
-        and t.params.get("config") == name
-        and t.params.get("seed") == seed
-        and t.params.get("apps") == 14
-        and t.params.get("reps") == 5
-    )
+    """The full plan's paper-platform run of `name` at 14 apps, five passes (as `ezswap.tasks`)."""
+    return ezswap.run_task(False, name, 14, 5, seed, "paper", _ezswap_platform.PAPER_KEYS)
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ use nandstack_core::units::fmt_bytes;
 use nandstack_core::{Error, Result, MAPPING_UNIT_BYTES};
 use nandstack_device::hybrid::ManagerKind;
 use nandstack_host::config::WorkloadConfig;
+use nandstack_workload::content::{INDEX_AFTER, WORDS_PER_PAGE};
 
 use crate::config::{DeviceKindName, SimConfig, WorkloadKind};
 
@@ -89,10 +90,10 @@ const HOST_PER_SLOT: f64 = 9.5;
 const MEMTOUCH_PER_PAGE: f64 = 96.0;
 /// memtouch: a word written after the fill (offset, value: 16 B) in both copies, lists grown by doubling.
 const MEMTOUCH_PER_WRITE: f64 = 64.0;
-/// memtouch: a page with more than 16 written words keeps a word index (512 × 2 B) in both copies; at
-/// most one page in 17 writes (and at most every page) has one.
-const MEMTOUCH_PER_INDEX: f64 = 2048.0;
-const MEMTOUCH_WRITES_PER_INDEX: f64 = 17.0;
+/// memtouch: a page with more than `INDEX_AFTER` written words keeps a word index (2 B per word) in
+/// both copies; at most one page in `INDEX_AFTER + 1` writes (and at most every page) has one.
+const MEMTOUCH_PER_INDEX: f64 = (2 * 2 * WORDS_PER_PAGE) as f64;
+const MEMTOUCH_WRITES_PER_INDEX: f64 = (INDEX_AFTER + 1) as f64;
 /// Host: a page-table entry.
 const HOST_PER_PTE: f64 = 4.0;
 /// A trace record waiting in the reorder window: 64 bytes, in a heap that doubles its capacity as it

@@ -4,7 +4,7 @@
 //!   write and TRIM mixes; request-size mixes). Trace parsers and memory-reference generators join here.
 //! * [`perm`]: a seeded bijection on `[0, n)` used to scatter ranks and to fill space in random order
 //!   without materialising a shuffle.
-//! * [`zipf`]: a rejection-inversion Zipf sampler (any θ > 0; a 128 KiB guide decides most draws).
+//! * [`zipf`]: a rejection-inversion Zipf sampler (any θ > 0; a guide of at most 128 KiB decides most draws).
 
 pub mod block;
 pub mod content;

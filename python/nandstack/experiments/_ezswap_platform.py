@@ -53,10 +53,19 @@ EMMC_RANDOM_IOPS = 7000.0
 EMMC_SEQ_READ_MB_S = 250.0
 EMMC_SEQ_WRITE_MB_S = 90.0
 EMMC_BUS_MB_S = 400.0
-#: The host-ezswap preset's drive: page size in bytes and its channels x chips per channel (the eMMC's
-#: one bus carries every transfer: the same dies on one channel).
-PRESET_PAGE_BYTES = 16384
-PRESET_CHANNELS, PRESET_CHIPS = 4, 1
+
+
+def _preset_drive() -> tuple[int, int, int]:
+    """The host-ezswap preset's drive: page size in bytes, channels, chips per channel."""
+    from .. import _core
+    from .._toml import loads
+
+    g = loads(_core.preset_toml("host-ezswap"))["device"]["geometry"]
+    return g["page_size_bytes"], g["channels"], g["chips_per_channel"]
+
+
+#: The preset's drive (the eMMC's one bus carries every transfer: the same dies on one channel).
+PRESET_PAGE_BYTES, PRESET_CHANNELS, PRESET_CHIPS = _preset_drive()
 
 
 def emmc_times(page_bytes: int = PRESET_PAGE_BYTES) -> tuple[float, float]:
@@ -65,11 +74,8 @@ def emmc_times(page_bytes: int = PRESET_PAGE_BYTES) -> tuple[float, float]:
     time is lumped into the array times, as the published figures are end to end). A read is tR plus
     4 KiB over the bus; a write is 4 KiB over the bus, and one write in page/4 KiB waits for the program
     of the page it fills (docs/model-timing.md, a partly filled page's register holds the data)."""
-    per_request_us = 1e6 / EMMC_RANDOM_IOPS
-    transfer_us = 4096 / EMMC_BUS_MB_S  # bytes / (MB/s) = µs
-    read_us = per_request_us - transfer_us
-    program_us = (per_request_us - transfer_us) * page_bytes / 4096
-    return round(read_us, 3), round(program_us, 3)
+    array_us = 1e6 / EMMC_RANDOM_IOPS - 4096 / EMMC_BUS_MB_S  # bytes / (MB/s) = µs on the bus
+    return round(array_us, 3), round(array_us * page_bytes / 4096, 3)
 
 
 EMMC_READ_US, EMMC_PROGRAM_US = emmc_times()

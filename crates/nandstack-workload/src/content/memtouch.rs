@@ -239,7 +239,7 @@ struct PageWrites {
 
 /// Written words a page holds before `PageImage::write_word` indexes them (a scan of this many is cheaper
 /// than the 1 KiB index).
-const INDEX_AFTER: usize = 16;
+pub const INDEX_AFTER: usize = 16;
 
 impl PageImage {
     pub fn pages(&self) -> u64 {

@@ -18,6 +18,7 @@ mod memtouch_c_check;
 pub use corpus::Corpus;
 pub use memtouch::{
     Access, AccessPattern, MemtouchParams, MemtouchProgram, MemtouchRng, PageImage, PageOrigin,
+    INDEX_AFTER,
 };
 
 use nandstack_core::{Error, Result};

@@ -4,10 +4,10 @@
 //!
 //! Each trial draws u from 53 random bits, inverts the hat integral, x = H⁻¹(u) (libm's `log1p` and
 //! `exp`), and keeps k = ⌊x + ½⌋ (clamped to [1, n]) when k − x ≤ s or u ≥ H(k + ½) − h(k). Most of
-//! the draws go to a few popular ranks, whose cells are wide in u; so a guide of up to 2^16 buckets of
-//! the random bits (2^⌈log2 n⌉ clamped to [2^10, 2^16]: at most 128 KiB per sampler) holds, for every bucket whose whole range of u gets the same
-//! decision, that decision — keep k, or test k — and a draw there computes no x at all. The draws are
-//! bit for bit those of the plain algorithm (`twin`, tested below).
+//! the draws go to a few popular ranks, whose cells are wide in u; so a guide of buckets of the random
+//! bits (2^⌈log2 n⌉ clamped to [2^10, 2^16]: at most 128 KiB per sampler) holds, for every bucket whose
+//! whole range of u gets the same decision, that decision — keep k, or test k — and a draw there
+//! computes no x at all. The draws are bit for bit those of the plain algorithm (`twin`, tested below).
 
 #[cfg(test)]
 mod twin;
@@ -46,6 +46,7 @@ const GUIDE_BITS_MIN: u32 = 10;
 fn guide_bits(n: u64) -> u32 {
     (64 - n.saturating_sub(1).leading_zeros()).clamp(GUIDE_BITS_MIN, GUIDE_BITS)
 }
+
 /// Keep k (k − x ≤ s).
 const KEEP: u16 = 1;
 /// Keep k when u ≥ H(k + ½) − h(k).
