@@ -5,9 +5,11 @@
 //! * [`error`]: the one error enum of the engine (config, geometry, trace, invariant, capacity).
 //! * [`alloc`]: fallible allocation of big tables (an out-of-memory is an error, never an abort).
 //! * [`stats`]: running summaries (min/mean/max/stddev) used by every report.
+//! * [`hint`]: cache prefetch hints for the simulators' software pipelines.
 
 pub mod alloc;
 pub mod error;
+pub mod hint;
 pub mod histogram;
 pub mod rng;
 pub mod stats;

@@ -2,6 +2,7 @@
 //! page), shared by zram (a backend) and zswap (the compressed cache); below both.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use nandstack_compress::{Algorithm, Compressor};
 use nandstack_core::{Error, Nanos, Result};
@@ -189,7 +190,31 @@ pub fn page_ns(cycles_per_byte: f64, mhz: f64) -> Nanos {
 /// result), and it is emptied when it reaches `MEMO_ENTRIES`, which bounds its memory.
 pub struct MemoCompressor {
     inner: Compressor,
-    memo: HashMap<u128, u32>,
+    memo: ContentMap<u32>,
+}
+
+/// A map keyed by a page's XXH3-128. The key is already a uniform hash, so the table is indexed by its
+/// two halves folded together ([`KeyBits`]) instead of hashing it a second time (SipHash over 16
+/// bytes cost as much as the probe). Probed, never iterated: its order cannot reach a result.
+pub type ContentMap<V> = HashMap<u128, V, BuildHasherDefault<KeyBits>>;
+
+/// The hasher of [`ContentMap`]: a `u128` key's halves XORed.
+#[derive(Default)]
+pub struct KeyBits(u64);
+
+impl Hasher for KeyBits {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u128` is used by `ContentMap`; any other key still spreads its bytes.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u128(&mut self, key: u128) {
+        self.0 = key as u64 ^ (key >> 64) as u64;
+    }
 }
 
 /// Entries before the memo is emptied (~40 MiB at most with the map's overhead).
@@ -199,7 +224,7 @@ impl MemoCompressor {
     pub fn new(algorithm: Algorithm) -> Result<MemoCompressor> {
         Ok(MemoCompressor {
             inner: Compressor::new(algorithm)?,
-            memo: HashMap::new(),
+            memo: ContentMap::default(),
         })
     }
 

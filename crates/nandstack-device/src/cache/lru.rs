@@ -85,6 +85,11 @@ impl<V: Copy + Default> LruMap<V> {
     fn slot(&self, key: u32) -> u32 {
         self.slot_of[key as usize].wrapping_sub(1)
     }
+    /// Hint the CPU to bring `key`'s index entry into cache (pure hint).
+    #[inline]
+    pub fn prefetch(&self, key: u32) {
+        nandstack_core::hint::prefetch(&self.slot_of, key as usize);
+    }
     /// The value of `key`, if present (no reordering).
     #[inline]
     pub fn get(&self, key: u32) -> Option<V> {

@@ -58,6 +58,13 @@ impl MappingCache {
     pub fn tpage_of(&self, lpn: u32) -> u32 {
         lpn / self.entries_per_tpage
     }
+    /// Hint the CPU to bring the lines a lookup of `lpn` reads into cache: its index entry in the LRU
+    /// and its dirtied-in epoch (pure hint; a drive's prefetch pipeline calls it requests ahead).
+    #[inline]
+    pub fn prefetch(&self, lpn: u32) {
+        self.lru.prefetch(lpn);
+        nandstack_core::hint::prefetch(&self.dirtied_in, lpn as usize);
+    }
     /// Look up (and, for `update`, modify) the entry of `lpn`.
     #[inline]
     pub fn access(&mut self, lpn: u32, update: bool) -> Access {

@@ -48,22 +48,7 @@ fn advise_huge<T>(v: &[T], n: usize) {
 #[cfg(not(target_os = "linux"))]
 fn advise_huge<T>(_v: &[T], _n: usize) {}
 
-/// Hint the CPU to bring `slice[i]` into cache (no effect if `i` is out of range or off x86-64).
-#[inline(always)]
-#[allow(unsafe_code)]
-pub fn prefetch<T>(slice: &[T], i: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if i < slice.len() {
-        // SAFETY: PREFETCHT0 is a hint: it cannot fault or change memory; the address is in bounds anyway.
-        unsafe {
-            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-                slice.as_ptr().add(i) as *const i8,
-            );
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (slice, i);
-}
+pub use nandstack_core::hint::prefetch;
 
 #[cfg(test)]
 mod tests {

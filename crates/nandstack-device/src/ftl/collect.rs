@@ -9,6 +9,9 @@ use super::ops::{OpCause, OpKind};
 use super::placement::{WriteCause, WriteCtx};
 use super::{Ftl, GcBurst, GcEvent, GcScope, GcTrigger, Migration};
 
+/// How many moves ahead GC brings a move's mapping-cache lines into cache (when the map is cached).
+const MAPCACHE_LEAD: usize = 8;
+
 impl Ftl {
     /// The GC schedule's threshold test (see `GcTrigger`): if free blocks in the scope of a host write to
     /// `plane` are below `start_free_blocks`, collect victims until the burst target is reached.
@@ -189,7 +192,11 @@ impl Ftl {
                 moves.len()
             )));
         }
-        for &(old, lpn) in &moves {
+        for (i, &(old, lpn)) in moves.iter().enumerate() {
+            // The mapping cache's lines of a move some moves ahead (pure hint).
+            if let (Some(mc), Some(&(_, ahead))) = (&self.mapcache, moves.get(i + MAPCACHE_LEAD)) {
+                mc.prefetch(ahead);
+            }
             let ctx = WriteCtx {
                 lpn,
                 cause,

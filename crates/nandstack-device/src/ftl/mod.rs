@@ -321,9 +321,10 @@ impl Ftl {
     }
 
     /// Software pipeline for a stream of requests (drivers call it once per request with the offsets of
-    /// three requests ahead, nearest first): bring into cache the mapping entry of the farthest, the block
-    /// metadata of the middle one (its mapping entry was fetched some calls earlier), and the victim
-    /// index's neighbours of the nearest (whose own entries were fetched some calls earlier). How far
+    /// three requests ahead, nearest first): bring into cache the mapping entry of the farthest (and its
+    /// lines of the mapping cache, when the controller caches the map), the block metadata of the middle
+    /// one (its mapping entry was fetched some calls earlier), and the victim index's neighbours of the
+    /// nearest (whose own entries were fetched some calls earlier). How far
     /// ahead each is, is the driver's choice (`nandstack-sim`'s drive loop: 1, 3 and 6 requests). Pure
     /// hints: no simulated state changes.
     #[inline]
@@ -334,6 +335,9 @@ impl Ftl {
         };
         if let Some(o) = ahead[2] {
             self.map.prefetch((o / MAPPING_UNIT_BYTES) as usize);
+            if let Some(mc) = &self.mapcache {
+                mc.prefetch((o / MAPPING_UNIT_BYTES) as u32);
+            }
         }
         if let Some(b) = ahead[1].and_then(old_block) {
             let i = b as usize;

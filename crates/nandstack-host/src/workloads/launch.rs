@@ -402,10 +402,7 @@ pub fn build_contents(c: &LaunchConfig, seed: u64) -> Result<(Workload, LaunchCo
     }
     let mut corpora = vec![None; CLASSES.len()];
     for (k, name) in corpus_classes(profiles)? {
-        corpora[k] = Some(Arc::new(super::memtouch::load_corpus(
-            c.corpus_dir.as_deref(),
-            name,
-        )?));
+        corpora[k] = Some(super::memtouch::load_corpus(c.corpus_dir.as_deref(), name)?);
     }
     let run_ticks = c.run_ms.round() as u64;
     let per_pass: u64 = apps

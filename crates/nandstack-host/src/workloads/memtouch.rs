@@ -12,7 +12,8 @@
 //! advances as references execute (see [`crate::contents`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use nandstack_core::{Error, Result};
 use nandstack_workload::content::{
@@ -82,11 +83,12 @@ pub fn program_corpus_bytes(c: &MemtouchConfig) -> u64 {
     }
 }
 
-/// Load corpus `name`, looking in [`corpus_dirs`]; a missing file names every place looked.
-pub(crate) fn load_corpus(configured: Option<&str>, name: &str) -> Result<Corpus> {
+/// Load corpus `name`, looking in [`corpus_dirs`]; a missing file names every place looked. Shared
+/// with earlier runs of this process when the zip is unchanged ([`cached_corpus`]).
+pub(crate) fn load_corpus(configured: Option<&str>, name: &str) -> Result<Arc<Corpus>> {
     let dirs = corpus_dirs(configured);
     if let Some(d) = corpus_dir_of(&dirs, name) {
-        return Corpus::load(d, name);
+        return cached_corpus(d, name);
     }
     let tried: Vec<String> = dirs
         .iter()
@@ -101,6 +103,47 @@ pub(crate) fn load_corpus(configured: Option<&str>, name: &str) -> Result<Corpus
             tried.join(", ")
         ),
     ))
+}
+
+/// A zip as last seen: its path, length and modification time. A file replaced on disk gets a new key.
+type ZipKey = (PathBuf, u64, Option<SystemTime>);
+
+/// Corpora inflated by this process, the most recently used last, at most [`KEPT_CORPORA`]. A sweep's
+/// worker runs task after task on the same few Silesia files, and inflating them was a quarter of a
+/// short launch-cycle run; the bytes are the zip's either way (the zip reader checks its CRC-32 on
+/// every load). Looked up by key, never iterated for a result.
+static LOADED: Mutex<Vec<(ZipKey, Arc<Corpus>)>> = Mutex::new(Vec::new());
+
+/// Corpora kept between runs (Silesia has 12 files; the launch cycle reads 7, about 80 MB together).
+const KEPT_CORPORA: usize = 8;
+
+/// Corpus `name` from `dir`: the one already inflated when its zip is unchanged, else [`Corpus::load`].
+fn cached_corpus(dir: &Path, name: &str) -> Result<Arc<Corpus>> {
+    let path = Corpus::zip_path(dir, name);
+    let Ok(meta) = std::fs::metadata(&path) else {
+        return Corpus::load(dir, name).map(Arc::new); // the load names the error
+    };
+    let key: ZipKey = (path, meta.len(), meta.modified().ok());
+    let mut loaded = LOADED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(i) = loaded.iter().position(|(k, _)| *k == key) {
+        let entry = loaded.remove(i);
+        let corpus = Arc::clone(&entry.1);
+        loaded.push(entry);
+        return Ok(corpus);
+    }
+    drop(loaded); // inflating takes a while; other threads may load other files meanwhile
+    let corpus = Arc::new(Corpus::load(dir, name)?);
+    let mut loaded = LOADED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    loaded.retain(|(k, _)| *k != key);
+    if loaded.len() >= KEPT_CORPORA {
+        loaded.remove(0);
+    }
+    loaded.push((key, Arc::clone(&corpus)));
+    Ok(corpus)
 }
 
 fn params(c: &MemtouchConfig) -> Result<MemtouchParams> {
@@ -127,7 +170,7 @@ fn params(c: &MemtouchConfig) -> Result<MemtouchParams> {
 fn program(c: &MemtouchConfig) -> Result<(MemtouchProgram, Option<Arc<Corpus>>)> {
     let p = params(c)?;
     let corpus = match p.content.corpus_name() {
-        Some(name) => Some(Arc::new(load_corpus(c.corpus_dir.as_deref(), name)?)),
+        Some(name) => Some(load_corpus(c.corpus_dir.as_deref(), name)?),
         None => None,
     };
     Ok((MemtouchProgram::with_corpus(p, corpus.clone())?, corpus))
@@ -225,6 +268,44 @@ pub fn build_contents(c: &MemtouchConfig) -> Result<(Workload, MemtouchContents)
 mod tests {
     use super::*;
     use crate::contents::PageContents;
+
+    /// The process-wide corpus cache: a second load of an unchanged zip is the same corpus, its bytes
+    /// those of a fresh load; a zip replaced on disk (another length or time) is read again.
+    #[test]
+    fn an_unchanged_zip_is_inflated_once_and_a_replaced_one_again() {
+        let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/compress");
+        let (xml, reymont) = (
+            Corpus::zip_path(&shared, "xml"),
+            Corpus::zip_path(&shared, "reymont"),
+        );
+        if !xml.is_file() || !reymont.is_file() {
+            eprintln!("SKIPPED: {} not found", shared.display());
+            return;
+        }
+        let dir =
+            std::env::temp_dir().join(format!("nandstack-corpus-cache-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // A corpus named `xml` in its own folder, first holding xml's zip.
+        let zip = Corpus::zip_path(&dir, "xml");
+        std::fs::copy(&xml, &zip).unwrap();
+        let d = dir.to_str().unwrap();
+        let a = load_corpus(Some(d), "xml").unwrap();
+        let b = load_corpus(Some(d), "xml").unwrap();
+        assert!(
+            Arc::ptr_eq(&a, &b),
+            "an unchanged zip is not inflated again"
+        );
+        assert_eq!(a.bytes(), Corpus::load(&dir, "xml").unwrap().bytes());
+        // Replaced by another zip (reymont's, whose member is not `xml`): read again, so the load now
+        // fails, naming the member; the cached bytes are not served for a changed file.
+        std::fs::copy(&reymont, &zip).unwrap();
+        let e = load_corpus(Some(d), "xml").unwrap_err().to_string();
+        assert!(e.contains("no member `xml`"), "{e}");
+        std::fs::copy(&xml, &zip).unwrap();
+        let c = load_corpus(Some(d), "xml").unwrap();
+        assert_eq!(c.bytes(), a.bytes());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     fn cfg(pattern: MemtouchPattern, pages: u64, ops: u64, wpct: u32) -> MemtouchConfig {
         MemtouchConfig {

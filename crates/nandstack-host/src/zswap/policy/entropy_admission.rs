@@ -14,8 +14,15 @@
 //!   `cost × 10⁴ × 256 × limit × Σlength ≥ ratio × used × Σcost × hits × 4096`.
 //! * An empty pool or an empty hit window gives an average of 0: everything is admitted until the pool
 //!   starts to serve hits.
+//!
+//! The estimate depends on the sampled bytes only, so it is remembered by their content (XXH3-128 of
+//! the sample's span, as `MemoCompressor` remembers compressed lengths): a launch-cycle page offered
+//! again on a later pass is looked up, not histogrammed again. Probed, never iterated; emptied at
+//! `MEMO_ENTRIES`.
 
 use nandstack_compress::entropy::{EntropyTable, Sample};
+
+use crate::compressor::{ContentMap, MEMO_ENTRIES};
 
 use super::ratio_fit::{RatioMap, SCALE};
 use super::{Admission, AdmitQuery, PageKind, Verdict};
@@ -44,6 +51,8 @@ pub struct EntropyAdmission {
     cost_anon: u64,
     /// The hit window, most recent request in the top bit of `window[3]`.
     window: [u64; 4],
+    /// XXH3-128 of a page's sampled span → its estimated ratio (see the module documentation).
+    memo: ContentMap<u32>,
     pub stats: SaStats,
 }
 
@@ -56,8 +65,28 @@ impl EntropyAdmission {
             cost_file: cost_file as u64,
             cost_anon: cost_anon as u64,
             window: [0; 4],
+            memo: ContentMap::default(),
             stats: SaStats::default(),
         }
+    }
+
+    /// The estimated ratio (× 10,000) of `page` from its sample's entropy, remembered by the content of
+    /// the bytes the sample reads from (the leading `k` for `Leading(k)`, else the whole page).
+    pub fn estimated_ratio(&mut self, page: &[u8; 4096]) -> u32 {
+        let span = match self.sample {
+            Sample::Leading(k) => &page[..k.min(page.len())],
+            Sample::Stride(_) | Sample::Whole => &page[..],
+        };
+        let key = twox_hash::XxHash3_128::oneshot(span);
+        if let Some(&ratio) = self.memo.get(&key) {
+            return ratio;
+        }
+        let ratio = self.map.estimate(self.entropy.bits_per_byte(page));
+        if self.memo.len() >= MEMO_ENTRIES {
+            self.memo.clear();
+        }
+        self.memo.insert(key, ratio);
+        ratio
     }
 
     /// Hits among the last [`WINDOW`] page-in requests.
@@ -140,7 +169,7 @@ impl Admission for EntropyAdmission {
     }
 
     fn decide(&mut self, page: &[u8; 4096], q: &AdmitQuery) -> Verdict {
-        let ratio = self.map.estimate(self.entropy.bits_per_byte(page));
+        let ratio = self.estimated_ratio(page);
         let admit = self.admits(q.kind, ratio, q);
         self.stats.decisions += 1;
         let s = &mut self.stats;
@@ -259,5 +288,55 @@ mod tests {
         let mut sa = EntropyAdmission::new(linear(), Sample::CODE, 10_000, 40_000);
         let v = sa.decide(&page_of_entropy(4), &query(PageKind::Anon));
         assert_eq!(v.sampled_bytes, 1024);
+    }
+
+    /// The remembered estimate against computing it every time (the direct Shannon entropy through
+    /// the same map, no table, no memo), for both samples, on a seeded stream of pages that repeat —
+    /// constant, few-valued, text-like and random ones, some differing only past the leading 512
+    /// bytes (the paper's sample ignores that difference; the code's must not) — and across the
+    /// memo's emptying.
+    #[test]
+    fn remembered_estimates_equal_computing_every_time() {
+        use nandstack_compress::entropy::shannon_bits_per_byte;
+        use nandstack_core::Rng;
+        let mut rng = Rng::new(23);
+        let pages: Vec<[u8; 4096]> = (0..200)
+            .map(|i| {
+                let mut p = [0u8; 4096];
+                match i % 5 {
+                    0 => p.fill((i / 5) as u8),
+                    1 => p
+                        .iter_mut()
+                        .for_each(|b| *b = (rng.below(1 + i as u64 % 7)) as u8),
+                    2 => p.iter_mut().for_each(|b| *b = b'a' + rng.below(26) as u8),
+                    3 => p.iter_mut().for_each(|b| *b = rng.next_u64() as u8),
+                    _ => {
+                        // Equal leading 512 bytes, a different tail.
+                        p[512..]
+                            .iter_mut()
+                            .for_each(|b| *b = rng.below(1 + i as u64) as u8);
+                    }
+                }
+                p
+            })
+            .collect();
+        for sample in [Sample::PAPER, Sample::CODE, Sample::Whole] {
+            let map = linear();
+            let mut sa = EntropyAdmission::new(map, sample, 10_000, 40_000);
+            let mut draws = Rng::new(5);
+            for round in 0..3_000 {
+                let page = &pages[draws.below(pages.len() as u64) as usize];
+                let direct = map.estimate(shannon_bits_per_byte(page, sample));
+                assert_eq!(sa.estimated_ratio(page), direct, "{sample:?} round {round}");
+                if round == 1_500 {
+                    sa.memo.clear(); // as at MEMO_ENTRIES
+                }
+            }
+            // Each distinct span once; the paper's sample sees the equal-lead pages as one.
+            assert!(sa.memo.len() <= pages.len());
+            if sample == Sample::PAPER {
+                assert!(sa.memo.len() < pages.len() - 30, "{}", sa.memo.len());
+            }
+        }
     }
 }
