@@ -85,6 +85,18 @@ impl<V: Copy + Default> LruMap<V> {
     fn slot(&self, key: u32) -> u32 {
         self.slot_of[key as usize].wrapping_sub(1)
     }
+    /// The key `d` places from the least recent end (0: the next to leave), if there are that many.
+    #[inline]
+    pub fn key_from_tail(&self, d: u32) -> Option<u32> {
+        let mut s = self.tail;
+        for _ in 0..d {
+            if s == NONE {
+                return None;
+            }
+            s = self.prev[s as usize];
+        }
+        (s != NONE).then(|| self.key_of[s as usize])
+    }
     /// Hint the CPU to bring `key`'s index entry into cache (pure hint).
     #[inline]
     pub fn prefetch(&self, key: u32) {
@@ -238,6 +250,37 @@ impl LruMap<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `key_from_tail(d)` names the key that `d` more evictions leave next: after `d` inserts of new
+    /// keys into a full map, it is the one the next insert evicts (on a seeded mix of touches).
+    #[test]
+    fn the_key_from_the_tail_is_the_one_evicted_that_many_misses_later() {
+        let mut rng = nandstack_core::Rng::new(9);
+        let mut m: LruMap = LruMap::new(1 << 20, 16);
+        let mut fresh = 100u32; // new keys, never repeated (at most ~5,000 of them)
+        for k in 0..16 {
+            m.insert(k, false);
+        }
+        assert_eq!(m.key_from_tail(16), None);
+        for _ in 0..500 {
+            let (d, probe) = (rng.below(8) as u32, m.clone());
+            let want = probe.key_from_tail(d).unwrap();
+            let mut ev = probe;
+            for _ in 0..d {
+                fresh += 1;
+                ev.insert(fresh, false);
+            }
+            assert_eq!(ev.insert(1 << 19, false).map(|(k, _)| k), Some(want));
+            // Move on: touch some present key, or insert a new one.
+            let keys = m.keys_lru_first();
+            if rng.chance(0.5) {
+                m.touch(keys[rng.below(keys.len() as u64) as usize], false);
+            } else {
+                fresh += 1;
+                m.insert(fresh, false);
+            }
+        }
+    }
 
     #[test]
     fn textbook_lru_sequence() {

@@ -19,6 +19,9 @@ pub struct MappingCacheConfig {
     pub entries: u64,
 }
 
+/// How far from the LRU end [`MappingCache::prefetch`] reaches for the entry a miss will evict.
+const EVICT_LEAD: u32 = 4;
+
 /// What one lookup cost.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Access {
@@ -58,12 +61,18 @@ impl MappingCache {
     pub fn tpage_of(&self, lpn: u32) -> u32 {
         lpn / self.entries_per_tpage
     }
-    /// Hint the CPU to bring the lines a lookup of `lpn` reads into cache: its index entry in the LRU
-    /// and its dirtied-in epoch (pure hint; a drive's prefetch pipeline calls it requests ahead).
+    /// Hint the CPU to bring the lines a lookup of `lpn` reads into cache — its index entry in the LRU
+    /// and its dirtied-in epoch — and those of the entry [`EVICT_LEAD`] places from the LRU end, which
+    /// a run of misses evicts that many lookups from now (pure hint; a drive's prefetch pipeline calls
+    /// it once per request, requests ahead).
     #[inline]
     pub fn prefetch(&self, lpn: u32) {
         self.lru.prefetch(lpn);
         nandstack_core::hint::prefetch(&self.dirtied_in, lpn as usize);
+        if let Some(old) = self.lru.key_from_tail(EVICT_LEAD) {
+            self.lru.prefetch(old);
+            nandstack_core::hint::prefetch(&self.dirtied_in, old as usize);
+        }
     }
     /// Look up (and, for `update`, modify) the entry of `lpn`.
     #[inline]

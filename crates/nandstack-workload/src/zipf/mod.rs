@@ -7,7 +7,10 @@
 //! the draws go to a few popular ranks, whose cells are wide in u; so a guide of buckets of the random
 //! bits (2^⌈log2 n⌉ clamped to [2^10, 2^16]: at most 128 KiB per sampler) holds, for every bucket whose
 //! whole range of u gets the same decision, that decision — keep k, or test k — and a draw there
-//! computes no x at all. The draws are bit for bit those of the plain algorithm (`twin`, tested below).
+//! computes no x at all. A bucket left undecided because one edge crosses it (a popular rank's cell
+//! ends inside it) is split: the sub-buckets (2^8) on each side of the edge that get their side's
+//! decision hold it too, found by bisection at build time with the same end-point argument. The draws
+//! are bit for bit those of the plain algorithm (`twin`, tested below).
 
 #[cfg(test)]
 mod twin;
@@ -26,7 +29,25 @@ pub struct Zipf {
     guide: Box<[u16]>,
     /// 53 − the guide's bits: a draw's bucket is its bits shifted right by this.
     shift: u32,
+    /// Split buckets (guide entry `i << 2 | SPLIT`): see [`Split`].
+    splits: Box<[Split]>,
 }
+
+/// A bucket crossed by one decision edge. Its sub-bucket `sub` (the next [`SPLIT_BITS`] bits below
+/// the bucket's) takes `first` when `sub < lo`, `last` when `sub > hi` (guide entries, KEEP or TEST,
+/// or 0 for none), else the computed decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Split {
+    first: u16,
+    last: u16,
+    lo: u16,
+    hi: u16,
+}
+
+/// Sub-buckets of a split bucket: 2^SPLIT_BITS.
+const SPLIT_BITS: u32 = 8;
+/// Guide entry flag: the bucket is split (`index << 2 | SPLIT`).
+const SPLIT: u16 = 3;
 
 impl std::fmt::Debug for Zipf {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -85,6 +106,7 @@ impl Zipf {
             s: 0.0,
             guide: Box::new([]),
             shift: 53 - guide_bits(n),
+            splits: Box::new([]),
         };
         z.h_x1 = z.h_integral(1.5) - 1.0;
         z.h_n = z.h_integral(z.n + 0.5);
@@ -94,7 +116,78 @@ impl Zipf {
             .map(|b| z.decision(z.u_of((b << z.shift).min((1 << 53) - 1))))
             .collect();
         z.guide = ends.windows(2).map(|w| Zipf::entry(w[0], w[1])).collect();
+        z.split_buckets(&ends);
         z
+    }
+
+    /// The bits at sub-position `p` (0 ..= 2^SPLIT_BITS) of bucket `b`: its first bits at 0, the next
+    /// bucket's first bits (or the last bits of all) at the end — the points `ends` was taken at.
+    fn sub_bits(&self, b: u64, p: u64) -> u64 {
+        ((b << self.shift) + (p << (self.shift - SPLIT_BITS))).min((1 << 53) - 1)
+    }
+
+    /// Split the undecided buckets whose two ends are decided in neighbouring cells or one end only
+    /// (one edge crosses them): bisect each side for the farthest sub-position that still gets its
+    /// end's decision. Every u between two points of the same decision gets it (the argument of
+    /// [`Zipf::entry`]), so the sub-buckets up to that point take it. Buckets spanning several cells
+    /// stay undecided (little to gain for the build time).
+    fn split_buckets(&mut self, ends: &[Option<(f64, u64, u16)>]) {
+        let top = 1u64 << SPLIT_BITS;
+        let mut splits = Vec::new();
+        for b in 0..self.guide.len() {
+            if self.guide[b] != 0 || splits.len() >= 1 << 14 {
+                continue;
+            }
+            let usable = |d: Option<(f64, u64, u16)>| d.filter(|&(_, k, _)| k < 1 << 14);
+            let (a, z) = (usable(ends[b]), usable(ends[b + 1]));
+            if let (Some((ca, _, _)), Some((cz, _, _))) = (a, z) {
+                if (ca - cz).abs() > 1.0 {
+                    continue;
+                }
+            }
+            let at = |p: u64| self.decision(self.u_of(self.sub_bits(b as u64, p)));
+            let same =
+                |d: Option<(f64, u64, u16)>, e: Option<(f64, u64, u16)>| Zipf::entry(d, e) != 0;
+            let mut split = Split {
+                first: 0,
+                last: 0,
+                lo: 0,
+                hi: (top - 1) as u16,
+            };
+            if a.is_some() {
+                // The largest p with a's decision (the end at `top` has another one).
+                let (mut lo, mut hi) = (0, top);
+                while hi - lo > 1 {
+                    let mid = (lo + hi) / 2;
+                    if same(at(mid), a) {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                split.first = Zipf::entry(a, a);
+                split.lo = lo as u16;
+            }
+            if z.is_some() {
+                // The smallest p with z's decision (the start has another one).
+                let (mut lo, mut hi) = (0, top);
+                while hi - lo > 1 {
+                    let mid = (lo + hi) / 2;
+                    if same(at(mid), z) {
+                        hi = mid;
+                    } else {
+                        lo = mid;
+                    }
+                }
+                split.last = Zipf::entry(z, z);
+                split.hi = (hi - 1) as u16;
+            }
+            if split.lo > 0 || u64::from(split.hi) < top - 1 {
+                self.guide[b] = (splits.len() as u16) << 2 | SPLIT;
+                splits.push(split);
+            }
+        }
+        self.splits = splits.into_boxed_slice();
     }
     fn h(&self, x: f64) -> f64 {
         (-self.theta * x.ln()).exp()
@@ -171,7 +264,18 @@ impl Zipf {
     /// One trial from 53 random bits: the guide's decision, else the computed one.
     #[inline]
     fn guided_trial(&self, bits: u64) -> Option<u64> {
-        let e = self.guide[(bits >> self.shift) as usize];
+        let mut e = self.guide[(bits >> self.shift) as usize];
+        if e & 3 == SPLIT {
+            let split = self.splits[(e >> 2) as usize];
+            let sub = ((bits >> (self.shift - SPLIT_BITS)) & ((1 << SPLIT_BITS) - 1)) as u16;
+            e = if sub < split.lo {
+                split.first
+            } else if sub > split.hi {
+                split.last
+            } else {
+                0
+            };
+        }
         if e & 3 == KEEP {
             return Some((e >> 2) as u64);
         }
@@ -332,36 +436,67 @@ mod tests {
         }
     }
 
-    /// Every decided bucket of the guide gives the plain algorithm's trial inside it, too.
+    /// The plain algorithm's trial at `bits` against a guide entry's decision (KEEP k or TEST k).
+    fn check_entry(guided: &Zipf, plain: &twin::Zipf, e: u16, bits: u64, what: &str) {
+        let (u, k) = (guided.u_of(bits), (e >> 2) as f64);
+        let want = plain.trial(u);
+        match e & 3 {
+            KEEP => assert_eq!(Some(k as u64), want, "{what} bits {bits}"),
+            TEST => assert_eq!(guided.test(u, k), want, "{what} bits {bits}"),
+            _ => panic!("{what}: entry {e} is not a decision"),
+        }
+    }
+
+    /// Every decided bucket of the guide gives the plain algorithm's trial inside it, too; in a split
+    /// bucket, every decided sub-bucket does, at its first and last bits and inside, and the sub-bucket
+    /// next to each decided run is one the guide leaves to the computation.
     #[test]
     fn the_guide_decides_as_the_plain_algorithm() {
         let mut rng = Rng::new(3);
         for &(n, theta) in &CASES {
             let (guided, plain) = (Zipf::new(n, theta), twin::Zipf::new(n, theta));
             let width = 1u64 << guided.shift;
-            let mut decided = 0;
+            let sub = width >> SPLIT_BITS;
+            let (mut decided, mut split) = (0, 0);
             for (b, &e) in guided.guide.iter().enumerate() {
-                if e == 0 {
-                    continue;
-                }
-                decided += 1;
-                for _ in 0..8 {
-                    let bits = b as u64 * width + rng.below(width);
-                    let (u, k) = (guided.u_of(bits), (e >> 2) as f64);
-                    let want = plain.trial(u);
-                    if e & 3 == KEEP {
-                        assert_eq!(Some(k as u64), want, "n={n} θ={theta} bucket {b}");
-                    } else {
-                        assert_eq!(guided.test(u, k), want, "n={n} θ={theta} bucket {b}");
+                let what = format!("n={n} θ={theta} bucket {b}");
+                let base = b as u64 * width;
+                match e & 3 {
+                    0 => {}
+                    SPLIT => {
+                        split += 1;
+                        let sp = guided.splits[(e >> 2) as usize];
+                        assert!(sp.lo as u64 <= sp.hi as u64 + 1, "{what}: {sp:?}");
+                        for s in 0..1u64 << SPLIT_BITS {
+                            let entry = if s < sp.lo as u64 {
+                                sp.first
+                            } else if s > sp.hi as u64 {
+                                sp.last
+                            } else {
+                                continue;
+                            };
+                            let start = base + s * sub;
+                            for bits in [start, start + sub - 1, start + rng.below(sub)] {
+                                check_entry(&guided, &plain, entry, bits, &what);
+                            }
+                        }
+                    }
+                    _ => {
+                        decided += 1;
+                        for _ in 0..8 {
+                            check_entry(&guided, &plain, e, base + rng.below(width), &what);
+                        }
                     }
                 }
             }
             if (n, theta) == (179_200, 1.1) {
-                // diss's largest app: the guide decides three in four draws there.
+                // diss's largest app: the guide decides three in four draws there, and splits most
+                // of the buckets one rank's edge crosses.
                 assert!(
                     decided * 10 > guided.guide.len() * 7,
                     "{decided} buckets decided"
                 );
+                assert!(split * 20 > guided.guide.len(), "{split} buckets split");
             }
         }
     }
