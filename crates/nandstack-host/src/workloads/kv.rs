@@ -21,10 +21,38 @@ use nandstack_workload::zipf::Zipf;
 use super::config::{EtcConfig, EtcValueSizes, KeyDistribution, YcsbConfig};
 use super::{layout, MapKind, MemRef, RefStream, Workload, OP_BEGIN, OP_END, OP_SLEEP};
 
-/// Where a key lives: index/bucket page and the byte range of its item.
+/// Where a key lives: index/bucket page and the pages its item spans.
 trait Layout: Send {
     fn index_page(&self, key: u64) -> Option<u32>;
-    fn item(&self, key: u64) -> (u64, u64);
+    /// First and last page (inclusive) of the key's item.
+    fn item_pages(&self, key: u64) -> (u32, u32);
+    /// The same for a request's key drawn as `rank` (the key before the key generator's scattering
+    /// permutation, if it has one).
+    fn request_pages(&self, _rank: u64, key: u64) -> (u32, u32) {
+        self.item_pages(key)
+    }
+}
+
+/// First and last page (inclusive) of the byte range `start`, `len` (an empty item touches its first
+/// byte's page).
+fn span_pages(start: u64, len: u64) -> (u32, u32) {
+    (
+        (start / 4096) as u32,
+        ((start + len.max(1) - 1) / 4096) as u32,
+    )
+}
+
+/// Requests generated ahead of their references: the keys and GET/SET draws come from the stream's
+/// RNG in the same order as one at a time, and looking up a batch of items before emitting any lets
+/// the item-table reads (a cache miss each on a large key space) overlap.
+const LOOKAHEAD: usize = 64;
+
+/// A request generated ahead: its key, whether it writes, and its item's pages.
+#[derive(Clone, Copy)]
+struct Ahead {
+    key: u64,
+    write: bool,
+    pages: (u32, u32),
 }
 
 enum KeyGen {
@@ -38,10 +66,18 @@ enum KeyGen {
 }
 
 impl KeyGen {
-    fn next(&self, rng: &mut Rng, n: u64) -> u64 {
+    /// The next key as (rank, key): the draw before the scattering permutation (the key itself
+    /// without one) and the key.
+    fn next(&self, rng: &mut Rng, n: u64) -> (u64, u64) {
         match self {
-            KeyGen::Uniform => rng.below(n),
-            KeyGen::Zipf(z, perm) => perm.apply(z.sample(rng) - 1),
+            KeyGen::Uniform => {
+                let k = rng.below(n);
+                (k, k)
+            }
+            KeyGen::Zipf(z, perm) => {
+                let r = z.sample(rng) - 1;
+                (r, perm.apply(r))
+            }
             KeyGen::Split { hot, p, perm } => {
                 let k = if *hot == 0 || *hot >= n {
                     rng.below(n)
@@ -50,7 +86,7 @@ impl KeyGen {
                 } else {
                     hot + rng.below(n - hot)
                 };
-                perm.as_ref().map_or(k, |pm| pm.apply(k))
+                (k, perm.as_ref().map_or(k, |pm| pm.apply(k)))
             }
         }
     }
@@ -68,17 +104,37 @@ struct KvStream<L: Layout> {
     think_us: u32,
     gen: KeyGen,
     rng: Rng,
+    /// Requests generated but not yet emitted (oldest first; counted in `ramp` / `remaining` until
+    /// emitted).
+    ahead: std::collections::VecDeque<Ahead>,
 }
 
 impl<L: Layout> KvStream<L> {
-    fn push_item(&self, key: u64, write: bool, out: &mut Vec<MemRef>) {
+    fn push_item(&self, key: u64, write: bool, pages: (u32, u32), out: &mut Vec<MemRef>) {
         if let Some(p) = self.layout.index_page(key) {
             out.push(MemRef::access(p, write && self.load_next < self.keys));
         }
-        let (start, len) = self.layout.item(key);
-        for p in start / 4096..=(start + len.max(1) - 1) / 4096 {
-            out.push(MemRef::access(p as u32, write));
+        for p in pages.0..=pages.1 {
+            out.push(MemRef::access(p, write));
         }
+    }
+
+    /// Generate up to [`LOOKAHEAD`] of the requests not yet generated (the queue is empty); false when
+    /// none is left.
+    fn generate(&mut self) -> bool {
+        debug_assert!(self.ahead.is_empty());
+        let n = (self.ramp + self.remaining).min(LOOKAHEAD as u64);
+        for _ in 0..n {
+            let (rank, key) = self.gen.next(&mut self.rng, self.keys);
+            let read = self.rng.chance(self.read_ratio);
+            let pages = self.layout.request_pages(rank, key);
+            self.ahead.push_back(Ahead {
+                key,
+                write: !read,
+                pages,
+            });
+        }
+        n > 0
     }
 }
 
@@ -86,20 +142,20 @@ impl<L: Layout> RefStream for KvStream<L> {
     fn fill(&mut self, out: &mut Vec<MemRef>, max: usize) -> Result<bool> {
         let start = out.len();
         while self.load_next < self.keys && out.len() - start < max {
-            self.push_item(self.load_next, true, out);
+            let pages = self.layout.item_pages(self.load_next);
+            self.push_item(self.load_next, true, pages, out);
             self.load_next += 1;
         }
-        while self.load_next >= self.keys
-            && self.ramp + self.remaining > 0
-            && out.len() - start < max
-        {
-            let key = self.gen.next(&mut self.rng, self.keys);
-            let read = self.rng.chance(self.read_ratio);
+        while self.load_next >= self.keys && out.len() - start < max {
+            if self.ahead.is_empty() && !self.generate() {
+                break;
+            }
+            let r = self.ahead.pop_front().expect("a request generated ahead");
             let measured = self.ramp == 0;
             if measured {
                 out.push(MemRef::marker(OP_BEGIN, 0));
             }
-            self.push_item(key, !read, out);
+            self.push_item(r.key, r.write, r.pages, out);
             if measured {
                 out.push(MemRef::marker(OP_END, 0));
             }
@@ -131,8 +187,8 @@ impl Layout for YcsbLayout {
             .as_ref()
             .map(|(start, perm)| start + (perm.apply(key) * 16 / 4096) as u32)
     }
-    fn item(&self, key: u64) -> (u64, u64) {
-        (self.data_start + key * self.record_bytes, self.record_bytes)
+    fn item_pages(&self, key: u64) -> (u32, u32) {
+        span_pages(self.data_start + key * self.record_bytes, self.record_bytes)
     }
 }
 
@@ -180,6 +236,7 @@ pub fn build_ycsb(c: &YcsbConfig, seed: u64) -> Workload {
         think_us: c.think_us,
         gen,
         rng: Rng::derive(seed, 0x7963_7362),
+        ahead: Default::default(),
     };
     let describe = format!(
         "ycsb {:?} {} records × {} B, read ratio {}",
@@ -208,16 +265,25 @@ fn kv_workload<L: Layout + 'static>(
 
 struct EtcLayout {
     table: Permutation,
-    offset: Vec<u64>,
-    size: Vec<u32>,
+    /// Per key: its item's first and last page (the load phase's order).
+    pages: Vec<(u32, u32)>,
+    /// The same per rank of the hot/cold split (before the permutation that scatters the hot keys):
+    /// a request's lookup, and the hot keys' entries, which take most requests, stay together in
+    /// cache instead of one cache line each across the table.
+    by_rank: Vec<(u32, u32)>,
 }
 
 impl Layout for EtcLayout {
     fn index_page(&self, key: u64) -> Option<u32> {
         Some((self.table.apply(key) * 8 / 4096) as u32)
     }
-    fn item(&self, key: u64) -> (u64, u64) {
-        (self.offset[key as usize], self.size[key as usize] as u64)
+    fn item_pages(&self, key: u64) -> (u32, u32) {
+        self.pages[key as usize]
+    }
+    fn request_pages(&self, rank: u64, key: u64) -> (u32, u32) {
+        let p = self.by_rank[rank as usize];
+        debug_assert_eq!(p, self.pages[key as usize]);
+        p
     }
 }
 
@@ -306,21 +372,23 @@ pub fn build_etc(c: &EtcConfig, seed: u64) -> Workload {
         at += (cnt * classes[i]).div_ceil(1 << 20) * (1 << 20);
     }
     let mut next = vec![0u64; classes.len()];
-    let mut offset = Vec::with_capacity(n);
-    let mut size = Vec::with_capacity(n);
+    let mut item_pages = Vec::with_capacity(n);
     for &ci in &class_of {
         let ci = ci as usize;
-        offset.push(base[ci] + next[ci] * classes[ci]);
-        size.push(classes[ci] as u32);
+        item_pages.push(span_pages(base[ci] + next[ci] * classes[ci], classes[ci]));
         next[ci] += 1;
     }
     let total_pages = (at / 4096) as u32;
     let (pages, mappings) = layout(&[(total_pages.max(1), MapKind::Anon)]);
+    let scatter = Permutation::new(c.keys, seed ^ 0x686f_7420);
+    let by_rank = (0..c.keys)
+        .map(|k| item_pages[scatter.apply(k) as usize])
+        .collect();
     let stream = KvStream {
         layout: EtcLayout {
             table: Permutation::new(c.keys, seed ^ 0x7462_6c65),
-            offset,
-            size,
+            pages: item_pages,
+            by_rank,
         },
         keys: c.keys,
         load_next: 0,
@@ -332,9 +400,10 @@ pub fn build_etc(c: &EtcConfig, seed: u64) -> Workload {
         gen: KeyGen::Split {
             hot: (c.keys as f64 * c.hot_key_fraction) as u64,
             p: c.hot_request_fraction,
-            perm: Some(Permutation::new(c.keys, seed ^ 0x686f_7420)),
+            perm: Some(scatter),
         },
         rng: Rng::derive(seed, 0x6574_6372),
+        ahead: Default::default(),
     };
     let describe = format!(
         "memcached ETC {} keys, {:.0}% of requests on {:.0}% of keys, GET ratio {}",
@@ -474,3 +543,7 @@ mod tests {
         assert!(slab_classes().windows(2).all(|p| p[0] < p[1]));
     }
 }
+
+#[cfg(test)]
+#[path = "kv_twin.rs"]
+mod twin;
