@@ -7,10 +7,14 @@
 //! the draws go to a few popular ranks, whose cells are wide in u; so a guide of buckets of the random
 //! bits (2^⌈log2 n⌉ clamped to [2^10, 2^16]: at most 128 KiB per sampler) holds, for every bucket whose
 //! whole range of u gets the same decision, that decision — keep k, or test k — and a draw there
-//! computes no x at all. A bucket left undecided because one edge crosses it (a popular rank's cell
-//! ends inside it) is split: the sub-buckets (2^8) on each side of the edge that get their side's
-//! decision hold it too, found by bisection at build time with the same end-point argument. The draws
-//! are bit for bit those of the plain algorithm (`twin`, tested below).
+//! computes no x at all. Once a sampler has computed x for [`SPLIT_AFTER`] draws (it is drawn from a
+//! lot), each bucket left undecided because one edge crosses it (a popular rank's cell ends inside it)
+//! is split: the sub-buckets (2^8) on each side of the edge that get their side's decision hold it
+//! too, found by bisection with the same end-point argument (10–40 ms for 2^16 buckets, which a
+//! sampler drawn from rarely never pays). The draws are bit for bit those of the plain algorithm
+//! (`twin`, tested below), before and after the split.
+
+use std::cell::{Cell, OnceCell};
 
 #[cfg(test)]
 mod twin;
@@ -29,7 +33,21 @@ pub struct Zipf {
     guide: Box<[u16]>,
     /// 53 − the guide's bits: a draw's bucket is its bits shifted right by this.
     shift: u32,
-    /// Split buckets (guide entry `i << 2 | SPLIT`): see [`Split`].
+    /// The guide with its split buckets, once built.
+    split: OnceCell<Splits>,
+    /// Draws that computed x before the split was built; it is built at `split_after`.
+    undecided: Cell<u32>,
+    split_after: u32,
+}
+
+/// Computed draws after which a sampler splits its buckets.
+pub const SPLIT_AFTER: u32 = 1 << 19;
+
+/// The guide with split buckets: entry `i << 2 | SPLIT` for bucket split `splits[i]`, else the
+/// guide's own entry.
+#[derive(Clone, Debug)]
+struct Splits {
+    guide: Box<[u16]>,
     splits: Box<[Split]>,
 }
 
@@ -106,7 +124,9 @@ impl Zipf {
             s: 0.0,
             guide: Box::new([]),
             shift: 53 - guide_bits(n),
-            splits: Box::new([]),
+            split: OnceCell::new(),
+            undecided: Cell::new(0),
+            split_after: SPLIT_AFTER,
         };
         z.h_x1 = z.h_integral(1.5) - 1.0;
         z.h_n = z.h_integral(z.n + 0.5);
@@ -116,12 +136,11 @@ impl Zipf {
             .map(|b| z.decision(z.u_of((b << z.shift).min((1 << 53) - 1))))
             .collect();
         z.guide = ends.windows(2).map(|w| Zipf::entry(w[0], w[1])).collect();
-        z.split_buckets(&ends);
         z
     }
 
     /// The bits at sub-position `p` (0 ..= 2^SPLIT_BITS) of bucket `b`: its first bits at 0, the next
-    /// bucket's first bits (or the last bits of all) at the end — the points `ends` was taken at.
+    /// bucket's first bits (or the last bits of all) at the end — the points the guide was decided at.
     fn sub_bits(&self, b: u64, p: u64) -> u64 {
         ((b << self.shift) + (p << (self.shift - SPLIT_BITS))).min((1 << 53) - 1)
     }
@@ -131,21 +150,22 @@ impl Zipf {
     /// end's decision. Every u between two points of the same decision gets it (the argument of
     /// [`Zipf::entry`]), so the sub-buckets up to that point take it. Buckets spanning several cells
     /// stay undecided (little to gain for the build time).
-    fn split_buckets(&mut self, ends: &[Option<(f64, u64, u16)>]) {
+    fn split_buckets(&self) -> Splits {
         let top = 1u64 << SPLIT_BITS;
+        let mut guide = self.guide.clone();
         let mut splits = Vec::new();
-        for b in 0..self.guide.len() {
-            if self.guide[b] != 0 || splits.len() >= 1 << 14 {
+        for b in 0..guide.len() {
+            if guide[b] != 0 || splits.len() >= 1 << 14 {
                 continue;
             }
+            let at = |p: u64| self.decision(self.u_of(self.sub_bits(b as u64, p)));
             let usable = |d: Option<(f64, u64, u16)>| d.filter(|&(_, k, _)| k < 1 << 14);
-            let (a, z) = (usable(ends[b]), usable(ends[b + 1]));
+            let (a, z) = (usable(at(0)), usable(at(top)));
             if let (Some((ca, _, _)), Some((cz, _, _))) = (a, z) {
                 if (ca - cz).abs() > 1.0 {
                     continue;
                 }
             }
-            let at = |p: u64| self.decision(self.u_of(self.sub_bits(b as u64, p)));
             let same =
                 |d: Option<(f64, u64, u16)>, e: Option<(f64, u64, u16)>| Zipf::entry(d, e) != 0;
             let mut split = Split {
@@ -183,11 +203,26 @@ impl Zipf {
                 split.hi = (hi - 1) as u16;
             }
             if split.lo > 0 || u64::from(split.hi) < top - 1 {
-                self.guide[b] = (splits.len() as u16) << 2 | SPLIT;
+                guide[b] = (splits.len() as u16) << 2 | SPLIT;
                 splits.push(split);
             }
         }
-        self.splits = splits.into_boxed_slice();
+        Splits {
+            guide,
+            splits: splits.into_boxed_slice(),
+        }
+    }
+
+    /// A draw computed x: count it, and split the buckets at the [`SPLIT_AFTER`]th.
+    #[inline]
+    fn note_computed(&self) {
+        if self.split.get().is_none() {
+            let c = self.undecided.get() + 1;
+            self.undecided.set(c);
+            if c >= self.split_after {
+                let _ = self.split.set(self.split_buckets());
+            }
+        }
     }
     fn h(&self, x: f64) -> f64 {
         (-self.theta * x.ln()).exp()
@@ -264,9 +299,13 @@ impl Zipf {
     /// One trial from 53 random bits: the guide's decision, else the computed one.
     #[inline]
     fn guided_trial(&self, bits: u64) -> Option<u64> {
-        let mut e = self.guide[(bits >> self.shift) as usize];
+        let b = (bits >> self.shift) as usize;
+        let (mut e, splits) = match self.split.get() {
+            Some(sp) => (sp.guide[b], &sp.splits[..]),
+            None => (self.guide[b], &[][..]),
+        };
         if e & 3 == SPLIT {
-            let split = self.splits[(e >> 2) as usize];
+            let split = splits[(e >> 2) as usize];
             let sub = ((bits >> (self.shift - SPLIT_BITS)) & ((1 << SPLIT_BITS) - 1)) as u16;
             e = if sub < split.lo {
                 split.first
@@ -283,6 +322,7 @@ impl Zipf {
         if e & 3 == TEST {
             self.test(u, (e >> 2) as f64)
         } else {
+            self.note_computed();
             self.trial(u)
         }
     }
@@ -366,8 +406,12 @@ mod tests {
     #[test]
     fn the_guided_sampler_draws_what_the_plain_algorithm_draws() {
         for (i, &(n, theta)) in CASES.iter().enumerate() {
-            let (guided, plain) = (Zipf::new(n, theta), twin::Zipf::new(n, theta));
+            let plain = twin::Zipf::new(n, theta);
             for seed in [1u64, 42, 0x6d6f_6200 + i as u64] {
+                // Split after a few computed draws (a seed-dependent number), so the stream crosses
+                // from the plain guide to the split one.
+                let mut guided = Zipf::new(n, theta);
+                guided.split_after = 100 + (seed % 4_000) as u32;
                 let (mut a, mut b) = (Rng::new(seed), Rng::new(seed));
                 for d in 0..100_000 {
                     let (x, y) = (guided.sample(&mut a), plain.sample(&mut b));
@@ -378,6 +422,12 @@ mod tests {
                     b.next_u64(),
                     "n={n} θ={theta} seed={seed}: rng drifted"
                 );
+                if (n, theta) == (179_200, 1.1) {
+                    assert!(
+                        guided.split.get().is_some(),
+                        "the stream crossed to the split guide"
+                    );
+                }
             }
         }
     }
@@ -390,13 +440,17 @@ mod tests {
         let top = 1u64 << 53;
         for &(n, theta) in &CASES {
             let (guided, plain) = (Zipf::new(n, theta), twin::Zipf::new(n, theta));
+            let split = guided.clone();
+            let _ = split.split.set(split.split_buckets());
             let check = |bits: u64| {
                 let u = guided.u_of(bits);
-                assert_eq!(
-                    guided.guided_trial(bits),
-                    plain.trial(u),
-                    "n={n} θ={theta} bits={bits}"
-                );
+                for z in [&guided, &split] {
+                    assert_eq!(
+                        z.guided_trial(bits),
+                        plain.trial(u),
+                        "n={n} θ={theta} bits={bits}"
+                    );
+                }
             };
             let ks = (1..300u64).chain((0..60).map(|j| (n as f64).powf(j as f64 / 60.0) as u64));
             for k in ks.filter(|&k| k >= 1 && k <= n) {
@@ -458,14 +512,15 @@ mod tests {
             let width = 1u64 << guided.shift;
             let sub = width >> SPLIT_BITS;
             let (mut decided, mut split) = (0, 0);
-            for (b, &e) in guided.guide.iter().enumerate() {
+            let built = guided.split_buckets();
+            for (b, &e) in built.guide.iter().enumerate() {
                 let what = format!("n={n} θ={theta} bucket {b}");
                 let base = b as u64 * width;
                 match e & 3 {
                     0 => {}
                     SPLIT => {
                         split += 1;
-                        let sp = guided.splits[(e >> 2) as usize];
+                        let sp = built.splits[(e >> 2) as usize];
                         assert!(sp.lo as u64 <= sp.hi as u64 + 1, "{what}: {sp:?}");
                         for s in 0..1u64 << SPLIT_BITS {
                             let entry = if s < sp.lo as u64 {
