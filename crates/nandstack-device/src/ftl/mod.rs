@@ -20,6 +20,7 @@ mod verify;
 pub mod versions;
 mod write;
 
+pub(crate) use bigvec::prefetch as prefetch_hint;
 pub use config::{
     Allocation, FtlConfig, GcBurst, GcConfig, GcScope, GcTrigger, Migration, ParallelUnit,
     PlacementConfig, TieBreak, VictimConfig, WearLevelingConfig,
@@ -328,12 +329,19 @@ impl Ftl {
     /// hints: no simulated state changes.
     #[inline]
     pub fn prefetch(&self, ahead: [Option<u64>; 3]) {
-        let old_block = |o: u64| {
-            let pua = *self.map.l2p.get((o / MAPPING_UNIT_BYTES) as usize)?;
+        self.prefetch_units(ahead.map(|o| o.map(|o| o / MAPPING_UNIT_BYTES)));
+    }
+
+    /// [`Ftl::prefetch`] for logical units (nearest first) instead of byte offsets: the stages of the
+    /// pipeline for a stream of units about to be rewritten (a write buffer's next evictions). Pure hints.
+    #[inline]
+    pub fn prefetch_units(&self, ahead: [Option<u64>; 3]) {
+        let old_block = |u: u64| {
+            let pua = *self.map.l2p.get(u as usize)?;
             (pua != NONE).then_some(pua / self.upb)
         };
-        if let Some(o) = ahead[2] {
-            self.map.prefetch((o / MAPPING_UNIT_BYTES) as usize);
+        if let Some(u) = ahead[2] {
+            self.map.prefetch(u as usize);
         }
         if let Some(b) = ahead[1].and_then(old_block) {
             let i = b as usize;
