@@ -83,6 +83,39 @@ def test_hybrid_tasks_run_record_and_resume(db_path):
     assert again.results[1].summary["waf"] == rl.summary["waf"]
 
 
+def test_runs_after_one_pretraining_chain_share_a_payload_and_keep_their_own_results(db_path):
+    """Tasks after the same `[[pretrain]]` chain (another measured workload) run as one payload, in
+    order, in one worker, so the engine learns the chain once (its per-process memo); each task still
+    gets its own result, the one it gets run alone in a fresh process."""
+    from nandstack.sweep import LocalBackend, execute_task
+    from nandstack.sweep.runner import _units
+
+    def task(name: str, seed: int, chain: bool = True):
+        pre = {"pretrain": [{"kind": "standin", "standin": {"name": "pc", "scale": 0.02}}]} if chain else {}
+        overrides = {**SMALL, "device.manager.kind": "rl", "workload.standin.name": name, **pre}
+        return make_hybrid_task(overrides, {"workload": name, "seed": seed, "chain": chain})
+
+    tasks = [task("tpcc", 1), task("tpcc", 1, chain=False), task("oltp", 2), task("oltp", 1)]
+    assert _units([t.config for t in tasks]) == [[0, 3], [1], [2]]
+    grouped = run_tasks(tasks, backend=LocalBackend(2), db=ResultsDB(db_path), record=False, resume=False)
+    assert grouped.ok and grouped.ran == 4 and sorted(grouped.cpu_seconds) == [0, 1, 2, 3]
+    for t, r in zip(tasks, grouped.results):
+        assert r.config_hash == t.config_hash
+    # Alone, in a fresh process each (no memo): the same figures.
+    alone = [
+        run_tasks([t], backend=LocalBackend(1), db=ResultsDB(db_path), record=False, resume=False).results[0]
+        for t in (tasks[0], tasks[3])
+    ]
+    for a, g in zip(alone, (grouped.results[0], grouped.results[3])):
+        assert a.summary["workload"] == g.summary["workload"]
+        assert a.summary["pretraining"] == g.summary["pretraining"] and len(a.summary["pretraining"]) == 1
+        assert a.summary["waf"] == g.summary["waf"]
+        assert a.summary["device"] == g.summary["device"]
+    # A group's payload gives a group's outcome, member by member.
+    both = execute_task({"group": [tasks[0].payload(), tasks[3].payload()]})
+    assert [o["summary"]["waf"] for o in both["group"]] == [r.summary["waf"] for r in alone]
+
+
 def test_cli_runs_the_hybrid_preset(cli, tmp_path):
     out = tmp_path / "h"
     args = ["--preset", "hybrid-qlc-slc", "--set", "workload.standin.scale=0.02"]

@@ -15,6 +15,7 @@ pub mod limits;
 pub mod nvme;
 pub mod precondition;
 pub mod presets;
+pub mod pretrain;
 pub mod progress;
 pub mod reference;
 pub mod report;

@@ -14,7 +14,8 @@
 use nandstack_core::units::fmt_bytes;
 use nandstack_core::{Error, Result, MAPPING_UNIT_BYTES};
 use nandstack_device::hybrid::ManagerKind;
-use nandstack_host::config::WorkloadConfig;
+use nandstack_host::compressor::MEMO_ENTRIES;
+use nandstack_host::config::{AdmissionKind, SwapBackendConfig, WorkloadConfig};
 use nandstack_workload::content::{INDEX_AFTER, WORDS_PER_PAGE};
 
 use crate::config::{DeviceKindName, SimConfig, WorkloadKind};
@@ -96,6 +97,9 @@ const MEMTOUCH_PER_INDEX: f64 = (2 * 2 * WORDS_PER_PAGE) as f64;
 const MEMTOUCH_WRITES_PER_INDEX: f64 = (INDEX_AFTER + 1) as f64;
 /// Host: a page-table entry.
 const HOST_PER_PTE: f64 = 4.0;
+/// A content memo's entry (a 128-bit key and a 32-bit value, 32 B in the table with its control byte,
+/// at the table's lowest load after growing, 7/16).
+const MEMO_PER_ENTRY: f64 = 76.0;
 /// A trace record waiting in the reorder window: 64 bytes, in a heap that doubles its capacity as it
 /// grows (old and new storage live together while it moves: up to 3 × 64 bytes a record).
 const REORDER_PER_ROW: f64 = 192.0;
@@ -272,6 +276,16 @@ pub fn estimate(cfg: &SimConfig, verify: bool, series_in_memory: bool) -> Result
             "content corpora",
             "workload.processes (content, corpus_dir)",
             corpora as f64,
+        );
+        // zswap and zram remember each distinct page's compressed length, and SA its estimated
+        // ratio, by content (at most one entry per page of the processes, and `MEMO_ENTRIES`).
+        let compressing = h.zswap.enabled || matches!(h.swap.backend, SwapBackendConfig::Zram(_));
+        let memos = compressing as u32
+            + (h.zswap.enabled && h.zswap.ezswap.admission == AdmissionKind::Entropy) as u32;
+        e.add(
+            "content memos (compressed lengths, SA's ratios)",
+            "host.zswap, host.swap.backend",
+            memos as f64 * process_pages.min(MEMO_ENTRIES as f64) * MEMO_PER_ENTRY,
         );
     }
     for w in std::iter::once(&cfg.workload).chain(&cfg.pretrain) {

@@ -86,46 +86,8 @@ fn run_checked(
     }
     let t0 = Instant::now();
     let mut ticker = Ticker::new("precondition", 0, cb)?;
-    let mut q_table = load_q_table(&cfg)?;
-    let mut pretraining = Vec::new();
-    // Pre-training always learns, whatever `device.manager.rl.learn` says of the measured run.
-    let mut learning = cfg.device.clone();
-    if !cfg.pretrain.is_empty() {
-        let mut m = learning.manager();
-        m.rl.learn = true;
-        learning.manager = Some(m);
-    }
-    for (i, w) in cfg.pretrain.iter().enumerate() {
-        let seed = pretrain_seed(cfg.seed, i);
-        let mut dev = build_device(&learning, seed, opts.verify, q_table.take())?;
-        let gen = prepare(&cfg, dev.as_mut(), seed, opts.verify, &mut ticker, None)?;
-        let (info, m) = measure(
-            &cfg,
-            w,
-            dev.as_mut(),
-            gen,
-            seed,
-            None,
-            opts.verify,
-            &mut ticker,
-            "pretrain",
-        )?;
-        let h = as_hybrid(dev.as_ref())?;
-        q_table = h.manager().q_table().cloned();
-        let rl = h.manager().report().rl;
-        let d = dev.details();
-        pretraining.push(serde_json::json!({
-            "workload": info.name,
-            "seed": seed,
-            "requests": m.requests,
-            "host_write_bytes": dev.stats().host_write_bytes,
-            "write_throughput_mib_per_s": d["write_throughput_mib_per_s"],
-            "waf": dev.stats().waf(),
-            "sim_seconds": m.sim_ns as f64 / 1e9,
-            "rl_steps": rl.as_ref().map_or(0, |r| r.steps),
-            "rl_states_visited": rl.as_ref().map_or(0, |r| r.states_visited),
-        }));
-    }
+    let (q_table, pretraining) =
+        crate::pretrain::pretrain(&cfg, opts.verify, load_q_table(&cfg)?, &mut ticker, measure)?;
     let mut dev = build_device(&cfg.device, cfg.seed, opts.verify, q_table)?;
     let gen = prepare(&cfg, dev.as_mut(), cfg.seed, opts.verify, &mut ticker, None)?;
     let t1 = Instant::now();
@@ -165,7 +127,7 @@ fn run_checked(
 
 /// The measured phase of one workload (`gen`: the synthetic generator to continue).
 #[allow(clippy::too_many_arguments)]
-fn measure(
+pub(crate) fn measure(
     cfg: &SimConfig,
     w: &WorkloadSpec,
     dev: &mut dyn Device,
@@ -312,10 +274,7 @@ fn flow_sources(w: &WorkloadSpec, capacity: u64, seed: u64) -> Result<Vec<Source
         .collect()
 }
 
-/// The seed of the `i`-th pre-training run (0-based): distinct from the measured run's and from each other.
-pub fn pretrain_seed(seed: u64, i: usize) -> u64 {
-    seed.wrapping_add(1_000_003 * (i as u64 + 1))
-}
+pub use crate::pretrain::pretrain_seed;
 
 fn load_q_table(cfg: &SimConfig) -> Result<Option<QTable>> {
     if cfg.device.kind != DeviceKindName::Hybrid {

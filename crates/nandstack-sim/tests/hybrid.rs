@@ -395,6 +395,45 @@ fn pretrain_chain_equals_the_manual_save_load_chain() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The report as JSON without its `wall_*` keys (the only ones two runs of one config may differ in).
+fn figures(r: &Report) -> Value {
+    fn strip(v: Value) -> Value {
+        match v {
+            Value::Object(m) => Value::Object(
+                m.into_iter()
+                    .filter(|(k, _)| !k.starts_with("wall_"))
+                    .map(|(k, v)| (k, strip(v)))
+                    .collect(),
+            ),
+            Value::Array(a) => Value::Array(a.into_iter().map(strip).collect()),
+            other => other,
+        }
+    }
+    strip(serde_json::to_value(r).expect("a report serializes"))
+}
+
+/// The per-process memo of pre-training chains (`nandstack_sim::pretrain`): a run after the chain
+/// another run learned (same device, precondition and seed, another measured workload) takes its
+/// Q-table and summary lines, and its report is the one learned from scratch, figure for figure. (Other
+/// tests may clear or fill the memo meanwhile: that only makes a run learn again.)
+#[test]
+fn a_kept_pretraining_chain_gives_the_report_learned_from_scratch() {
+    let pre = "\n[[pretrain]]\nkind = \"standin\"\n[pretrain.standin]\nname = \"pc\"\nscale = 0.02\n\
+               [[pretrain]]\nkind = \"standin\"\n[pretrain.standin]\nname = \"phone\"\nscale = 0.02\n";
+    let measured = |name: &str| format!("seed = 11\n{}{pre}", cfg("rl", name, 0.02, ""));
+    nandstack_sim::pretrain::clear_memo();
+    let tpcc = run(&measured("tpcc"));
+    let kept = run(&measured("oltp"));
+    nandstack_sim::pretrain::clear_memo();
+    let scratch = run(&measured("oltp"));
+    assert_eq!(figures(&kept), figures(&scratch));
+    assert_eq!(kept.pretraining, tpcc.pretraining);
+    assert_eq!(kept.pretraining.len(), 2);
+    // A different seed is a different chain.
+    let other = run(&format!("seed = 12\n{}{pre}", cfg("rl", "oltp", 0.02, "")));
+    assert_ne!(other.pretraining, kept.pretraining);
+}
+
 /// A small, nearly full device at the lowest QLC GC threshold: GC starts with one erased block for its
 /// own destination and every manager runs to the end with verification on (found by fuzzing the config:
 /// at threshold 1, now rejected, GC had no block to move data into and the device reported itself full).

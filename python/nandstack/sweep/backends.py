@@ -5,7 +5,8 @@ cluster (`ray`, an optional extra imported lazily). Every backend runs the same 
 An outcome is `{"summary": ..., "config": ..., "cpu_seconds": s}` on success or `{"error": "<Type>:
 <message>", "cpu_seconds": s}` when the engine rejected the run, `cpu_seconds` being the CPU time (user +
 system, every thread) the worker process spent on the task, build and precondition included (also
-`summary["wall_task_cpu_seconds"]`). The
+`summary["wall_task_cpu_seconds"]`); a group's payload (`{"group": [payload, ...]}`) gives
+`{"group": [outcome, ...]}`. The
 caller records successes in the results database (workers never touch it: DuckDB has one writer).
 """
 
@@ -40,6 +41,8 @@ def execute_task(payload: dict[str, Any]) -> Outcome:
     not raised, so one bad point does not stop a sweep. `KeyboardInterrupt` propagates. `cpu_seconds`:
     this process's CPU time over the task (`time.process_time`: every thread, unlike wall time it does
     not grow while other processes hold the cores)."""
+    if "group" in payload:  # tasks that share work run in order in this process (`runner._units`)
+        return {"group": [execute_task(member) for member in payload["group"]]}
     from .._api import run
     from .._core import NandstackError
 

@@ -4,6 +4,7 @@ already recorded (resume), and show progress. Shared by `nandstack sweep` and `n
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -115,35 +116,38 @@ def run_tasks(
     if progress:
         progress(phase, done, len(tasks))
     runner = backend if backend is not None else LocalBackend()
-    payloads = [tasks[i].payload(verify) for i in unique]
+    units = _units([tasks[i].config for i in unique])
+    payloads = [_unit_payload([tasks[unique[k]].payload(verify) for k in unit]) for unit in units]
     tag_list = list(tags)
     # One recording process per database file: a second sweep or reproduction on it is refused by name.
     what = f"{source} {experiment or sweep or ''}".strip()
     with store.writer(what) if record and store is not None and unique else contextlib.nullcontext():
-        for k, result_data in runner.run(payloads):
-            i = unique[k]
-            if isinstance(result_data.get("cpu_seconds"), (int, float)):
-                outcome.cpu_seconds[i] = float(result_data["cpu_seconds"])
-            if "error" in result_data:
-                outcome.errors[i] = str(result_data["error"])
-            else:
-                result = _result(result_data)
-                if record and store is not None:
-                    store.record(
-                        result,
-                        source=source,
-                        experiment=experiment,
-                        sweep=sweep,
-                        label=tasks[i].label,
-                        tags=tag_list,
-                        params=_plain(tasks[i].params),
-                        verify=verify,
-                    )
-                outcome.results[i] = result
-                outcome.ran += 1
-            done += 1
-            if progress:
-                progress(phase, done, len(tasks))
+        for u, unit_data in runner.run(payloads):
+            members = unit_data.get("group", [unit_data])
+            for k, result_data in zip(units[u], members):
+                i = unique[k]
+                if isinstance(result_data.get("cpu_seconds"), (int, float)):
+                    outcome.cpu_seconds[i] = float(result_data["cpu_seconds"])
+                if "error" in result_data:
+                    outcome.errors[i] = str(result_data["error"])
+                else:
+                    result = _result(result_data)
+                    if record and store is not None:
+                        store.record(
+                            result,
+                            source=source,
+                            experiment=experiment,
+                            sweep=sweep,
+                            label=tasks[i].label,
+                            tags=tag_list,
+                            params=_plain(tasks[i].params),
+                            verify=verify,
+                        )
+                    outcome.results[i] = result
+                    outcome.ran += 1
+                done += 1
+                if progress:
+                    progress(phase, done, len(tasks))
     for i in todo:  # duplicates share the result of their first occurrence
         j = first[tasks[i].config_hash]
         if i != j:
@@ -176,6 +180,36 @@ def run_sweep(
         progress=progress,
         phase=spec.name,
     )
+
+
+def _share_key(config: dict[str, Any]) -> str | None:
+    """Configs with the same key run one after another in one worker: hybrid RL runs after the same
+    `[[pretrain]]` chain (the same config but for the measured workload), whose second run takes the
+    chain's result from the engine's per-process memo (`nandstack_sim::pretrain`) instead of learning
+    again. Only a hint: the engine's own key decides what is reused."""
+    if not config.get("pretrain"):
+        return None
+    return json.dumps({k: v for k, v in config.items() if k != "workload"}, sort_keys=True, default=str)
+
+
+def _units(configs: Sequence[dict[str, Any]]) -> list[list[int]]:
+    """The configs (by position) grouped into what one payload runs, in order of first appearance."""
+    units: list[list[int]] = []
+    unit_of: dict[str, int] = {}
+    for k, config in enumerate(configs):
+        key = _share_key(config)
+        if key is not None and key in unit_of:
+            units[unit_of[key]].append(k)
+            continue
+        if key is not None:
+            unit_of[key] = len(units)
+        units.append([k])
+    return units
+
+
+def _unit_payload(payloads: list[dict[str, Any]]) -> dict[str, Any]:
+    """One task's payload, or a group's (`execute_task` runs its members in order)."""
+    return payloads[0] if len(payloads) == 1 else {"group": payloads}
 
 
 def _result(data: dict[str, Any]) -> Result:

@@ -88,14 +88,7 @@ impl<V: Copy + Default> LruMap<V> {
     /// The key `d` places from the least recent end (0: the next to leave), if there are that many.
     #[inline]
     pub fn key_from_tail(&self, d: u32) -> Option<u32> {
-        let mut s = self.tail;
-        for _ in 0..d {
-            if s == NONE {
-                return None;
-            }
-            s = self.prev[s as usize];
-        }
-        (s != NONE).then(|| self.key_of[s as usize])
+        self.iter_lru().nth(d as usize)
     }
     /// Hint the CPU to bring `key`'s index entry into cache (pure hint).
     #[inline]
@@ -213,6 +206,25 @@ impl<V: Copy + Default> LruMap<V> {
         self.len -= 1;
     }
 
+    /// The least recently used key, if any.
+    #[inline]
+    pub fn lru_key(&self) -> Option<u32> {
+        (self.tail != NONE).then(|| self.key_of[self.tail as usize])
+    }
+
+    /// Keys from the least recently used on, lazily (no allocation).
+    #[inline]
+    pub fn iter_lru(&self) -> impl Iterator<Item = u32> + '_ {
+        let mut s = self.tail;
+        std::iter::from_fn(move || {
+            (s != NONE).then(|| {
+                let k = self.key_of[s as usize];
+                s = self.prev[s as usize];
+                k
+            })
+        })
+    }
+
     /// Up to `n` keys starting from the least recently used.
     pub fn peek_lru(&self, n: usize) -> Vec<u32> {
         let mut out = Vec::with_capacity(n.min(self.len as usize));
@@ -323,5 +335,68 @@ mod tests {
         assert_eq!(m.pop_lru(), Some((3, 31)));
         assert_eq!(m.pop_lru(), Some((4, 40)));
         assert!(m.is_empty());
+    }
+
+    /// `lru_key` and `iter_lru` (the eviction path's allocation-free walk) against a plain `Vec` of keys
+    /// kept in recency order by hand (least recent first), over seeded random operations, LRU and FIFO.
+    #[test]
+    fn lru_walk_matches_a_plain_list() {
+        for (seed, lru) in [(1u64, true), (2, false), (3, true), (4, false)] {
+            let (keys, cap) = (64u32, 16u32);
+            let mut m: LruMap = if lru {
+                LruMap::new(keys, cap)
+            } else {
+                LruMap::fifo(keys, cap)
+            };
+            let mut model: Vec<u32> = Vec::new();
+            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            for step in 0..5_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let key = (x % keys as u64) as u32;
+                match (x >> 32) % 4 {
+                    0 => {
+                        m.remove(key);
+                        model.retain(|&k| k != key);
+                    }
+                    1 => {
+                        m.pop_lru();
+                        if !model.is_empty() {
+                            model.remove(0);
+                        }
+                    }
+                    _ => {
+                        if let Some(at) = model.iter().position(|&k| k == key) {
+                            assert!(m.touch(key, false));
+                            if lru {
+                                model.remove(at);
+                                model.push(key);
+                            }
+                        } else {
+                            m.insert(key, false);
+                            if model.len() == cap as usize {
+                                model.remove(0);
+                            }
+                            model.push(key);
+                        }
+                    }
+                }
+                let walked: Vec<u32> = m.iter_lru().collect();
+                assert_eq!(walked, model, "seed {seed}, step {step}");
+                assert_eq!(
+                    m.lru_key(),
+                    model.first().copied(),
+                    "seed {seed}, step {step}"
+                );
+                let n = (x >> 40) as usize % 20;
+                let first: Vec<u32> = m.iter_lru().take(n).collect();
+                assert_eq!(
+                    first,
+                    model[..n.min(model.len())],
+                    "seed {seed}, step {step}"
+                );
+            }
+        }
     }
 }

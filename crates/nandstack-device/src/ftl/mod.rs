@@ -324,19 +324,26 @@ impl Ftl {
     /// three requests ahead, nearest first): bring into cache the mapping entry of the farthest (and its
     /// lines of the mapping cache, when the controller caches the map), the block metadata of the middle
     /// one (its mapping entry was fetched some calls earlier), and the victim index's neighbours of the
-    /// nearest (whose own entries were fetched some calls earlier). How far
-    /// ahead each is, is the driver's choice (`nandstack-sim`'s drive loop: 1, 3 and 6 requests). Pure
-    /// hints: no simulated state changes.
+    /// nearest (whose own entries were fetched some calls earlier). How far ahead each is, is the
+    /// driver's choice (`nandstack-sim`'s drive loop: 1, 3 and 6 requests). Pure hints: no simulated
+    /// state changes.
     #[inline]
     pub fn prefetch(&self, ahead: [Option<u64>; 3]) {
-        let old_block = |o: u64| {
-            let pua = *self.map.l2p.get((o / MAPPING_UNIT_BYTES) as usize)?;
+        self.prefetch_units(ahead.map(|o| o.map(|o| o / MAPPING_UNIT_BYTES)));
+    }
+
+    /// [`Ftl::prefetch`] for logical units (nearest first) instead of byte offsets: the stages of the
+    /// pipeline for a stream of units about to be rewritten (a write buffer's next evictions). Pure hints.
+    #[inline]
+    pub fn prefetch_units(&self, ahead: [Option<u64>; 3]) {
+        let old_block = |u: u64| {
+            let pua = *self.map.l2p.get(u as usize)?;
             (pua != NONE).then_some(pua / self.upb)
         };
-        if let Some(o) = ahead[2] {
-            self.map.prefetch((o / MAPPING_UNIT_BYTES) as usize);
+        if let Some(u) = ahead[2] {
+            self.map.prefetch(u as usize);
             if let Some(mc) = &self.mapcache {
-                mc.prefetch((o / MAPPING_UNIT_BYTES) as u32);
+                mc.prefetch(u as u32);
             }
         }
         if let Some(b) = ahead[1].and_then(old_block) {

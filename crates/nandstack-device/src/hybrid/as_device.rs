@@ -40,6 +40,9 @@ impl Device for HybridSsd {
     fn capacity_bytes(&self) -> u64 {
         self.ftl().params().logical_bytes()
     }
+    fn prefetch(&self, ahead: [Option<u64>; 3]) {
+        self.ftl().prefetch(ahead);
+    }
     fn submit(&mut self, at: Nanos, cmd: Command<'_>) -> Result<Completion> {
         let done = match cmd {
             Command::Write { offset, len, .. } => {

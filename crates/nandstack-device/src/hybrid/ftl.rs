@@ -17,7 +17,7 @@
 //! Costs: a page program is charged (to the category of the data) when its last unit is written or when
 //! it is padded; a GC/migration victim costs one read per page holding valid data and one erase.
 
-use nandstack_core::{Error, Result, Rng};
+use nandstack_core::{Error, Result, Rng, MAPPING_UNIT_BYTES};
 use serde::Serialize;
 
 use crate::cache::{Eviction, WriteBuffer, WriteBufferConfig};
@@ -527,6 +527,17 @@ impl HybridFtl {
         self.lb_blocks[l].push(nb);
         self.lb_open[l] = nb;
         Ok(self.append_to(nb, CostKind::HostToSlc))
+    }
+
+    /// Cache hints for the requests ahead (`Device::prefetch`: byte offsets of three requests, nearest
+    /// first): the mapping entry of the farthest one's first unit, which its write or read looks up
+    /// first (a request's units are consecutive: the hardware prefetcher follows the rest). Pure hint:
+    /// no simulated state changes.
+    #[inline]
+    pub fn prefetch(&self, ahead: [Option<u64>; 3]) {
+        if let Some(o) = ahead[2] {
+            nandstack_core::hint::prefetch(&self.map.l2p, (o / MAPPING_UNIT_BYTES) as usize);
+        }
     }
 
     /// UST: the logical-block key of `lpn` (its logical block, and its data kind under SDS).

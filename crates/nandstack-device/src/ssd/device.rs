@@ -145,7 +145,7 @@ impl Device for BlockSsd {
         }
     }
     fn prefetch(&self, ahead: [Option<u64>; 3]) {
-        self.ftl.prefetch(ahead);
+        self.prefetch_ahead(ahead);
     }
     fn gauges(&self) -> Vec<(&'static str, f64)> {
         vec![

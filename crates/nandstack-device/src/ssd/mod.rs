@@ -251,16 +251,45 @@ impl BlockSsd {
         self.cpu_free
     }
 
-    /// Choose the unit to evict: LRU, or (GC-aware) the first of the LRU candidates whose die is not in
-    /// GC. Returns the unit and the CPU time spent scanning.
+    /// Cache hints for the requests ahead (`Device::prefetch`). Without a write buffer the FTL's pipeline
+    /// follows the host's units. With one, host writes land in the buffer and the FTL rewrites the
+    /// buffer's evictions instead: the host's units get their buffer index entry and mapping entry (reads,
+    /// read-modify-write), and the FTL's pipeline follows the next evictions (the least recently used
+    /// units: the nearest `EVICT_STAGE` of them for its last stage, the next for its middle one, the next
+    /// for its first). Pure hints: no simulated state changes.
+    #[inline]
+    fn prefetch_ahead(&self, ahead: [Option<u64>; 3]) {
+        let Some(buf) = self.buffer.as_ref() else {
+            self.ftl.prefetch(ahead);
+            return;
+        };
+        if let Some(o) = ahead[2] {
+            buf.lru
+                .prefetch((o / MAPPING_UNIT_BYTES).min(u32::MAX as u64) as u32);
+            self.ftl.prefetch([None, None, ahead[2]]);
+        }
+        const EVICT_STAGE: usize = 4;
+        let mut next = [None; 3 * EVICT_STAGE];
+        for (slot, k) in next.iter_mut().zip(buf.lru.iter_lru()) {
+            *slot = Some(k as u64);
+        }
+        for k in next[2 * EVICT_STAGE..].iter().flatten() {
+            buf.lru.prefetch(*k as u32); // its index entry, cleared when it leaves
+        }
+        for j in 0..EVICT_STAGE {
+            self.ftl
+                .prefetch_units([next[j], next[EVICT_STAGE + j], next[2 * EVICT_STAGE + j]]);
+        }
+    }
+
+    /// Choose the unit to evict: LRU, or (GC-aware) the first of the `scan` least recently used units
+    /// whose die is not in GC. Returns the unit and the CPU time spent scanning.
     fn pick_eviction(&mut self, now: u64) -> (u32, u64) {
         let buf = self.buffer.as_ref().expect("buffered");
-        let candidates = buf.lru.peek_lru(if buf.eviction == Eviction::GcAware {
-            buf.scan as usize
-        } else {
-            1
-        });
-        let lru = candidates[0];
+        let lru = buf
+            .lru
+            .lru_key()
+            .expect("a full buffer has a least recent unit");
         let Some(tl) = self
             .timelines
             .as_ref()
@@ -269,7 +298,7 @@ impl BlockSsd {
             return (lru, 0);
         };
         let mut scanned = 0;
-        for &k in &candidates {
+        for k in buf.lru.iter_lru().take(buf.scan as usize) {
             scanned += 1;
             if let Some(p) = self.ftl.static_plane_of(k) {
                 if tl.in_gc(p, now) {
