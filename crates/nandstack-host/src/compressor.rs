@@ -190,13 +190,51 @@ pub fn page_ns(cycles_per_byte: f64, mhz: f64) -> Nanos {
 /// result), and it is emptied when it reaches `MEMO_ENTRIES`, which bounds its memory.
 pub struct MemoCompressor {
     inner: Compressor,
-    memo: ContentMap<u32>,
+    memo: ContentMemo<u32>,
 }
 
 /// A map keyed by a page's XXH3-128. The key is already a uniform hash, so the table is indexed by its
 /// two halves folded together ([`KeyBits`]) instead of hashing it a second time (SipHash over 16
 /// bytes cost as much as the probe). Probed, never iterated: its order cannot reach a result.
 pub type ContentMap<V> = HashMap<u128, V, BuildHasherDefault<KeyBits>>;
+
+/// Values remembered by page content: `get_or_insert_with(bytes, f)` returns the value of bytes with
+/// the same XXH3-128, else `f()` remembered. Emptied at [`MEMO_ENTRIES`], which bounds its memory.
+#[derive(Clone, Debug, Default)]
+pub struct ContentMemo<V> {
+    map: ContentMap<V>,
+}
+
+impl<V: Copy> ContentMemo<V> {
+    /// The value remembered for `bytes`, or `f()`'s (remembered when it succeeds).
+    pub fn get_or_insert_with<E>(
+        &mut self,
+        bytes: &[u8],
+        f: impl FnOnce() -> std::result::Result<V, E>,
+    ) -> std::result::Result<V, E> {
+        let key = twox_hash::XxHash3_128::oneshot(bytes);
+        if let Some(&v) = self.map.get(&key) {
+            return Ok(v);
+        }
+        let v = f()?;
+        if self.map.len() >= MEMO_ENTRIES {
+            self.map.clear();
+        }
+        self.map.insert(key, v);
+        Ok(v)
+    }
+    /// Distinct contents remembered.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+    /// Forget everything (as at `MEMO_ENTRIES`).
+    pub fn clear(&mut self) {
+        self.map.clear();
+    }
+}
 
 /// The hasher of [`ContentMap`]: a `u128` key's halves XORed.
 #[derive(Default)]
@@ -224,22 +262,17 @@ impl MemoCompressor {
     pub fn new(algorithm: Algorithm) -> Result<MemoCompressor> {
         Ok(MemoCompressor {
             inner: Compressor::new(algorithm)?,
-            memo: ContentMap::default(),
+            memo: ContentMemo::default(),
         })
     }
 
     /// Compressed length of `page` in bytes: `Compressor::compressed_len`, remembered.
     pub fn compressed_len(&mut self, page: &[u8]) -> Result<usize> {
-        let key = twox_hash::XxHash3_128::oneshot(page);
-        if let Some(&len) = self.memo.get(&key) {
-            return Ok(len as usize);
-        }
-        let len = self.inner.compressed_len(page)?;
-        if self.memo.len() >= MEMO_ENTRIES {
-            self.memo.clear();
-        }
-        self.memo.insert(key, len as u32);
-        Ok(len)
+        let inner = &mut self.inner;
+        let len = self
+            .memo
+            .get_or_insert_with(page, || inner.compressed_len(page).map(|l| l as u32))?;
+        Ok(len as usize)
     }
 }
 

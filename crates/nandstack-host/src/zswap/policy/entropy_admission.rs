@@ -22,7 +22,7 @@
 
 use nandstack_compress::entropy::{EntropyTable, Sample};
 
-use crate::compressor::{ContentMap, MEMO_ENTRIES};
+use crate::compressor::ContentMemo;
 
 use super::ratio_fit::{RatioMap, SCALE};
 use super::{Admission, AdmitQuery, PageKind, Verdict};
@@ -52,7 +52,7 @@ pub struct EntropyAdmission {
     /// The hit window, most recent request in the top bit of `window[3]`.
     window: [u64; 4],
     /// XXH3-128 of a page's sampled span → its estimated ratio (see the module documentation).
-    memo: ContentMap<u32>,
+    memo: ContentMemo<u32>,
     pub stats: SaStats,
 }
 
@@ -65,7 +65,7 @@ impl EntropyAdmission {
             cost_file: cost_file as u64,
             cost_anon: cost_anon as u64,
             window: [0; 4],
-            memo: ContentMap::default(),
+            memo: ContentMemo::default(),
             stats: SaStats::default(),
         }
     }
@@ -77,15 +77,10 @@ impl EntropyAdmission {
             Sample::Leading(k) => &page[..k.min(page.len())],
             Sample::Stride(_) | Sample::Whole => &page[..],
         };
-        let key = twox_hash::XxHash3_128::oneshot(span);
-        if let Some(&ratio) = self.memo.get(&key) {
-            return ratio;
-        }
-        let ratio = self.map.estimate(self.entropy.bits_per_byte(page));
-        if self.memo.len() >= MEMO_ENTRIES {
-            self.memo.clear();
-        }
-        self.memo.insert(key, ratio);
+        let (map, entropy) = (&self.map, &self.entropy);
+        let Ok(ratio) = self.memo.get_or_insert_with(span, || {
+            Ok::<_, std::convert::Infallible>(map.estimate(entropy.bits_per_byte(page)))
+        });
         ratio
     }
 
