@@ -270,6 +270,12 @@ pub trait Device: Send {
     fn details(&self) -> serde_json::Value;
     /// Zero every counter (after preconditioning); data and wear stay.
     fn reset_counters(&mut self);
+    /// A copy of the whole device, which then behaves exactly as this one would from here on (a
+    /// preconditioned device kept per process, `nandstack_sim::aged`). Default `None`: the kind
+    /// cannot be copied (the hybrid, zoned devices).
+    fn snapshot(&self) -> Option<Box<dyn Device>> {
+        None
+    }
     /// Turn on read-after-write version checks from now on.
     fn enable_verification(&mut self);
     /// Full invariant check (each logical unit has exactly one valid physical copy, counts add up, …).

@@ -10,6 +10,7 @@
 pub mod cache;
 pub mod config;
 pub mod device;
+pub mod exact;
 pub mod ftl;
 pub mod hybrid;
 pub mod nand;

@@ -5,6 +5,7 @@
 //! The public entry points used by the Python binding (which only translates) are:
 //! [`run_json`], [`default_config_toml`], [`config_reference_markdown`], [`bench_json`].
 
+pub mod aged;
 pub mod bench;
 pub mod build;
 pub mod config;

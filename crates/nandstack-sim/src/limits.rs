@@ -115,6 +115,7 @@ pub fn estimate(cfg: &SimConfig, verify: bool, series_in_memory: bool) -> Result
     e.add("fixed cost", "", BASE_BYTES as f64);
     let v = if verify { VERIFY_PER_UNIT } else { 0.0 };
     let dev = &cfg.device;
+    let before_device = e.total_bytes();
     match dev.kind {
         DeviceKindName::Block => {
             let geo = dev.geometry()?;
@@ -216,6 +217,20 @@ pub fn estimate(cfg: &SimConfig, verify: bool, series_in_memory: bool) -> Result
                 );
             }
         }
+    }
+    // The aged device a run keeps for the next one (`aged`): one more copy of the block device, two
+    // for a host program (the copy it takes arrives while the device its host was built on exists).
+    if !verify && dev.kind == DeviceKindName::Block && crate::aged::ages(cfg) {
+        let copies = if cfg.workload.kind == WorkloadKind::Host {
+            2.0
+        } else {
+            1.0
+        };
+        e.add(
+            "aged device kept for the next run",
+            "device.geometry, precondition",
+            (e.total_bytes() - before_device) as f64 * copies,
+        );
     }
     if let (WorkloadKind::Host, Some(h)) = (cfg.workload.kind, &cfg.host) {
         let pages = |mib: u64| mib as f64 * 256.0;

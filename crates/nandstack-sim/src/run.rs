@@ -88,8 +88,22 @@ fn run_checked(
     let mut ticker = Ticker::new("precondition", 0, cb)?;
     let (q_table, pretraining) =
         crate::pretrain::pretrain(&cfg, opts.verify, load_q_table(&cfg)?, &mut ticker, measure)?;
-    let mut dev = build_device(&cfg.device, cfg.seed, opts.verify, q_table)?;
-    let gen = prepare(&cfg, dev.as_mut(), cfg.seed, opts.verify, &mut ticker, None)?;
+    // An aged device kept from an earlier run with the same aging (`aged`), else build and age one.
+    let key = match q_table {
+        None => crate::aged::key(&cfg, None, serde_json::Value::Null, opts.verify)?,
+        Some(_) => None,
+    };
+    let (mut dev, gen) = match key.as_deref().and_then(crate::aged::copy) {
+        Some((dev, Some(gen))) => (dev, gen),
+        _ => {
+            let mut dev = build_device(&cfg.device, cfg.seed, opts.verify, q_table)?;
+            let gen = prepare(&cfg, dev.as_mut(), cfg.seed, opts.verify, &mut ticker, None)?;
+            if let Some(key) = key {
+                crate::aged::keep(key, dev.as_ref(), Some(&gen));
+            }
+            (dev, gen)
+        }
+    };
     let t1 = Instant::now();
     let (workload, measured) = measure(
         &cfg,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -116,7 +117,7 @@ def run_tasks(
     if progress:
         progress(phase, done, len(tasks))
     runner = backend if backend is not None else LocalBackend()
-    units = _units([tasks[i].config for i in unique])
+    units = _units([tasks[i].config for i in unique], getattr(runner, "workers", None) or os.cpu_count() or 1)
     payloads = [_unit_payload([tasks[unique[k]].payload(verify) for k in unit]) for unit in units]
     tag_list = list(tags)
     # One recording process per database file: a second sweep or reproduction on it is refused by name.
@@ -192,13 +193,40 @@ def _share_key(config: dict[str, Any]) -> str | None:
     return json.dumps({k: v for k, v in config.items() if k != "workload"}, sort_keys=True, default=str)
 
 
-def _units(configs: Sequence[dict[str, Any]]) -> list[list[int]]:
-    """The configs (by position) grouped into what one payload runs, in order of first appearance."""
+def _aging_key(config: dict[str, Any]) -> str | None:
+    """Configs with the same key age the same device (`nandstack_sim::aged`: the engine keeps the last
+    aged block device of a process and a run with the same aging starts from a copy of it). `None`
+    when the run ages nothing or its device cannot be copied. Only a hint, like `_share_key`."""
+    device = config.get("device") or {}
+    if device.get("kind", "block") != "block" or config.get("pretrain"):
+        return None
+    pre = config.get("precondition") or {}
+    workload = config.get("workload") or {}
+    host = workload.get("kind") == "host"
+    fractions = (pre.get("fill_fraction"), pre.get("warmup_capacity_multiples"))
+    # Host programs age only when asked; block workloads by the device kind's defaults unless both are 0.
+    if (host and not any(fractions)) or (not host and fractions == (0, 0)):
+        return None
+    synthetic = None if host else {k: v for k, v in workload.items() if k != "trace"}
+    facts = {"device": device, "precondition": pre, "seed": config.get("seed"), "synthetic": synthetic}
+    return json.dumps(facts, sort_keys=True, default=str)
+
+
+def _units(configs: Sequence[dict[str, Any]], workers: int = 2) -> list[list[int]]:
+    """The configs (by position) grouped into what one payload runs, in order of first appearance:
+    configs after the same pre-training chain in one group; configs that age the same device in
+    groups of at most ⌈n / (2 · workers)⌉ (so that one aging shared by a whole experiment still
+    spreads over the workers)."""
     units: list[list[int]] = []
     unit_of: dict[str, int] = {}
+    cap = max(1, -(-len(configs) // (2 * max(1, workers))))
     for k, config in enumerate(configs):
         key = _share_key(config)
-        if key is not None and key in unit_of:
+        capped = key is None
+        if capped:
+            key = _aging_key(config)
+            key = None if key is None else "aging " + key
+        if key is not None and key in unit_of and not (capped and len(units[unit_of[key]]) >= cap):
             units[unit_of[key]].append(k)
             continue
         if key is not None:

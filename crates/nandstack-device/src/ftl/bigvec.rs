@@ -21,6 +21,21 @@ pub fn filled<T: Copy>(value: T, n: usize) -> Vec<T> {
     v
 }
 
+/// A copy of `src` backed by huge pages like [`filled`]'s tables (a derived `Clone` would copy into
+/// plain pages: a copied device would miss the TLB where the original does not).
+pub fn copied<T: Copy>(src: &[T]) -> Vec<T> {
+    let n = src.len();
+    let mut v: Vec<T> = Vec::new();
+    if v.try_reserve_exact(n).is_err() {
+        let mut v = nandstack_core::alloc::filled_or_unwind(src[0], n, "mapping table");
+        v.copy_from_slice(src);
+        return v;
+    }
+    advise_huge(&v, n);
+    v.extend_from_slice(src);
+    v
+}
+
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 fn advise_huge<T>(v: &[T], n: usize) {
@@ -58,5 +73,14 @@ mod tests {
         assert_eq!(v.len(), 5_000_000);
         assert!(v.iter().all(|&x| x == 7));
         assert_eq!(super::filled(1u8, 3), vec![1, 1, 1]);
+    }
+
+    #[test]
+    fn copied_is_an_equal_vec() {
+        let v: Vec<u32> = (0..5_000_000u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
+        assert_eq!(super::copied(&v), v);
+        assert_eq!(super::copied::<u64>(&[]), Vec::<u64>::new());
     }
 }

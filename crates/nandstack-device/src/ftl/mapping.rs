@@ -18,12 +18,22 @@ use nandstack_core::{Error, Result};
 use super::bigvec;
 use super::blocks::NONE;
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct MappingTable {
     /// Forward map: logical unit → physical unit, or `NONE`.
     pub(crate) l2p: Vec<u32>,
     /// Reverse map: physical unit → logical unit last written there (stale once that unit moved on).
     pub(crate) p2l: Vec<u32>,
+}
+
+impl Clone for MappingTable {
+    /// A copy on huge pages, as the original ([`bigvec::copied`]).
+    fn clone(&self) -> MappingTable {
+        MappingTable {
+            l2p: bigvec::copied(&self.l2p),
+            p2l: bigvec::copied(&self.p2l),
+        }
+    }
 }
 
 impl MappingTable {

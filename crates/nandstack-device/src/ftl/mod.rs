@@ -47,6 +47,7 @@ pub struct GcEvent {
     pub sealed_seq: u64,
 }
 
+#[derive(Clone)]
 pub struct Ftl {
     geo: Geometry,
     cfg: FtlConfig,
@@ -57,7 +58,7 @@ pub struct Ftl {
     /// Forward and reverse maps (validity derived from them; see [`MappingTable`]).
     map: MappingTable,
     blocks: BlockTable,
-    free: Vec<VecDeque<u32>>,
+    free: crate::exact::Exact<Vec<VecDeque<u32>>>,
     free_total: u32,
     /// Open block of each (stream, plane): index `stream × planes + plane`.
     active: Vec<u32>,
@@ -129,7 +130,7 @@ impl Ftl {
             upb,
             logical_units,
             map: MappingTable::new(logical_units as usize, geo.total_units() as usize),
-            free,
+            free: crate::exact::Exact(free),
             free_total: total_blocks,
             active: vec![NONE; (streams * planes) as usize],
             stripe,

@@ -118,6 +118,9 @@ impl Device for BlockSsd {
     fn reset_counters(&mut self) {
         BlockSsd::reset_counters(self);
     }
+    fn snapshot(&self) -> Option<Box<dyn Device>> {
+        Some(Box::new(self.clone()))
+    }
     fn enable_verification(&mut self) {
         self.ftl.enable_verification();
     }

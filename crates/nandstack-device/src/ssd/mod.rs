@@ -54,6 +54,7 @@ pub struct HostCounters {
     pub firmware_ns: u64,
 }
 
+#[derive(Clone)]
 pub struct BlockSsd {
     pub ftl: Ftl,
     timelines: Option<Timelines>,

@@ -26,6 +26,7 @@ const U: u64 = 4096;
 const FTL_RNG_LABEL: u64 = 0x6763;
 
 /// The engine's side of the temperature oracle: hot units to stream 0, cold to 1, for every cause.
+#[derive(Clone)]
 struct Oracle(Vec<bool>);
 
 impl PlacementPolicy for Oracle {

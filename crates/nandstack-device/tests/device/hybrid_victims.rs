@@ -21,6 +21,7 @@ const SLC: u8 = 0;
 const QLC: u8 = 1;
 
 /// The slow twin: a full scan.
+#[derive(Clone)]
 struct FullScan {
     fifo: bool,
     /// Program mode whose sealed blocks are the candidates.
@@ -79,6 +80,7 @@ impl FullScan {
 }
 
 /// The engine's policy, with its twin beside it.
+#[derive(Clone)]
 struct Lockstep {
     fast: Box<dyn VictimPolicy>,
     twin: FullScan,

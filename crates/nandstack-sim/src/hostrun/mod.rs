@@ -115,12 +115,24 @@ fn age(
     if fractions == (0.0, 0.0) {
         return Ok(());
     }
-    let dev = sim.host.device_mut();
     if fractions.1 > 0.0 {
-        cfg.workload.synthetic.validate(dev.capacity_bytes())?;
+        let capacity = sim.host.device_mut().capacity_bytes();
+        cfg.workload.synthetic.validate(capacity)?;
     }
-    let mut ticker = crate::progress::Ticker::new("precondition", 0, cb)?;
-    crate::precondition::prepare(cfg, dev, cfg.seed, verify, &mut ticker, Some(fractions))?;
+    // What the device was told before aging: swapon's range registration (the backend names it).
+    let told = sim.host.store.backend.report();
+    let key = crate::aged::key(cfg, Some(fractions), told, verify)?;
+    match key.as_deref().and_then(crate::aged::copy) {
+        Some((copy, _)) => sim.host.io.dev = copy,
+        None => {
+            let dev = sim.host.device_mut();
+            let mut ticker = crate::progress::Ticker::new("precondition", 0, cb)?;
+            crate::precondition::prepare(cfg, dev, cfg.seed, verify, &mut ticker, Some(fractions))?;
+            if let Some(key) = key {
+                crate::aged::keep(key, sim.host.device_mut(), None);
+            }
+        }
+    }
     if p.aged_data == crate::config::AgedData::Invalid {
         invalidate_aged(sim, fractions.0)?;
     }

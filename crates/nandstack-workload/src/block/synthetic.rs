@@ -256,6 +256,7 @@ impl SyntheticConfig {
 }
 
 /// Generates the requests of a [`SyntheticConfig`] over a logical space.
+#[derive(Clone)]
 pub struct BlockGenerator {
     cfg: SyntheticConfig,
     rng: Rng,
@@ -272,6 +273,7 @@ pub struct BlockGenerator {
 }
 
 /// One pass over `blocks` request-sized blocks in a seeded random order; a new order every pass.
+#[derive(Clone)]
 struct RandomMap {
     blocks: u64,
     pass: u64,

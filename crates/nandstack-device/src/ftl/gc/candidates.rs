@@ -25,7 +25,7 @@ use crate::ftl::blocks::{BlockTable, NONE};
 
 #[derive(Clone, Debug)]
 pub struct CandidateSet {
-    per_plane: Vec<Vec<u32>>,
+    per_plane: crate::exact::Exact<Vec<Vec<u32>>>,
     /// Position of a block in its plane's vector, or NONE.
     pos: Vec<u32>,
     total: usize,
@@ -34,7 +34,7 @@ pub struct CandidateSet {
 impl CandidateSet {
     pub fn new(planes: u32, table: &BlockTable) -> CandidateSet {
         CandidateSet {
-            per_plane: vec![Vec::new(); planes as usize],
+            per_plane: crate::exact::Exact(vec![Vec::new(); planes as usize]),
             pos: vec![NONE; table.len() as usize],
             total: 0,
         }
@@ -97,7 +97,7 @@ impl CandidateSet {
         match scope {
             Scope::Plane(p) => Some(self.per_plane[p as usize][i]),
             Scope::Device => {
-                for v in &self.per_plane {
+                for v in self.per_plane.iter() {
                     if i < v.len() {
                         return Some(v[i]);
                     }

@@ -7,6 +7,7 @@ use nandstack_core::Rng;
 use super::{CandidateSet, Scope, VictimPolicy};
 use crate::ftl::blocks::BlockTable;
 
+#[derive(Clone)]
 pub struct CostBenefit {
     set: CandidateSet,
 }

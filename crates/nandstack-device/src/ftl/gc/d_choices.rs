@@ -6,6 +6,7 @@ use nandstack_core::Rng;
 use super::{CandidateSet, Scope, VictimPolicy};
 use crate::ftl::blocks::BlockTable;
 
+#[derive(Clone)]
 pub struct DChoices {
     set: CandidateSet,
     d: u32,

@@ -9,16 +9,17 @@ use nandstack_core::Rng;
 use super::{Scope, VictimPolicy};
 use crate::ftl::blocks::BlockTable;
 
+#[derive(Clone)]
 pub struct Fifo {
     /// Per plane: (block, sealed_seq) in seal order; stale entries are skipped lazily.
-    queues: Vec<VecDeque<(u32, u64)>>,
+    queues: crate::exact::Exact<Vec<VecDeque<(u32, u64)>>>,
     member: Vec<bool>,
 }
 
 impl Fifo {
     pub fn new(planes: u32, table: &BlockTable) -> Fifo {
         Fifo {
-            queues: vec![VecDeque::new(); planes as usize],
+            queues: crate::exact::Exact(vec![VecDeque::new(); planes as usize]),
             member: vec![false; table.len() as usize],
         }
     }

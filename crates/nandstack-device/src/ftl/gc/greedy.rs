@@ -31,6 +31,7 @@ const UNLINKED: Link = Link {
     bucket: NONE,
 };
 
+#[derive(Clone)]
 pub struct Greedy {
     buckets_per_plane: usize,
     head: Vec<u32>,

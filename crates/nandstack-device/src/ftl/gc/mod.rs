@@ -38,7 +38,7 @@ pub enum Scope {
     Device,
 }
 
-pub trait VictimPolicy: Send {
+pub trait VictimPolicy: VictimClone + Send {
     fn name(&self) -> &'static str;
     /// `block` just became full and is a candidate from now on.
     fn on_sealed(&mut self, block: u32, table: &BlockTable);
@@ -74,3 +74,21 @@ pub fn build(cfg: &VictimConfig, planes: u32, table: &BlockTable) -> Box<dyn Vic
 
 #[cfg(test)]
 mod tests;
+
+/// A boxed copy of a policy (a device is copied whole: a preconditioned device kept per process).
+/// Every `VictimPolicy` that is `Clone` has it.
+pub trait VictimClone {
+    fn clone_box(&self) -> Box<dyn VictimPolicy>;
+}
+
+impl<T: VictimPolicy + Clone + 'static> VictimClone for T {
+    fn clone_box(&self) -> Box<dyn VictimPolicy> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for Box<dyn VictimPolicy> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}

@@ -3,6 +3,7 @@
 
 use super::{PlacementPolicy, WriteCause, WriteCtx};
 
+#[derive(Clone)]
 pub struct HostGc;
 
 impl PlacementPolicy for HostGc {

@@ -91,6 +91,7 @@ impl MbfConfig {
     }
 }
 
+#[derive(Clone)]
 pub struct Mbf {
     cfg: MbfConfig,
     /// filters × words of bits.

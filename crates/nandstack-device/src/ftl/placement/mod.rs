@@ -41,7 +41,7 @@ pub struct WriteCtx {
     pub request_bytes: u32,
 }
 
-pub trait PlacementPolicy: Send {
+pub trait PlacementPolicy: PlacementClone + Send {
     fn name(&self) -> &'static str;
     fn streams(&self) -> u32;
     fn stream_for(&mut self, ctx: &WriteCtx) -> u8;
@@ -80,6 +80,24 @@ pub fn build(cfg: &PlacementConfig) -> Box<dyn PlacementPolicy> {
         PlacementConfig::HostGc | PlacementConfig::SupGc => Box::new(HostGc),
         PlacementConfig::Mbf(m) => Box::new(Mbf::new(m.clone())),
         PlacementConfig::SwapFile => Box::new(SwapFile::default()),
+    }
+}
+
+/// A boxed copy of a policy (a device is copied whole: a preconditioned device kept per process).
+/// Every `PlacementPolicy` that is `Clone` has it.
+pub trait PlacementClone {
+    fn clone_box(&self) -> Box<dyn PlacementPolicy>;
+}
+
+impl<T: PlacementPolicy + Clone + 'static> PlacementClone for T {
+    fn clone_box(&self) -> Box<dyn PlacementPolicy> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for Box<dyn PlacementPolicy> {
+    fn clone(&self) -> Self {
+        self.clone_box()
     }
 }
 

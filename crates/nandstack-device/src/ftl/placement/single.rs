@@ -2,6 +2,7 @@
 
 use super::{PlacementPolicy, WriteCtx};
 
+#[derive(Clone)]
 pub struct Single;
 
 impl PlacementPolicy for Single {

@@ -5,7 +5,7 @@
 
 use super::{PlacementPolicy, WriteCtx};
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct SwapFile {
     /// Registered swap range in logical units, `[first, end)`.
     range: Option<(u32, u32)>,

@@ -200,6 +200,7 @@ struct Chan {
     cur: Option<ChanReq>,
 }
 
+#[derive(Clone)]
 pub(crate) struct Engine {
     now: u64,
     seq: u64,

@@ -17,6 +17,7 @@
 
 use super::{oldest_ready, Cand, Class, TxnScheduler};
 
+#[derive(Clone)]
 pub struct Fair {
     epoch_ns: u64,
     low_per_epoch: u32,

@@ -4,6 +4,7 @@
 
 use super::{Cand, TxnScheduler};
 
+#[derive(Clone)]
 pub struct Fifo;
 
 impl TxnScheduler for Fifo {

@@ -53,7 +53,7 @@ pub struct Cand {
 }
 
 /// A transaction scheduler (see the module contract).
-pub trait TxnScheduler: Send {
+pub trait TxnScheduler: SchedulerClone + Send {
     fn name(&self) -> &'static str;
     /// The transaction an idle die starts next (index into `cands`), or `None`.
     fn pick(&mut self, now: u64, die: u32, cands: &[Cand]) -> Option<usize>;
@@ -82,5 +82,23 @@ pub fn build(cfg: &SchedulingConfig, dies: u32) -> Box<dyn TxnScheduler> {
             super::config::ns(cfg.fair_epoch_us),
             cfg.fair_low_intensity_per_epoch,
         )),
+    }
+}
+
+/// A boxed copy of a policy (a device is copied whole: a preconditioned device kept per process).
+/// Every `TxnScheduler` that is `Clone` has it.
+pub trait SchedulerClone {
+    fn clone_box(&self) -> Box<dyn TxnScheduler>;
+}
+
+impl<T: TxnScheduler + Clone + 'static> SchedulerClone for T {
+    fn clone_box(&self) -> Box<dyn TxnScheduler> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for Box<dyn TxnScheduler> {
+    fn clone(&self) -> Self {
+        self.clone_box()
     }
 }

@@ -5,6 +5,7 @@
 
 use super::{oldest_ready, Cand, TxnScheduler};
 
+#[derive(Clone)]
 pub struct OutOfOrder;
 
 impl TxnScheduler for OutOfOrder {

@@ -5,6 +5,7 @@
 
 use super::{oldest_ready, Cand, Class, TxnScheduler};
 
+#[derive(Clone)]
 pub struct ReadPriority;
 
 impl TxnScheduler for ReadPriority {

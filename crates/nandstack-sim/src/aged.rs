@@ -1,0 +1,112 @@
+//! Aged devices kept per process. Aging a drive (`precondition::prepare`: the fill, then the warm-up
+//! of the synthetic writes) is a pure function of what it reads — the device config, `[precondition]`,
+//! the seed, the synthetic generator the warm-up draws from, the fill fractions — and of what the
+//! device was told before (a host's swapon registers the swap range with a DISS device: the host
+//! run's key includes the swap backend's report, which names it). Experiments run many programs on
+//! the same aged drive (DISS's schemes differ in the host only; SUP-GC's sweeps vary the workload),
+//! so the last aged device is kept, copied ([`Device::snapshot`]), with the generator the warm-up
+//! left, and a run with the same key starts from a copy of it instead of aging again: the same
+//! device state and the same generator, so the same report (`tests/aged.rs` compares the reports of
+//! runs that age and runs that take the copy).
+//!
+//! Not under verification (its periodic checks belong to a verified run) and only for kinds that can
+//! be copied (the block SSD; the hybrid and zoned devices return no snapshot). One device is kept:
+//! the sweep runner sends tasks with the same aging to one worker, one after another
+//! (`nandstack.sweep.runner._share_key`), and `limits` counts the copy.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use nandstack_core::{Error, Result};
+use nandstack_device::Device;
+use nandstack_workload::BlockGenerator;
+use serde_json::{json, Value};
+
+use crate::config::{SimConfig, WorkloadKind};
+
+/// An aged device and the generator its warm-up left (block runs continue it).
+type Aged = (Box<dyn Device>, Option<BlockGenerator>);
+
+/// The last aged device of this process, by key.
+static KEPT: Mutex<Option<(String, Aged)>> = Mutex::new(None);
+
+fn lock() -> std::sync::MutexGuard<'static, Option<(String, Aged)>> {
+    // A panic while holding the lock leaves a whole entry or none: the data is still good.
+    KEPT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether a run of `cfg` ages its device: host programs only when `[precondition]` asks, block
+/// workloads by the device kind's defaults unless both fractions are 0.
+pub fn ages(cfg: &SimConfig) -> bool {
+    let p = &cfg.precondition;
+    if cfg.workload.kind == WorkloadKind::Host {
+        p.fill_fraction.unwrap_or(0.0) > 0.0 || p.warmup_capacity_multiples.unwrap_or(0.0) > 0.0
+    } else {
+        p.fill(cfg.device.kind) > 0.0 || p.warmup(cfg.device.kind) > 0.0
+    }
+}
+
+/// Everything aging reads: the device, `[precondition]`, the seed, the synthetic generator, the fill
+/// fractions in force (`None`: the device kind's defaults), and `told` — what the device was told
+/// before aging (a host run's swap backend report; `null` for block runs). `None` under verification.
+pub(crate) fn key(
+    cfg: &SimConfig,
+    fractions: Option<(f64, f64)>,
+    told: Value,
+    verify: bool,
+) -> Result<Option<String>> {
+    if verify || !ages(cfg) {
+        return Ok(None);
+    }
+    let facts = json!({
+        "device": cfg.device,
+        "precondition": cfg.precondition,
+        "seed": cfg.seed,
+        "synthetic": cfg.workload.synthetic,
+        "fractions": fractions.map(|(f, w)| [f, w]),
+        "told": told,
+    });
+    serde_json::to_string(&facts)
+        .map(Some)
+        .map_err(|e| Error::Invariant(format!("config does not serialize: {e}")))
+}
+
+/// Runs that started from a kept device (tests).
+static COPIES: AtomicU64 = AtomicU64::new(0);
+
+/// A copy of the device kept under `key` and of its generator, if one is kept.
+pub(crate) fn copy(key: &str) -> Option<Aged> {
+    let kept = lock();
+    let (k, (dev, gen)) = kept.as_ref()?;
+    if k != key {
+        return None;
+    }
+    let copy = (dev.snapshot()?, gen.clone());
+    COPIES.fetch_add(1, Ordering::Relaxed);
+    Some(copy)
+}
+
+/// How many runs of this process started from a kept device (tests).
+pub fn copies() -> u64 {
+    COPIES.load(Ordering::Relaxed)
+}
+
+/// Keep a copy of `dev` (just aged) and of `gen` under `key`, in place of the device kept before;
+/// nothing when the kind cannot be copied.
+pub(crate) fn keep(key: String, dev: &dyn Device, gen: Option<&BlockGenerator>) {
+    let mut kept = lock();
+    *kept = None; // the old copy goes first: at most one kept device in memory
+    if let Some(copy) = dev.snapshot() {
+        *kept = Some((key, (copy, gen.cloned())));
+    }
+}
+
+/// Forget the kept device (tests: the next run ages its own).
+pub fn clear() {
+    *lock() = None;
+}
+
+/// Whether a device is kept (tests).
+pub fn holds() -> bool {
+    lock().is_some()
+}

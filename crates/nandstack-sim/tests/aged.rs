@@ -1,0 +1,117 @@
+//! Aged devices kept per process (`nandstack_sim::aged`): a run that starts from a copy of a device
+//! an earlier run aged reports exactly what aging its own would have; runs whose aging differs in
+//! anything it reads (the seed, the device, what the host told the device) never share one.
+
+use nandstack_sim::{aged, run_toml, RunOptions};
+use serde_json::Value;
+
+fn run(toml: &str) -> Value {
+    let r = run_toml(toml, &RunOptions::default()).unwrap();
+    let mut v = serde_json::to_value(&r).unwrap();
+    strip_wall(&mut v);
+    v
+}
+
+fn strip_wall(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.retain(|k, _| !k.starts_with("wall_"));
+            m.values_mut().for_each(strip_wall);
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_wall),
+        _ => {}
+    }
+}
+
+/// The report of `toml` aging its own device (nothing kept before).
+fn fresh(toml: &str) -> Value {
+    aged::clear();
+    run(toml)
+}
+
+/// The report of `toml` run after `before` (which kept its aged device), and whether it took a copy.
+fn after(before: &str, toml: &str) -> (Value, bool) {
+    aged::clear();
+    run(before);
+    assert!(
+        aged::holds(),
+        "a block device aged without verification is kept"
+    );
+    let copies = aged::copies();
+    let report = run(toml);
+    (report, aged::copies() > copies)
+}
+
+const DEVICE: &str =
+    "[device]\nkind = \"block\"\n[device.geometry]\nchannels = 2\nchips_per_channel = 1\n\
+    dies_per_chip = 1\nplanes_per_die = 2\nblocks_per_plane = 256\npages_per_block = 64\n\
+    page_size_bytes = 4096\n[device.ftl]\nover_provisioning = 0.2\n";
+
+/// Synthetic block runs: the warm-up draws from the measured workload's generator, which the measured
+/// phase continues (the kept generator is copied with the device).
+fn block(seed: u64, victim: &str, series: bool) -> String {
+    format!(
+        "seed = {seed}\n[workload]\npattern = \"zipf\"\nzipf_theta = 0.8\nread_fraction = 0.2\nrequests = 30000\n\
+         [precondition]\nfill_fraction = 0.9\nfill_order = \"random\"\nwarmup_capacity_multiples = 1.0\n\
+         [run]\ninterval_host_bytes = {}\n{DEVICE}[device.ftl.gc]\nvictim = {{ policy = \"{victim}\" }}\n",
+        if series { 8 << 20 } else { 0 }
+    )
+}
+
+/// A small phone on an aged device; `host` is appended to `[host.swap]`.
+fn phone(seed: u64, swap: &str) -> String {
+    format!(
+        "seed = {seed}\n[workload]\nkind = \"host\"\nfootprint_fraction = 0.5\n[[workload.processes]]\nname = \"phone\"\n\
+         workload = {{ type = \"mobile\", scenario = \"game\", minute_ms = 20.0, foreground_refs_per_ms = 300, \
+         background_refs_per_ms = 10, apps = [{{ anon_mib = 12, file_mib = 6 }}, {{ anon_mib = 20, file_mib = 8 }}, \
+         {{ anon_mib = 14, file_mib = 6 }}, {{ anon_mib = 16, file_mib = 4 }}] }}\n\
+         [precondition]\nfill_fraction = 0.75\nwarmup_capacity_multiples = 0.5\n\
+         [host]\nram_mib = 48\n[host.pagecache]\noffset_mib = 0\n[host.swap]\nsize_mib = 96\noffset_mib = 200\n{swap}\n\
+         {}",
+        DEVICE.replace("blocks_per_plane = 256", "blocks_per_plane = 512")
+    )
+}
+
+/// One test: the kept device is per process, and the assertions count the copies taken.
+#[test]
+fn runs_from_a_kept_aged_device_report_what_aging_their_own_would() {
+    // Block runs: the same aging (a run with other run options) takes the copy.
+    let (copied, took) = after(&block(3, "greedy", false), &block(3, "greedy", true));
+    assert!(took, "the same aging takes the kept device");
+    assert_eq!(copied, fresh(&block(3, "greedy", true)));
+    // Another seed or another device: never the copy, and each reports what aging its own does.
+    for other in [block(4, "greedy", false), block(3, "cost_benefit", false)] {
+        let (report, took) = after(&block(3, "greedy", false), &other);
+        assert!(!took, "a different aging must not take the kept device");
+        assert_eq!(report, fresh(&other));
+    }
+
+    // Host runs: schemes that differ in the host only share the aged device.
+    let (itrim, strim) = (
+        phone(5, "discard = { mode = \"itrim\" }"),
+        phone(
+            5,
+            "discard = { mode = \"strim\" }\nclean_data_handler = true",
+        ),
+    );
+    let (copied, took) = after(&itrim, &strim);
+    assert!(
+        took,
+        "host runs that differ in the host only take the kept device"
+    );
+    assert_eq!(copied, fresh(&strim));
+    assert_ne!(
+        copied,
+        fresh(&itrim),
+        "the two schemes differ: the test compares something"
+    );
+    // Registering the swap range with the device (DISS) is something the device was told before
+    // aging: a run that registers never takes a device aged without it, nor the reverse.
+    let registered = phone(5, "register_range = true");
+    for (before, then) in [(&itrim, &registered), (&registered, &itrim)] {
+        let (report, took) = after(before, then);
+        assert!(!took, "registration differs: no copy");
+        assert_eq!(report, fresh(then));
+    }
+    aged::clear();
+}

@@ -1,0 +1,37 @@
+"""The sweep runner's grouping of tasks that age the same device (`nandstack.sweep.runner._units`): the
+engine keeps the last aged block device of a worker process (`nandstack_sim::aged`), so tasks with the
+same aging go to one worker in order, in groups small enough to keep every worker busy."""
+
+from nandstack.sweep.runner import _aging_key, _units
+
+
+def block(seed=1, fill=0.5, **extra):
+    pre = {"fill_fraction": fill}
+    return {"seed": seed, "device": {"kind": "block"}, "precondition": pre, "workload": {}, **extra}
+
+
+def host(precondition):
+    workload = {"kind": "host", "processes": []}
+    return {"seed": 1, "device": {}, "precondition": precondition, "workload": workload}
+
+
+def test_only_runs_that_age_a_copyable_device_have_an_aging_key():
+    assert _aging_key(block()) is not None
+    assert _aging_key(block(fill=0)) is not None  # the warm-up's default still ages
+    assert _aging_key(block(precondition={"fill_fraction": 0, "warmup_capacity_multiples": 0})) is None
+    assert _aging_key(host({})) is None  # host programs start fresh unless asked
+    assert _aging_key(host({"fill_fraction": 0.75})) is not None
+    assert _aging_key({**block(), "device": {"kind": "hybrid"}}) is None
+    assert _aging_key({**block(), "device": {"kind": "zoned"}}) is None
+    # A trace run's trace file is not part of its aging; its other workload keys are.
+    trace = {**block(), "workload": {"kind": "trace", "trace": {"path": "a"}}}
+    assert _aging_key(trace) == _aging_key({**trace, "workload": {"kind": "trace", "trace": {"path": "b"}}})
+    assert _aging_key(block(seed=1)) != _aging_key(block(seed=2))
+
+
+def test_tasks_with_the_same_aging_run_in_groups_that_spread_over_the_workers():
+    configs = [block() for _ in range(10)] + [host({})] + [block(seed=2), block()]
+    units = _units(configs, workers=2)  # at most ceil(13 / 4) = 4 per group
+    assert units == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 12], [10], [11]]
+    assert sorted(k for u in units for k in u) == list(range(13))
+    assert _units(configs, workers=1) == [[0, 1, 2, 3, 4, 5, 6], [7, 8, 9, 12], [10], [11]]
