@@ -31,6 +31,8 @@ trait Layout: Send {
     fn request_pages(&self, _rank: u64, key: u64) -> (u32, u32) {
         self.item_pages(key)
     }
+    /// Hint the CPU to bring what `request_pages(rank, …)` reads into cache (no effect on any result).
+    fn prefetch_request(&self, _rank: u64) {}
 }
 
 /// First and last page (inclusive) of the byte range `start`, `len` (an empty item touches its first
@@ -47,10 +49,12 @@ fn span_pages(start: u64, len: u64) -> (u32, u32) {
 /// the item-table reads (a cache miss each on a large key space) overlap.
 const LOOKAHEAD: usize = 64;
 
-/// A request generated ahead: its key, whether it writes, and its item's pages.
+/// A request generated ahead: its key (and its rank, before the key generator's permutation), whether it
+/// writes, and its item's pages.
 #[derive(Clone, Copy)]
 struct Ahead {
     key: u64,
+    rank: u64,
     write: bool,
     pages: (u32, u32),
 }
@@ -124,15 +128,21 @@ impl<L: Layout> KvStream<L> {
     fn generate(&mut self) -> bool {
         debug_assert!(self.ahead.is_empty());
         let n = (self.ramp + self.remaining).min(LOOKAHEAD as u64);
+        // Draw every request first (prefetching its item's entry: a random line of a table of MiBs
+        // for the cold keys), then look the items up: the lookups no longer wait one after another.
         for _ in 0..n {
             let (rank, key) = self.gen.next(&mut self.rng, self.keys);
             let read = self.rng.chance(self.read_ratio);
-            let pages = self.layout.request_pages(rank, key);
+            self.layout.prefetch_request(rank);
             self.ahead.push_back(Ahead {
                 key,
+                rank,
                 write: !read,
-                pages,
+                pages: (0, 0),
             });
+        }
+        for a in self.ahead.iter_mut() {
+            a.pages = self.layout.request_pages(a.rank, a.key);
         }
         n > 0
     }
@@ -284,6 +294,9 @@ impl Layout for EtcLayout {
         let p = self.by_rank[rank as usize];
         debug_assert_eq!(p, self.pages[key as usize]);
         p
+    }
+    fn prefetch_request(&self, rank: u64) {
+        nandstack_core::hint::prefetch(&self.by_rank, rank as usize);
     }
 }
 
