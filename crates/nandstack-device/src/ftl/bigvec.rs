@@ -21,6 +21,19 @@ pub fn filled<T: Copy>(value: T, n: usize) -> Vec<T> {
     v
 }
 
+/// [`filled`] for a `u32` table, reusing a table a dropped device handed back when one of the same
+/// length is kept (`nandstack_core::alloc::take_kept`: no fresh pages for the kernel to zero); hand it
+/// back with `nandstack_core::alloc::keep` when done.
+pub fn table(value: u32, n: usize) -> Vec<u32> {
+    match nandstack_core::alloc::take_kept(n) {
+        Some(mut v) => {
+            v.resize(n, value);
+            v
+        }
+        None => filled(value, n),
+    }
+}
+
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 fn advise_huge<T>(v: &[T], n: usize) {

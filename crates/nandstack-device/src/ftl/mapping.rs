@@ -26,12 +26,20 @@ pub struct MappingTable {
     pub(crate) p2l: Vec<u32>,
 }
 
+/// Both maps go back to the process's kept tables, for the next device (`nandstack_core::alloc::keep`).
+impl Drop for MappingTable {
+    fn drop(&mut self) {
+        nandstack_core::alloc::keep(std::mem::take(&mut self.l2p));
+        nandstack_core::alloc::keep(std::mem::take(&mut self.p2l));
+    }
+}
+
 impl MappingTable {
     /// An empty table for `logical` logical and `physical` physical units (huge pages where the OS allows).
     pub fn new(logical: usize, physical: usize) -> MappingTable {
         MappingTable {
-            l2p: bigvec::filled(NONE, logical),
-            p2l: bigvec::filled(NONE, physical),
+            l2p: bigvec::table(NONE, logical),
+            p2l: bigvec::table(NONE, physical),
         }
     }
 
