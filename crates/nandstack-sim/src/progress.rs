@@ -125,15 +125,16 @@ mod tests {
     /// Reports of a phase of `total` units ticked once per unit up to `n` (the opening report included).
     fn reports(total: u64, n: u64) -> Vec<u64> {
         let mut seen = Vec::new();
-        let mut cb = |p: &Progress| {
-            seen.push(p.done);
-            true
-        };
-        let mut t = Ticker::new("measure", total, &mut cb).unwrap();
-        for done in 1..=n {
-            t.tick(done).unwrap();
+        {
+            let mut cb = |p: &Progress| {
+                seen.push(p.done);
+                true
+            };
+            let mut t = Ticker::new("measure", total, &mut cb).unwrap();
+            for done in 1..=n {
+                t.tick(done).unwrap();
+            }
         }
-        drop(t);
         seen
     }
 
