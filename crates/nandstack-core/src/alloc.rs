@@ -10,9 +10,19 @@
 //! Constructors that cannot return a `Result` (their signature is shared with code we do not own) use
 //! [`filled_or_unwind`], which turns an allocation failure into a panic carrying [`AllocFailure`]; the
 //! run boundary (`nandstack_sim::run`) catches it with [`catch`] and returns the same `Error::Memory`.
+//!
+//! Also here: the big `u32` tables a dropped device hands back ([`keep`]), kept in the process for the
+//! next device built ([`take_kept`]). A fresh table of tens of MiB is pages the kernel must zero (on
+//! transparent huge pages) before the engine fills it again: ~30 ms of a hybrid run on the paper's
+//! device, a few % of an experiment of many short runs. A kept table of the same length is filled again
+//! by the caller instead. Memory: at most [`KEPT_MAX`] tables are kept; a [`take_kept`] that finds no
+//! table of its length frees every kept one before the caller allocates, and a device build ends with
+//! [`release_kept`] (what it did not reuse is freed), so kept tables never add to a run's peak: they
+//! are the last device's, held between its drop and the next build.
 
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::Once;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, Once};
 
 use crate::{Error, Result};
 
@@ -59,6 +69,85 @@ pub fn probe(bytes: u64, what: &str) -> Result<()> {
         bytes,
     })?;
     try_with_capacity::<u8>(n, what).map(drop)
+}
+
+/// Tables smaller than this are not kept (cheap to allocate).
+pub const KEEP_MIN_BYTES: usize = 1 << 20;
+/// Tables kept at most (a hybrid device hands back three: forward and reverse maps, the buffer's index).
+pub const KEPT_MAX: usize = 4;
+
+/// Tables handed back by dropped devices, in the order they came.
+static KEPT: Mutex<Vec<Vec<u32>>> = Mutex::new(Vec::new());
+/// Tables [`take_kept`] has handed out again, since the process started.
+static REUSES: AtomicU64 = AtomicU64::new(0);
+
+fn kept() -> MutexGuard<'static, Vec<Vec<u32>>> {
+    // Every operation under the lock leaves whole entries: the data is still good after a panic.
+    KEPT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A kept table with room for exactly `n` entries, empty (the caller fills it), or `None` — and then
+/// every kept table has been freed, so the caller's fresh allocation does not add to them.
+pub fn take_kept(n: usize) -> Option<Vec<u32>> {
+    if n.saturating_mul(4) < KEEP_MIN_BYTES {
+        return None;
+    }
+    let mut kept = kept();
+    match kept.iter().position(|v| v.capacity() == n) {
+        Some(i) => {
+            let mut v = kept.remove(i);
+            v.clear();
+            REUSES.fetch_add(1, Ordering::Relaxed);
+            Some(v)
+        }
+        None => {
+            let gone = std::mem::take(&mut *kept);
+            drop(kept);
+            drop(gone);
+            None
+        }
+    }
+}
+
+/// Hand back a table that is no longer used (a device's, as it is dropped): kept for [`take_kept`] when
+/// it is big and there is room, freed otherwise.
+pub fn keep(v: Vec<u32>) {
+    if v.capacity().saturating_mul(4) < KEEP_MIN_BYTES {
+        return;
+    }
+    let mut kept = kept();
+    if kept.len() < KEPT_MAX {
+        kept.push(v);
+    }
+}
+
+/// Free every kept table (the end of a device build: what it did not reuse; before work that allocates
+/// other big tables first, such as a host program).
+pub fn release_kept() {
+    let gone = std::mem::take(&mut *kept());
+    drop(gone);
+}
+
+/// `vec![value; n]` of `u32` as [`filled_or_unwind`], reusing a kept table of the same length
+/// ([`take_kept`]); hand it back with [`keep`] when done.
+pub fn kept_or_filled(value: u32, n: usize, what: &str) -> Vec<u32> {
+    match take_kept(n) {
+        Some(mut v) => {
+            v.resize(n, value);
+            v
+        }
+        None => filled_or_unwind(value, n, what),
+    }
+}
+
+/// Tables [`take_kept`] has handed out again since the process started (tests).
+pub fn kept_reuses() -> u64 {
+    REUSES.load(Ordering::Relaxed)
+}
+
+/// Bytes of the tables kept right now.
+pub fn kept_bytes() -> usize {
+    kept().iter().map(|v| v.capacity() * 4).sum()
 }
 
 /// `vec![value; n]` for constructors that cannot return a `Result`: an allocation failure unwinds with
@@ -129,6 +218,35 @@ mod tests {
         }
         assert!(probe(u64::MAX, "everything").is_err());
         assert!(probe(1 << 20, "a little").is_ok());
+    }
+
+    /// The only test of this binary that uses the kept tables (tests run in parallel threads).
+    #[test]
+    fn kept_tables_are_reused_by_exact_length_and_a_miss_frees_them_all() {
+        const N: usize = KEEP_MIN_BYTES / 4;
+        release_kept();
+        let table = |n: usize, x: u32| {
+            let mut v = try_with_capacity::<u32>(n, "t").unwrap();
+            v.resize(n, x);
+            v
+        };
+        keep(table(N, 7));
+        keep(table(2 * N, 8));
+        keep(table(N - 1, 9)); // too small: freed
+        assert_eq!(kept_bytes(), 12 * N);
+        let a = take_kept(2 * N).unwrap();
+        assert_eq!((a.len(), a.capacity()), (0, 2 * N));
+        assert_eq!(kept_bytes(), 4 * N);
+        // A length nobody kept: every kept table is freed.
+        assert!(take_kept(3 * N).is_none());
+        assert_eq!(kept_bytes(), 0);
+        assert!(take_kept(N).is_none());
+        for _ in 0..KEPT_MAX + 2 {
+            keep(table(N, 1));
+        }
+        assert_eq!(kept_bytes(), KEPT_MAX * N * 4);
+        release_kept();
+        assert_eq!(kept_bytes(), 0);
     }
 
     #[test]

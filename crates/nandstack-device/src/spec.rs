@@ -233,6 +233,8 @@ pub fn build(
     if verify {
         dev.enable_verification();
     }
+    // The tables of earlier devices that this one did not reuse are freed, not held beside it.
+    nandstack_core::alloc::release_kept();
     Ok(dev)
 }
 

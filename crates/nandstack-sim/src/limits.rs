@@ -10,6 +10,11 @@
 //! page tables, swap slot maps and page-cache index, the trace reorder window, an in-memory time series
 //! — at their per-entry sizes in the engine's structures. `tests/limits.rs` checks it against the bytes
 //! the engine actually allocates (a counting allocator) on devices of every kind.
+//!
+//! Kept per process beyond a run: the big `u32` tables of the last device dropped (mapping tables, cache
+//! indexes; `nandstack_core::alloc::keep`). The next device build reuses those of its lengths and frees
+//! the rest before allocating (`tests/limits.rs` checks that a run's peak with another device's tables
+//! kept stays within its estimate), and [`ensure_fits`] frees them when a run would not fit beside them.
 
 use nandstack_core::units::fmt_bytes;
 use nandstack_core::{Error, Result, MAPPING_UNIT_BYTES};
@@ -462,12 +467,25 @@ pub fn check(e: &Estimate, limit: &Limit) -> Result<()> {
 
 /// Estimate, check against the limit, and reserve the address space once (an address-space limit the
 /// estimate could not see is then an `Error::Memory` before anything is built).
+///
+/// The tables the last device handed back (`nandstack_core::alloc::keep`, reused by the next build or
+/// freed by it) are memory the process holds but would give back: when the check fails while some are
+/// kept, they are freed and the check made again, so keeping them never refuses a run.
 pub fn ensure_fits(cfg: &SimConfig, verify: bool, series_in_memory: bool) -> Result<Estimate> {
     let e = estimate(cfg, verify, series_in_memory)?;
-    if let Some(l) = limit(cfg) {
-        check(&e, &l)?;
+    let fits = || -> Result<()> {
+        if let Some(l) = limit(cfg) {
+            check(&e, &l)?;
+        }
+        nandstack_core::alloc::probe(e.total_bytes(), "tables this config needs")
+    };
+    match fits() {
+        Err(_) if nandstack_core::alloc::kept_bytes() > 0 => {
+            nandstack_core::alloc::release_kept();
+            fits()?;
+        }
+        other => other?,
     }
-    nandstack_core::alloc::probe(e.total_bytes(), "tables this config needs")?;
     Ok(e)
 }
 

@@ -239,7 +239,14 @@ fn progress_is_reported_and_an_interrupt_ends_the_run_with_a_partial_report() {
     })
     .unwrap();
     let measured: Vec<_> = calls.iter().filter(|c| c.0 == "measure").collect();
-    assert!(measured.len() > 100 && measured.windows(2).all(|w| w[0].1 <= w[1].1));
+    // A stand-in's length is unknown ahead: reported every 256 requests (or 10 ms), ~7,400 here.
+    let last = measured.last().unwrap().1;
+    assert!(
+        last > 5000 && measured.len() as u64 > last / 256,
+        "{} reports, last at {last}",
+        measured.len()
+    );
+    assert!(measured.windows(2).all(|w| w[0].1 <= w[1].1));
     let r = nandstack_sim::run::run(cfg, &opts(false), &mut |p| {
         p.phase != "measure" || p.done < 1000
     })

@@ -64,8 +64,10 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Peak bytes allocated above the starting level while `f` runs.
+/// Peak bytes allocated above the starting level while `f` runs. The tables an earlier run's device
+/// handed back (`nandstack_core::alloc::keep`) are freed first: the run allocates its own.
 fn peak_during(f: impl FnOnce()) -> u64 {
+    nandstack_core::alloc::release_kept();
     let base = LIVE.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
     f();
@@ -124,6 +126,47 @@ fn hybrid_device_tables() {
         "kind = \"hybrid\"\nmanager = { kind = \"ust\" }",
     );
     check("hybrid ust", &ust, false);
+}
+
+/// A run after another device's run: the tables that device handed back are freed before the run
+/// allocates tables of other lengths, never held beside them (so a run's peak is its own, or the kept
+/// tables' when they are bigger).
+#[test]
+fn tables_kept_from_another_device_do_not_add_to_a_run() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let paper = "[device]\nkind = \"hybrid\"\n\
+                 [workload]\nkind = \"standin\"\nstandin = { name = \"pc\", scale = 0.002 }\n";
+    let quarter = paper.replace(
+        "kind = \"hybrid\"\n",
+        "kind = \"hybrid\"\nhybrid = { page_bytes = 4096 }\n",
+    );
+    let opts = RunOptions::default();
+    let run = |toml: &str| {
+        let cfg = SimConfig::from_toml(toml).unwrap();
+        PROBE.store(
+            estimate(&cfg, false, true).unwrap().total_bytes() as usize,
+            Ordering::Relaxed,
+        );
+        drop(run_toml(toml, &opts).unwrap());
+    };
+    nandstack_core::alloc::release_kept();
+    let base = LIVE.load(Ordering::Relaxed);
+    run(paper);
+    let kept = nandstack_core::alloc::kept_bytes() as u64;
+    assert!(
+        kept > 50 << 20,
+        "the paper device's tables are kept: {kept} B"
+    );
+    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+    run(&quarter);
+    let beside = (PEAK.load(Ordering::Relaxed) - base) as u64;
+    let alone = peak_during(|| run(&quarter));
+    println!("kept {kept} B, quarter alone {alone} B, after the paper device {beside} B");
+    assert!(
+        beside <= kept.max(alone) + (1 << 20),
+        "peak {beside} B after the paper device: its {kept} B of tables were held beside the \
+         quarter device's {alone} B"
+    );
 }
 
 #[test]

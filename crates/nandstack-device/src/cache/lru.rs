@@ -29,6 +29,14 @@ pub struct LruMap<V = bool> {
     refresh_on_touch: bool,
 }
 
+/// The key index goes back to the process's kept tables, for the next device
+/// (`nandstack_core::alloc::keep`).
+impl<V> Drop for LruMap<V> {
+    fn drop(&mut self) {
+        nandstack_core::alloc::keep(std::mem::take(&mut self.slot_of));
+    }
+}
+
 impl<V: Copy + Default> LruMap<V> {
     /// An LRU map for keys in `[0, key_space)` holding at most `capacity` (≥ 1) entries.
     pub fn new(key_space: u32, capacity: u32) -> LruMap<V> {
@@ -44,7 +52,7 @@ impl<V: Copy + Default> LruMap<V> {
         let table = |n: usize| nandstack_core::alloc::filled_or_unwind(NONE, n, "cache table");
         LruMap {
             // slot + 1 per key; 0 = absent.
-            slot_of: nandstack_core::alloc::filled_or_unwind(0, key_space as usize, "cache table"),
+            slot_of: nandstack_core::alloc::kept_or_filled(0, key_space as usize, "cache table"),
             key_of: table(cap),
             prev: table(cap),
             // Free slots chained in order 0, 1, 2, …

@@ -36,6 +36,30 @@ pub fn copied<T: Copy>(src: &[T]) -> Vec<T> {
     v
 }
 
+/// [`filled`] for a `u32` table, reusing a table a dropped device handed back when one of the same
+/// length is kept (`nandstack_core::alloc::take_kept`: no fresh pages for the kernel to zero); hand it
+/// back with `nandstack_core::alloc::keep` when done.
+pub fn table(value: u32, n: usize) -> Vec<u32> {
+    match nandstack_core::alloc::take_kept(n) {
+        Some(mut v) => {
+            v.resize(n, value);
+            v
+        }
+        None => filled(value, n),
+    }
+}
+
+/// [`copied`] for a `u32` table, reusing a kept table of the same length as [`table`] does.
+pub fn copied_table(src: &[u32]) -> Vec<u32> {
+    match nandstack_core::alloc::take_kept(src.len()) {
+        Some(mut v) => {
+            v.extend_from_slice(src);
+            v
+        }
+        None => copied(src),
+    }
+}
+
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 fn advise_huge<T>(v: &[T], n: usize) {

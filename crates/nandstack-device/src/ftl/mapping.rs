@@ -27,12 +27,20 @@ pub struct MappingTable {
 }
 
 impl Clone for MappingTable {
-    /// A copy on huge pages, as the original ([`bigvec::copied`]).
+    /// A copy on huge pages, as the original ([`bigvec::copied_table`]).
     fn clone(&self) -> MappingTable {
         MappingTable {
-            l2p: bigvec::copied(&self.l2p),
-            p2l: bigvec::copied(&self.p2l),
+            l2p: bigvec::copied_table(&self.l2p),
+            p2l: bigvec::copied_table(&self.p2l),
         }
+    }
+}
+
+/// Both maps go back to the process's kept tables, for the next device (`nandstack_core::alloc::keep`).
+impl Drop for MappingTable {
+    fn drop(&mut self) {
+        nandstack_core::alloc::keep(std::mem::take(&mut self.l2p));
+        nandstack_core::alloc::keep(std::mem::take(&mut self.p2l));
     }
 }
 
@@ -40,8 +48,8 @@ impl MappingTable {
     /// An empty table for `logical` logical and `physical` physical units (huge pages where the OS allows).
     pub fn new(logical: usize, physical: usize) -> MappingTable {
         MappingTable {
-            l2p: bigvec::filled(NONE, logical),
-            p2l: bigvec::filled(NONE, physical),
+            l2p: bigvec::table(NONE, logical),
+            p2l: bigvec::table(NONE, physical),
         }
     }
 

@@ -70,16 +70,21 @@ impl StandinConfig {
                 format!("is {}: must be in (0, 4]", self.scale),
             ));
         }
-        let g = self.generator(0).ok_or_else(|| {
-            Error::config(format!("{prefix}.name"), "Table 4 numbers cannot be met")
-        })?;
-        if g.address_space_bytes() > logical_bytes {
+        // What the generator would be built from, without its Zipf and permutation tables (milliseconds
+        // on the paper's device, and configs are validated before every run and by every task list).
+        let spec = self.name.spec();
+        if SizeModel::solve(&spec).is_none() {
+            return Err(Error::config(
+                format!("{prefix}.name"),
+                "Table 4 numbers cannot be met",
+            ));
+        }
+        let space = address_space_bytes(&spec, self.scale);
+        if space > logical_bytes {
             return Err(Error::config(
                 format!("{prefix}.scale"),
                 format!(
-                    "gives an address space of {} bytes, more than the device's logical capacity of {}",
-                    g.address_space_bytes(),
-                    logical_bytes
+                    "gives an address space of {space} bytes, more than the device's logical capacity of {logical_bytes}"
                 ),
             ));
         }
@@ -260,6 +265,11 @@ fn pick(probs: &[f64], rng: &mut Rng) -> usize {
     probs.len() - 1
 }
 
+/// A stand-in's address space at `scale`: whole MiB, at least 8.
+fn address_space_bytes(spec: &StandinSpec, scale: f64) -> u64 {
+    ((spec.address_space_mib * scale).round() as u64).max(8) * MIB
+}
+
 /// A seeded stream of write requests (offset, length) for one stand-in.
 pub struct StandinGenerator {
     model: SizeModel,
@@ -279,7 +289,7 @@ impl StandinGenerator {
     /// are rounded to whole MiB (at least 8 MiB and 1 MiB).
     pub fn new(spec: &StandinSpec, scale: f64, seed: u64) -> Option<StandinGenerator> {
         let model = SizeModel::solve(spec)?;
-        let space = ((spec.address_space_mib * scale).round() as u64).max(8) * MIB;
+        let space = address_space_bytes(spec, scale);
         let small_end =
             ((space as f64 * spec.small_region / MIB as f64).round() as u64).max(1) * MIB;
         let small_slots = small_end / U;
@@ -346,6 +356,41 @@ impl Iterator for StandinGenerator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const NAMES: [StandinName; 6] = [
+        StandinName::Pc,
+        StandinName::Phone,
+        StandinName::Tpcc,
+        StandinName::Oltp,
+        StandinName::Linkbench,
+        StandinName::YcsbA,
+    ];
+
+    /// `validate` (which builds no generator) agrees with the generator it stands for: accepted exactly
+    /// when the generator's address space fits the capacity, at every scale and around the boundary.
+    #[test]
+    fn validate_agrees_with_the_generator() {
+        for name in NAMES {
+            for scale in [0.001, 0.0137, 0.25, 0.5, 1.0, 2.3, 4.0] {
+                let c = StandinConfig { name, scale };
+                let g = c.generator(0).expect("every Table 4 spec solves");
+                let space = g.address_space_bytes();
+                for cap in [space - 1, space, space + 1, space / 2, u64::MAX] {
+                    assert_eq!(
+                        c.validate("w", cap).is_ok(),
+                        space <= cap,
+                        "{name:?} × {scale} on {cap} B (space {space} B)"
+                    );
+                }
+            }
+            // Out-of-range scales are refused before anything is sized.
+            for scale in [0.0, -1.0, 4.01, f64::NAN] {
+                assert!(StandinConfig { name, scale }
+                    .validate("w", u64::MAX)
+                    .is_err());
+            }
+        }
+    }
 
     #[test]
     fn every_spec_solves_and_generates_its_table4_mix() {
