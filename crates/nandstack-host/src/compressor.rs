@@ -9,6 +9,8 @@ use nandstack_core::{Error, Nanos, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::contents::PageIn;
+
 /// A compressor, named as the kernel names it (`/sys/module/zswap/parameters/compressor`,
 /// `/sys/block/zram0/comp_algorithm`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -191,6 +193,8 @@ pub fn page_ns(cycles_per_byte: f64, mhz: f64) -> Nanos {
 pub struct MemoCompressor {
     inner: Compressor,
     memo: ContentMemo<u32>,
+    /// Lengths by page key ([`MemoCompressor::compressed_len_of`]).
+    by_key: KeyMemo,
 }
 
 /// A map keyed by a page's XXH3-128. The key is already a uniform hash, so the table is indexed by its
@@ -258,22 +262,89 @@ impl Hasher for KeyBits {
 /// Entries before the memo is emptied (~40 MiB at most with the map's overhead).
 pub const MEMO_ENTRIES: usize = 1 << 20;
 
+/// Values remembered by page key ([`PageIn::key`]: equal keys, equal bytes): a table indexed by the
+/// key, grown to the next power of two above the largest key seen (keys are below the host's page
+/// count). A hit costs one load instead of building the page and hashing it. Never emptied: at most
+/// one 4-byte entry per page of the processes. `u32::MAX` is not remembered (it marks an empty entry).
+#[derive(Clone, Debug, Default)]
+pub struct KeyMemo {
+    vals: Vec<u32>,
+}
+
+const UNKNOWN: u32 = u32::MAX;
+
+impl KeyMemo {
+    /// The value remembered for `key`, or `f()`'s (remembered when it succeeds).
+    #[inline]
+    pub fn get_or_insert_with<E>(
+        &mut self,
+        key: u32,
+        f: impl FnOnce() -> std::result::Result<u32, E>,
+    ) -> std::result::Result<u32, E> {
+        let k = key as usize;
+        if let Some(&v) = self.vals.get(k) {
+            if v != UNKNOWN {
+                return Ok(v);
+            }
+        }
+        let v = f()?;
+        if v != UNKNOWN {
+            if k >= self.vals.len() {
+                self.vals.resize((k + 1).next_power_of_two(), UNKNOWN);
+            }
+            self.vals[k] = v;
+        }
+        Ok(v)
+    }
+    /// Keys remembered.
+    pub fn len(&self) -> usize {
+        self.vals.iter().filter(|&&v| v != UNKNOWN).count()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Forget everything (the keys were given out by other contents).
+    pub fn clear(&mut self) {
+        self.vals = Vec::new();
+    }
+}
+
 impl MemoCompressor {
     pub fn new(algorithm: Algorithm) -> Result<MemoCompressor> {
         Ok(MemoCompressor {
             inner: Compressor::new(algorithm)?,
             memo: ContentMemo::default(),
+            by_key: KeyMemo::default(),
         })
     }
 
     /// Compressed length of `page` in bytes: `Compressor::compressed_len`, remembered.
     pub fn compressed_len(&mut self, page: &[u8]) -> Result<usize> {
-        let inner = &mut self.inner;
-        let len = self
-            .memo
-            .get_or_insert_with(page, || inner.compressed_len(page).map(|l| l as u32))?;
+        Ok(hashed_len(&mut self.inner, &mut self.memo, page)? as usize)
+    }
+
+    /// [`MemoCompressor::compressed_len`] of an offered page: by its key when it has one (the page is
+    /// built only the first time its key is seen), else by its bytes.
+    pub fn compressed_len_of(&mut self, page: &mut PageIn) -> Result<usize> {
+        let (inner, memo) = (&mut self.inner, &mut self.memo);
+        let len = match page.key() {
+            Some(k) => self
+                .by_key
+                .get_or_insert_with(k, || hashed_len(inner, memo, page.bytes()))?,
+            None => hashed_len(inner, memo, page.bytes())?,
+        };
         Ok(len as usize)
     }
+
+    /// Forget the lengths remembered by key (the host's contents were replaced).
+    pub fn forget_keys(&mut self) {
+        self.by_key.clear();
+    }
+}
+
+/// `compressed_len` through the content memo.
+fn hashed_len(inner: &mut Compressor, memo: &mut ContentMemo<u32>, page: &[u8]) -> Result<u32> {
+    memo.get_or_insert_with(page, || inner.compressed_len(page).map(|l| l as u32))
 }
 
 #[cfg(test)]
@@ -333,6 +404,79 @@ mod memo_tests {
                 }
             }
             assert!(memo.memo.len() <= pages.len());
+        }
+    }
+
+    /// Page `p` of a fixed set of seeded pages.
+    struct Pages(Vec<[u8; 4096]>);
+    impl crate::contents::PageContents for Pages {
+        fn advance(&mut self, _refs: u64) {}
+        fn page_bytes(&self, page: u32, out: &mut [u8; 4096]) {
+            *out = self.0[page as usize];
+        }
+        fn describe(&self) -> String {
+            "pages".into()
+        }
+    }
+
+    /// Lengths by key against compressing every time, for every algorithm, on a seeded stream of
+    /// offered pages: each key names one page (keys spread over 0..10⁵, several keys naming equal
+    /// bytes), some offered without a key; a page whose key was seen is not built; forgetting the
+    /// keys changes no length.
+    #[test]
+    fn lengths_by_key_equal_compressing_every_time() {
+        let mut rng = Rng::new(17);
+        let pages: Vec<[u8; 4096]> = (0..120)
+            .map(|i| {
+                let mut p = [0u8; 4096];
+                match i % 3 {
+                    0 => p.fill((i / 3) as u8 % 4),
+                    1 => p
+                        .iter_mut()
+                        .for_each(|b| *b = b"abcdefgh"[rng.below(1 + i as u64 % 8) as usize]),
+                    _ => p
+                        .chunks_exact_mut(8)
+                        .for_each(|w| w.copy_from_slice(&rng.next_u64().to_le_bytes())),
+                }
+                p
+            })
+            .collect();
+        // Key k names page page_of[k]; 400 keys, some naming the same page.
+        let keys: Vec<u32> = (0..400).map(|_| rng.below(100_000) as u32).collect();
+        let page_of = |k: usize| (k * 7) % pages.len();
+        let contents = Pages(pages.clone());
+        for algorithm in [
+            Algorithm::Lzo,
+            Algorithm::LzoRle,
+            Algorithm::Lz4,
+            Algorithm::Deflate,
+            Algorithm::Zstd,
+        ] {
+            let mut memo = MemoCompressor::new(algorithm).unwrap();
+            let mut plain = Compressor::new(algorithm).unwrap();
+            let mut seen = std::collections::HashSet::new();
+            let mut buf = [0u8; 4096];
+            for draw in 0..4000 {
+                let ki = rng.below(keys.len() as u64) as usize;
+                let p = page_of(ki);
+                let want = plain.compressed_len(&pages[p]).unwrap();
+                let key = (draw % 5 != 0).then_some(keys[ki]);
+                let mut offered = PageIn::lazy(key, &contents, p as u32, &mut buf);
+                assert_eq!(
+                    memo.compressed_len_of(&mut offered).unwrap(),
+                    want,
+                    "{algorithm:?} draw {draw}"
+                );
+                if let Some(k) = key {
+                    assert_eq!(offered.built(), !seen.contains(&k), "draw {draw}");
+                    seen.insert(k);
+                }
+                if draw == 2000 {
+                    memo.forget_keys();
+                    seen.clear();
+                }
+            }
+            assert!(memo.by_key.len() <= keys.len());
         }
     }
 }

@@ -32,6 +32,92 @@ pub trait PageContents: Send {
     }
     /// What the contents are (for the report), e.g. `memtouch corpus:xml`.
     fn describe(&self) -> String;
+    /// A key for page `page`'s bytes as they are now, below the process's page count, when the model
+    /// has one: while this object lives, two calls that return the same `Some(k)` (for any pages, at
+    /// any times) saw the same bytes — a model whose bytes change returns another key for the new
+    /// bytes. The host remembers what it computed from a page's bytes (compressed length, SA's
+    /// estimate) by it, without building the page. `None` (the default): no key, the bytes are built.
+    fn content_key(&self, _page: u32) -> Option<u32> {
+        None
+    }
+}
+
+/// A page offered to compression (zswap's store, its admission, the compressor): its bytes, built
+/// from the contents only when something reads them, and a key for them when there is one. A key is
+/// unique per host: two pages offered with the same key hold the same bytes (see
+/// [`PageContents::content_key`]; the host adds the process's first page to it).
+pub struct PageIn<'a> {
+    key: Option<u32>,
+    bytes: PageBytes<'a>,
+}
+
+enum PageBytes<'a> {
+    Ready(&'a [u8; PAGE_BYTES]),
+    /// Built into `buf` from `from` on first use (`from` is `None` once built).
+    Lazy {
+        buf: &'a mut [u8; PAGE_BYTES],
+        from: Option<(&'a dyn PageContents, u32)>,
+    },
+}
+
+impl<'a> PageIn<'a> {
+    /// The bytes at hand, without a key.
+    pub fn ready(bytes: &'a [u8; PAGE_BYTES]) -> PageIn<'a> {
+        PageIn {
+            key: None,
+            bytes: PageBytes::Ready(bytes),
+        }
+    }
+
+    /// The bytes at hand, with their key (`None`: no key).
+    pub fn ready_keyed(key: Option<u32>, bytes: &'a [u8; PAGE_BYTES]) -> PageIn<'a> {
+        PageIn {
+            key,
+            bytes: PageBytes::Ready(bytes),
+        }
+    }
+
+    /// Page `page` of `contents`, built into `buf` when first read; `key` its key (`None`: no key).
+    pub fn lazy(
+        key: Option<u32>,
+        contents: &'a dyn PageContents,
+        page: u32,
+        buf: &'a mut [u8; PAGE_BYTES],
+    ) -> PageIn<'a> {
+        PageIn {
+            key,
+            bytes: PageBytes::Lazy {
+                buf,
+                from: Some((contents, page)),
+            },
+        }
+    }
+
+    /// The page's key, if it has one.
+    pub fn key(&self) -> Option<u32> {
+        self.key
+    }
+
+    /// The page's bytes (built now if they were not yet).
+    pub fn bytes(&mut self) -> &[u8; PAGE_BYTES] {
+        match &mut self.bytes {
+            PageBytes::Ready(b) => b,
+            PageBytes::Lazy { buf, from } => {
+                if let Some((c, page)) = from.take() {
+                    c.page_bytes(page, buf);
+                }
+                buf
+            }
+        }
+    }
+
+    /// Whether the bytes are built (always for [`PageIn::ready`]).
+    pub fn built(&self) -> bool {
+        match &self.bytes {
+            PageBytes::Ready(_) => true,
+            PageBytes::Lazy { from, .. } => from.is_none(),
+        }
+    }
 }
 
 /// memtouch's page image (`tools/memtouch.c`), replayed access for access.
@@ -90,6 +176,46 @@ pub fn same_filled(page: &[u8; PAGE_BYTES]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Page `p` holds `p` in every byte but the last, which holds the number of `advance` calls.
+    struct Numbered(u8);
+    impl PageContents for Numbered {
+        fn advance(&mut self, _refs: u64) {
+            self.0 += 1;
+        }
+        fn page_bytes(&self, page: u32, out: &mut [u8; PAGE_BYTES]) {
+            out.fill(page as u8);
+            out[PAGE_BYTES - 1] = self.0;
+        }
+        fn describe(&self) -> String {
+            "numbered".into()
+        }
+    }
+
+    /// A lazy page is the page of its contents, built on first read, once; a ready page is its bytes.
+    #[test]
+    fn offered_pages_are_built_when_read() {
+        let c = Numbered(5);
+        let mut buf = [9u8; PAGE_BYTES];
+        let mut want = [0u8; PAGE_BYTES];
+        c.page_bytes(3, &mut want);
+        let mut p = PageIn::lazy(Some(42), &c, 3, &mut buf);
+        assert_eq!(p.key(), Some(42));
+        assert!(!p.built());
+        assert_eq!(p.bytes(), &want);
+        assert!(p.built());
+        assert_eq!(p.bytes(), &want);
+        assert_eq!(buf, want);
+        // Not read: the buffer is untouched.
+        let mut buf = [9u8; PAGE_BYTES];
+        let p = PageIn::lazy(None, &c, 4, &mut buf);
+        assert!(!p.built() && p.key().is_none());
+        assert_eq!(buf, [9u8; PAGE_BYTES]);
+        let mut r = PageIn::ready_keyed(Some(1), &want);
+        assert!(r.built());
+        assert_eq!((r.key(), r.bytes()), (Some(1), &want));
+        assert_eq!(PageIn::ready(&want).key(), None);
+    }
 
     #[test]
     fn zero_and_same_filled_pages() {

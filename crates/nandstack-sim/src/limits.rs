@@ -105,6 +105,9 @@ const HOST_PER_PTE: f64 = 4.0;
 /// A content memo's entry (a 128-bit key and a 32-bit value, 32 B in the table with its control byte,
 /// at the table's lowest load after growing, 7/16).
 const MEMO_PER_ENTRY: f64 = 76.0;
+/// A page-key memo's entry: 4 B, in a table grown to the next power of two above the largest key
+/// (up to 8 B a page), old and new tables together while it grows (up to 12 B a page).
+const KEYED_MEMO_PER_PAGE: f64 = 12.0;
 /// A trace record waiting in the reorder window: 64 bytes, in a heap that doubles its capacity as it
 /// grows (old and new storage live together while it moves: up to 3 × 64 bytes a record).
 const REORDER_PER_ROW: f64 = 192.0;
@@ -306,6 +309,23 @@ pub fn estimate(cfg: &SimConfig, verify: bool, series_in_memory: bool) -> Result
             "content memos (compressed lengths, SA's ratios)",
             "host.zswap, host.swap.backend",
             memos as f64 * process_pages.min(MEMO_ENTRIES as f64) * MEMO_PER_ENTRY,
+        );
+        // With contents that key their pages (the launch cycle), zswap also remembers the lengths
+        // and SA's ratios by page key (keys below the processes' pages).
+        let keyed = cfg
+            .host_processes()
+            .iter()
+            .any(|p| matches!(p.workload, WorkloadConfig::Launch(_)));
+        let keyed_memos = h.zswap.enabled as u32
+            + (h.zswap.enabled && h.zswap.ezswap.admission == AdmissionKind::Entropy) as u32;
+        e.add(
+            "content memos by page key (compressed lengths, SA's ratios)",
+            "host.zswap, workload.processes (launch)",
+            if keyed {
+                keyed_memos as f64 * process_pages * KEYED_MEMO_PER_PAGE
+            } else {
+                0.0
+            },
         );
     }
     for w in std::iter::once(&cfg.workload).chain(&cfg.pretrain) {

@@ -42,6 +42,16 @@ impl Host {
         }
     }
 
+    /// Whether virtual page `vpn` has contents; in verify mode, its bytes loaded into the scratch
+    /// buffer.
+    fn load_or_know(&mut self, vpn: u32) -> bool {
+        if self.verify {
+            self.load_page(vpn)
+        } else {
+            self.has_contents(vpn)
+        }
+    }
+
     /// Reclaim is about to free clean file frame `f` (`__remove_mapping`): with APA, store its page.
     pub(crate) fn apa_evict(&mut self, ctx: &mut Ctx, f: u32) -> Result<()> {
         let fr = self.vm.frames[f as usize];
@@ -51,9 +61,12 @@ impl Host {
         let id = fr.key;
         // The worker runs beside this reclaim (first: it uses the scratch buffer in verify mode).
         self.zswap_worker_run(ctx.now)?;
-        if !self.load_file_page(id) {
-            return Ok(());
-        }
+        // The page is built only if the store reads it (verify mode: at once, and again below).
+        let vpn = self.cswap.apa.file_vpn.get(id as usize).copied();
+        let vpn = match vpn {
+            Some(v) if v != NONE && self.load_or_know(v) => v,
+            _ => return Ok(()),
+        };
         // Linux 4.7 (`shrink_sync`): a full pool is shrunk on this task first (its writebacks use the
         // scratch buffer in verify mode, so the page is loaded again).
         let room = self.zswap_shrink_sync(ctx, fr.memcg)?;
@@ -70,7 +83,15 @@ impl Host {
         let free = self.vm.free_pages();
         let version = self.cswap.apa.version[id as usize];
         let z = self.store.zswap.as_mut().expect("APA on");
-        match z.store_file(id, version, fr.memcg, &self.cswap.buf, free)? {
+        let mut page = super::swapio::offer(
+            &self.vm,
+            &self.cswap.contents,
+            &mut self.cswap.buf,
+            vpn,
+            self.verify,
+        )
+        .expect("the page's process has contents");
+        match z.store_file(id, version, fr.memcg, &mut page, free)? {
             Store::Stored(ns) => ctx.now += ns,
             Store::Refused(ns) => {
                 ctx.now += ns;

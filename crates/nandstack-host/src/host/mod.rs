@@ -13,6 +13,8 @@ mod diss;
 pub mod evict;
 pub mod fault;
 pub mod flush;
+#[cfg(test)]
+mod keyed_tests;
 mod reclaim_view;
 pub mod shrink_sync;
 mod slot_host;

@@ -17,7 +17,7 @@ use nandstack_core::{Error, Nanos, Result};
 
 use super::{Ctx, FaultKind, Host};
 use crate::backend::{Submit, SwapBackend, SwapPage};
-use crate::contents::{is_zero, PageContents};
+use crate::contents::{is_zero, PageContents, PageIn};
 use crate::vm::page::*;
 use crate::zswap::Store;
 
@@ -87,6 +87,9 @@ impl Host {
             }
         }
         self.cswap.contents = contents;
+        if let Some(z) = self.store.zswap.as_mut() {
+            z.forget_keys();
+        }
         self.apa_setup();
         Ok(())
     }
@@ -110,11 +113,19 @@ impl Host {
         }
     }
 
+    /// Whether the process of `vpn` has contents.
+    pub(super) fn has_contents(&self, vpn: u32) -> bool {
+        contents_of(&self.vm, &self.cswap.contents, vpn).is_some()
+    }
+
     /// Whether the process of `vpn` has contents (the first), and whether the page is zero-filled
-    /// (the second; false without contents) — [`Host::load_page`] and a zero check, without the bytes.
+    /// (the second; false without contents, and not asked without the zero map) —
+    /// [`Host::load_page`] and a zero check, without the bytes.
     fn page_is_zero(&self, vpn: u32) -> (bool, bool) {
-        contents_of(&self.vm, &self.cswap.contents, vpn)
-            .map_or((false, false), |(c, page)| (true, c.is_zero(page)))
+        let zero_map = self.swap.zero_map;
+        contents_of(&self.vm, &self.cswap.contents, vpn).map_or((false, false), |(c, page)| {
+            (true, zero_map && c.is_zero(page))
+        })
     }
 
     /// Count `n` pages written to the swap backend by cgroup `m` (vmstat `pswpout`).
@@ -160,18 +171,19 @@ impl Host {
         self.zswap_worker_run(ctx.now)?;
         let fr = self.vm.frames[f as usize];
         let (slot, vpn, memcg) = (fr.key, fr.vpn, fr.memcg);
-        // The bytes go on to zswap, a synchronous backend (zram) or the verification; without those
-        // only the zero-page check looks at them, and the contents answer it without the page.
-        let (known, zero) =
-            if self.store.zswap.is_some() || self.store.backend.synchronous() || self.verify {
-                let known = self.load_page(vpn);
-                (
-                    known,
-                    known && self.swap.zero_map && is_zero(&self.cswap.buf),
-                )
-            } else {
-                self.page_is_zero(vpn)
-            };
+        // The zero-page check is answered by the contents without the page; zswap builds the page
+        // only if it reads it (a page key it remembers needs none), a synchronous backend (zram)
+        // below. Verify mode builds it at once (and checks with it).
+        let (known, zero) = if self.verify {
+            let known = self.load_page(vpn);
+            (
+                known,
+                known && self.swap.zero_map && is_zero(&self.cswap.buf),
+            )
+        } else {
+            self.page_is_zero(vpn)
+        };
+        let mut built = self.verify;
         if known && self.swap.zero_map && zero {
             self.swap.zeromap_set(slot, true);
             if let Some(z) = self.store.zswap.as_mut() {
@@ -195,7 +207,22 @@ impl Host {
             }
         } else if let Some(z) = self.store.zswap.as_mut() {
             let free = self.vm.free_pages();
-            match z.store(slot, memcg, &self.cswap.buf, free)? {
+            let stored = if known {
+                let mut page = offer(
+                    &self.vm,
+                    &self.cswap.contents,
+                    &mut self.cswap.buf,
+                    vpn,
+                    built,
+                )
+                .expect("the page's process has contents");
+                let stored = z.store_page(slot, memcg, &mut page, free)?;
+                built = page.built();
+                stored
+            } else {
+                z.store(slot, memcg, &self.cswap.buf, free)?
+            };
+            match stored {
                 Store::Stored(ns) => {
                     ctx.now += ns;
                     self.vm.frames[f as usize].clear(F_DIRTY);
@@ -210,6 +237,9 @@ impl Host {
         }
         if !self.store.backend.synchronous() {
             return Ok(Writeout::Queue);
+        }
+        if known && !built {
+            self.load_page(vpn);
         }
         let page = SwapPage { slot, vpn, memcg };
         let bytes = known.then(|| self.cswap.buf.clone());
@@ -414,6 +444,31 @@ impl Host {
 }
 
 /// The content model of `vpn`'s process and the page's index in it; `None` without one.
+/// Virtual page `vpn` offered to compression, `None` when its process has no contents: its key is the
+/// contents' key plus the process's first page (unique per host: a key is below the process's page
+/// count), its bytes are built into `buf` when first read — or are there already (`built`).
+pub(super) fn offer<'a>(
+    vm: &crate::vm::Vm,
+    contents: &'a [Option<Box<dyn PageContents>>],
+    buf: &'a mut [u8; 4096],
+    vpn: u32,
+    built: bool,
+) -> Option<PageIn<'a>> {
+    let pi = vm.proc_of(vpn);
+    let c = contents.get(pi)?.as_deref()?;
+    let pr = &vm.procs[pi];
+    let page = vpn - pr.base;
+    let key = c
+        .content_key(page)
+        .filter(|&k| k < pr.pages)
+        .map(|k| pr.base + k);
+    Some(if built {
+        PageIn::ready_keyed(key, buf)
+    } else {
+        PageIn::lazy(key, c, page, buf)
+    })
+}
+
 fn contents_of<'a>(
     vm: &crate::vm::Vm,
     contents: &'a [Option<Box<dyn PageContents>>],

@@ -325,10 +325,42 @@ impl PageContents for LaunchContents {
         }
     }
 
+    /// `is_zero` of `page_bytes`, from the page's description: a zero page is, a generated one only if
+    /// every word it sets is 0 (it stops at the first that is not), a corpus page only if its chunk
+    /// is all zero bytes.
+    fn is_zero(&self, page: u32) -> bool {
+        let c = self.class[page as usize] as usize;
+        let h = hash(self.seed ^ 0x636f_6e74, page as u64);
+        let words_zero = |n: usize| {
+            let mut r = Rng::new(h);
+            (0..n).all(|_| r.next_u64() == 0)
+        };
+        match CLASSES[c] {
+            "zero" => true,
+            "sparse" => words_zero(SPARSE_WORDS),
+            "random" => words_zero(PAGE_WORDS),
+            _ => {
+                let corpus = self.corpora[c]
+                    .as_ref()
+                    .expect("corpus loaded for its class");
+                corpus.chunk(h % corpus.chunks()).iter().all(|&b| b == 0)
+            }
+        }
+    }
+
     fn describe(&self) -> String {
         "launch cycle (per-app content mixes)".into()
     }
+
+    /// The page itself: a page's bytes are a function of the page alone (writes do not change them).
+    fn content_key(&self, page: u32) -> Option<u32> {
+        Some(page)
+    }
 }
+
+/// 64-bit words in a page, and those a sparse page sets (every 64th).
+const PAGE_WORDS: usize = 4096 / 8;
+const SPARSE_WORDS: usize = PAGE_WORDS / 64;
 
 /// `CLASSES` from this index on are Silesia files (before it: zero, sparse, random).
 const FIRST_CORPUS_CLASS: usize = 3;
@@ -496,6 +528,7 @@ pub fn entropy_correlation(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contents::is_zero;
 
     #[test]
     fn mixes_are_drawn_in_proportion_and_bytes_are_stable() {
@@ -529,6 +562,53 @@ mod tests {
         }
         assert!(parse_mix("k", "zero:20,random:30").is_err());
         assert!(parse_mix("k", "zero:50,foo:50").is_err());
+    }
+
+    /// The contents' own zero check against `is_zero` of the built page, for every page of every
+    /// class — a corpus whose chunks are zero, zero but for the last byte, zero but for the first,
+    /// and text — and the key: a page's bytes are the same whenever they are built, whatever the
+    /// process has executed.
+    #[test]
+    fn zero_check_and_key_agree_with_the_built_page() {
+        let mut bytes = vec![0u8; 4 * 4096];
+        bytes[2 * 4096 - 1] = 1;
+        bytes[2 * 4096] = 7;
+        for (i, b) in bytes[3 * 4096..].iter_mut().enumerate() {
+            *b = b"lorem ipsum "[i % 12];
+        }
+        let corpus = Corpus::from_bytes("t", bytes).unwrap();
+        let mut class = vec![0u8; 4000];
+        let mix = parse_mix("k", "zero:10,sparse:10,random:10,dickens:70").unwrap();
+        classes(&mix, 0, 4000, 3, &mut class);
+        let mut corpora = vec![None; CLASSES.len()];
+        corpora[3] = Some(Arc::new(corpus));
+        let mut lc = LaunchContents {
+            class,
+            corpora,
+            seed: 3,
+        };
+        let mut first = Vec::new();
+        let mut b = [0u8; 4096];
+        let mut zero_by_class = [[0u32; 2]; 4];
+        for p in 0..4000 {
+            lc.page_bytes(p, &mut b);
+            assert_eq!(lc.is_zero(p), is_zero(&b), "page {p} ({})", lc.class_of(p));
+            assert_eq!(lc.content_key(p), Some(p));
+            zero_by_class[lc.class[p as usize] as usize][is_zero(&b) as usize] += 1;
+            first.push(b);
+        }
+        // Zero pages are zero, generated ones are not; corpus pages are both.
+        assert_eq!(zero_by_class[0][0], 0);
+        assert!(zero_by_class[0][1] > 0 && zero_by_class[1][0] > 0 && zero_by_class[2][0] > 0);
+        assert!(
+            zero_by_class[3][0] > 0 && zero_by_class[3][1] > 0,
+            "{zero_by_class:?}"
+        );
+        lc.advance(1_000_000);
+        for p in (0..4000).rev() {
+            lc.page_bytes(p, &mut b);
+            assert_eq!(b, first[p as usize], "page {p}");
+        }
     }
 
     #[test]

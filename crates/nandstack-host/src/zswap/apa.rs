@@ -24,6 +24,7 @@ use nandstack_core::{Error, Nanos, Result};
 
 use super::policy::PageKind;
 use super::{Store, Zswap};
+use crate::contents::PageIn;
 
 /// Per file page: the virtual page mapping it (for its bytes) and its write version.
 #[derive(Debug, Default)]
@@ -38,16 +39,17 @@ impl Zswap {
         self.apa
     }
 
-    /// Store clean file page `id` at write `version`.
+    /// Store clean file page `id` at write `version` (the page is built only if admission or
+    /// compression reads it).
     pub fn store_file(
         &mut self,
         id: u32,
         version: u32,
         memcg: u16,
-        bytes: &[u8; 4096],
+        page: &mut PageIn,
         free_frames: u64,
     ) -> Result<Store> {
-        let out = self.try_store_kind(id, PageKind::File, version, memcg, bytes, free_frames)?;
+        let out = self.try_store_kind(id, PageKind::File, version, memcg, page, free_frames)?;
         if matches!(out, Store::Refused(_)) {
             self.stats.file_refused += 1;
             self.invalidate_file(id);

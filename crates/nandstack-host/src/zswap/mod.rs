@@ -38,6 +38,7 @@ pub use config::{FullPoolPolicy, IncompressiblePolicy, ZswapConfig};
 use nandstack_core::{Error, Nanos, Result};
 
 use crate::compressor::{CompressionCosts, CompressorKind, MemoCompressor};
+use crate::contents::PageIn;
 use crate::vm::page::NONE;
 use crate::zpool::{self, Handle, Zpool, PAGE_BYTES};
 use policy::{
@@ -374,7 +375,25 @@ impl Zswap {
         bytes: &[u8; 4096],
         free_frames: u64,
     ) -> Result<Store> {
-        let out = self.try_store_kind(slot, PageKind::Anon, 0, memcg, bytes, free_frames)?;
+        self.store_page(slot, memcg, &mut PageIn::ready(bytes), free_frames)
+    }
+
+    /// Forget the compressed lengths and admission estimates remembered by page key (the host's
+    /// contents were replaced: keys may name other bytes now).
+    pub fn forget_keys(&mut self) {
+        self.compressor.forget_keys();
+        self.admission.forget_keys();
+    }
+
+    /// [`Zswap::store`] of an offered page (built only if admission or compression reads it).
+    pub fn store_page(
+        &mut self,
+        slot: u32,
+        memcg: u16,
+        page: &mut PageIn,
+        free_frames: u64,
+    ) -> Result<Store> {
+        let out = self.try_store_kind(slot, PageKind::Anon, 0, memcg, page, free_frames)?;
         if matches!(out, Store::Refused(_)) {
             // check_old: a stale entry must not be written back over the new data.
             self.invalidate(slot);
@@ -390,7 +409,7 @@ impl Zswap {
         kind: PageKind,
         version: u32,
         memcg: u16,
-        bytes: &[u8; 4096],
+        page: &mut PageIn,
         free_frames: u64,
     ) -> Result<Store> {
         if self.check_limits() {
@@ -405,7 +424,7 @@ impl Zswap {
             used_chunk_bytes: self.used_chunk_bytes,
             limit_bytes: self.max_pages * PAGE_BYTES as u64,
         };
-        let v = self.admission.decide(bytes, &q);
+        let v = self.admission.decide(page, &q);
         let mut cpu = Nanos::ZERO;
         if v.sampled_bytes > 0 {
             cpu = Nanos((v.sampled_bytes as f64 * self.estimate_ns_per_byte).round() as u64);
@@ -416,7 +435,17 @@ impl Zswap {
             self.stats.reject_admission += 1;
             return Ok(Store::Refused(cpu));
         }
-        let compressed = self.compressor.compressed_len(bytes)?;
+        let compressed = self.compressor.compressed_len_of(page)?;
+        if self.verify && page.key().is_some() {
+            // A length remembered by key must be the length of these bytes.
+            let direct = self.compressor.compressed_len(page.bytes())?;
+            if direct != compressed {
+                return Err(Error::Invariant(format!(
+                    "zswap: page key {:?} gave compressed length {compressed}, its bytes {direct}",
+                    page.key()
+                )));
+            }
+        }
         cpu += self.compress_ns;
         self.stats.compressions += 1;
         self.stats.compress_ns += self.compress_ns;
@@ -465,7 +494,11 @@ impl Zswap {
             handle,
             len,
             memcg,
-            sum: if self.verify { page_hash(bytes) } else { 0 },
+            sum: if self.verify {
+                page_hash(page.bytes())
+            } else {
+                0
+            },
         };
         if id as usize == self.entries.len() {
             self.entries.push(entry);

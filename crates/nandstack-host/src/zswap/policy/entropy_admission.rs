@@ -22,10 +22,29 @@
 
 use nandstack_compress::entropy::{EntropyTable, Sample};
 
-use crate::compressor::ContentMemo;
+use crate::compressor::{ContentMemo, KeyMemo};
+use crate::contents::PageIn;
 
 use super::ratio_fit::{RatioMap, SCALE};
 use super::{Admission, AdmitQuery, PageKind, Verdict};
+
+/// The estimated ratio of `page` through the content memo (see the module documentation).
+fn hashed_ratio(
+    memo: &mut ContentMemo<u32>,
+    map: &RatioMap,
+    entropy: &EntropyTable,
+    sample: Sample,
+    page: &[u8; 4096],
+) -> u32 {
+    let span = match sample {
+        Sample::Leading(k) => &page[..k.min(page.len())],
+        Sample::Stride(_) | Sample::Whole => &page[..],
+    };
+    let Ok(ratio) = memo.get_or_insert_with(span, || {
+        Ok::<_, std::convert::Infallible>(map.estimate(entropy.bits_per_byte(page)))
+    });
+    ratio
+}
 
 /// Bits of the hit window.
 pub const WINDOW: u32 = 256;
@@ -53,6 +72,8 @@ pub struct EntropyAdmission {
     window: [u64; 4],
     /// XXH3-128 of a page's sampled span → its estimated ratio (see the module documentation).
     memo: ContentMemo<u32>,
+    /// Page key → its estimated ratio ([`EntropyAdmission::estimated_ratio_of`]).
+    by_key: KeyMemo,
     pub stats: SaStats,
 }
 
@@ -66,6 +87,7 @@ impl EntropyAdmission {
             cost_anon: cost_anon as u64,
             window: [0; 4],
             memo: ContentMemo::default(),
+            by_key: KeyMemo::default(),
             stats: SaStats::default(),
         }
     }
@@ -73,15 +95,28 @@ impl EntropyAdmission {
     /// The estimated ratio (× 10,000) of `page` from its sample's entropy, remembered by the content of
     /// the bytes the sample reads from (the leading `k` for `Leading(k)`, else the whole page).
     pub fn estimated_ratio(&mut self, page: &[u8; 4096]) -> u32 {
-        let span = match self.sample {
-            Sample::Leading(k) => &page[..k.min(page.len())],
-            Sample::Stride(_) | Sample::Whole => &page[..],
-        };
-        let (map, entropy) = (&self.map, &self.entropy);
-        let Ok(ratio) = self.memo.get_or_insert_with(span, || {
-            Ok::<_, std::convert::Infallible>(map.estimate(entropy.bits_per_byte(page)))
-        });
-        ratio
+        hashed_ratio(&mut self.memo, &self.map, &self.entropy, self.sample, page)
+    }
+
+    /// [`EntropyAdmission::estimated_ratio`] of an offered page: by its key when it has one (the page
+    /// is built only the first time its key is seen), else by its bytes.
+    pub fn estimated_ratio_of(&mut self, page: &mut PageIn) -> u32 {
+        let (memo, map, entropy, sample) = (&mut self.memo, &self.map, &self.entropy, self.sample);
+        match page.key() {
+            Some(k) => {
+                let Ok(r) = self.by_key.get_or_insert_with(k, || {
+                    Ok::<_, std::convert::Infallible>(hashed_ratio(
+                        memo,
+                        map,
+                        entropy,
+                        sample,
+                        page.bytes(),
+                    ))
+                });
+                r
+            }
+            None => hashed_ratio(memo, map, entropy, sample, page.bytes()),
+        }
     }
 
     /// Hits among the last [`WINDOW`] page-in requests.
@@ -151,6 +186,7 @@ impl Admission for EntropyAdmission {
     }
 
     fn admit(&mut self, page: &[u8; 4096], memcg: u16) -> bool {
+        let page = &mut PageIn::ready(page);
         let q = AdmitQuery {
             memcg,
             kind: PageKind::Anon,
@@ -163,8 +199,8 @@ impl Admission for EntropyAdmission {
         self.decide(page, &q).admit
     }
 
-    fn decide(&mut self, page: &[u8; 4096], q: &AdmitQuery) -> Verdict {
-        let ratio = self.estimated_ratio(page);
+    fn decide(&mut self, page: &mut PageIn, q: &AdmitQuery) -> Verdict {
+        let ratio = self.estimated_ratio_of(page);
         let admit = self.admits(q.kind, ratio, q);
         self.stats.decisions += 1;
         let s = &mut self.stats;
@@ -178,6 +214,10 @@ impl Admission for EntropyAdmission {
             admit,
             sampled_bytes: self.sampled_bytes(),
         }
+    }
+
+    fn forget_keys(&mut self) {
+        self.by_key.clear();
     }
 
     fn lookup(&mut self, hit: bool) {
@@ -230,7 +270,13 @@ mod tests {
         let mut sa = EntropyAdmission::new(linear(), Sample::PAPER, 10_000, 40_000);
         // Empty hit window: average 0, everything admitted (even a random-looking file page).
         assert_eq!(sa.average_benefit(&query(PageKind::File)), 0.0);
-        assert!(sa.decide(&page_of_entropy(8), &query(PageKind::File)).admit);
+        assert!(
+            sa.decide(
+                &mut PageIn::ready(&page_of_entropy(8)),
+                &query(PageKind::File)
+            )
+            .admit
+        );
         // 128 hits of 256: average = 0.5 × 25,000 × 0.5 ÷ 0.5 = 12,500.
         for i in 0..256 {
             sa.lookup(i % 2 == 0);
@@ -238,7 +284,10 @@ mod tests {
         assert_eq!(sa.hits(), 128);
         assert!((sa.average_benefit(&query(PageKind::File)) - 12_500.0).abs() < 1e-9);
         // File page at 6 bits: ratio 0.75 → 13,333 ≥ 12,500: admitted.
-        let v = sa.decide(&page_of_entropy(6), &query(PageKind::File));
+        let v = sa.decide(
+            &mut PageIn::ready(&page_of_entropy(6)),
+            &query(PageKind::File),
+        );
         assert_eq!(
             v,
             Verdict {
@@ -247,12 +296,24 @@ mod tests {
             }
         );
         // File page at 7 bits: ratio 0.875 → 11,429 < 12,500: refused.
-        assert!(!sa.decide(&page_of_entropy(7), &query(PageKind::File)).admit);
+        assert!(
+            !sa.decide(
+                &mut PageIn::ready(&page_of_entropy(7)),
+                &query(PageKind::File)
+            )
+            .admit
+        );
         // Exactly on the average: ratio 0.8 → 12,500 ≥ 12,500 (the paper's "greater than or equal").
         assert!(sa.admits(PageKind::File, 8_000, &query(PageKind::File)));
         assert!(!sa.admits(PageKind::File, 8_001, &query(PageKind::File)));
         // Anonymous page at 8 bits: 40,000 ÷ 1.0 ≥ 12,500.
-        assert!(sa.decide(&page_of_entropy(8), &query(PageKind::Anon)).admit);
+        assert!(
+            sa.decide(
+                &mut PageIn::ready(&page_of_entropy(8)),
+                &query(PageKind::Anon)
+            )
+            .admit
+        );
         assert_eq!(
             sa.stats,
             SaStats {
@@ -269,8 +330,20 @@ mod tests {
             sa.lookup(true);
         }
         assert_eq!(sa.hits(), 256);
-        assert!(!sa.decide(&page_of_entropy(6), &query(PageKind::File)).admit);
-        assert!(sa.decide(&page_of_entropy(8), &query(PageKind::Anon)).admit);
+        assert!(
+            !sa.decide(
+                &mut PageIn::ready(&page_of_entropy(6)),
+                &query(PageKind::File)
+            )
+            .admit
+        );
+        assert!(
+            sa.decide(
+                &mut PageIn::ready(&page_of_entropy(8)),
+                &query(PageKind::Anon)
+            )
+            .admit
+        );
         // The window forgets: 256 misses empty it.
         for _ in 0..256 {
             sa.lookup(false);
@@ -281,7 +354,10 @@ mod tests {
     #[test]
     fn the_code_sample_reads_every_fourth_byte() {
         let mut sa = EntropyAdmission::new(linear(), Sample::CODE, 10_000, 40_000);
-        let v = sa.decide(&page_of_entropy(4), &query(PageKind::Anon));
+        let v = sa.decide(
+            &mut PageIn::ready(&page_of_entropy(4)),
+            &query(PageKind::Anon),
+        );
         assert_eq!(v.sampled_bytes, 1024);
     }
 
@@ -331,6 +407,71 @@ mod tests {
             assert!(sa.memo.len() <= pages.len());
             if sample == Sample::PAPER {
                 assert!(sa.memo.len() < pages.len() - 30, "{}", sa.memo.len());
+            }
+        }
+    }
+
+    /// Estimates by page key against the direct entropy through the map, for every sample, on a
+    /// seeded stream of offered pages: key k names page k mod 200 of the set above's kinds (several
+    /// keys naming equal bytes), some offered without a key; a page whose key was seen is not built;
+    /// forgetting the keys changes no estimate.
+    #[test]
+    fn estimates_by_key_equal_computing_every_time() {
+        use crate::contents::PageContents;
+        use nandstack_compress::entropy::shannon_bits_per_byte;
+        use nandstack_core::Rng;
+        struct Pages(Vec<[u8; 4096]>);
+        impl PageContents for Pages {
+            fn advance(&mut self, _refs: u64) {}
+            fn page_bytes(&self, page: u32, out: &mut [u8; 4096]) {
+                *out = self.0[page as usize % self.0.len()];
+            }
+            fn describe(&self) -> String {
+                "pages".into()
+            }
+        }
+        let mut rng = Rng::new(29);
+        let pages: Vec<[u8; 4096]> = (0..200)
+            .map(|i| {
+                let mut p = [0u8; 4096];
+                match i % 4 {
+                    0 => p.fill((i / 4) as u8),
+                    1 => p
+                        .iter_mut()
+                        .for_each(|b| *b = rng.below(1 + i as u64 % 9) as u8),
+                    2 => p.iter_mut().for_each(|b| *b = rng.next_u64() as u8),
+                    _ => p[512..]
+                        .iter_mut()
+                        .for_each(|b| *b = rng.below(1 + i as u64) as u8),
+                }
+                p
+            })
+            .collect();
+        let contents = Pages(pages.clone());
+        for sample in [Sample::PAPER, Sample::CODE, Sample::Whole] {
+            let map = linear();
+            let mut sa = EntropyAdmission::new(map, sample, 10_000, 40_000);
+            let mut seen = std::collections::HashSet::new();
+            let mut buf = [0u8; 4096];
+            for round in 0..3_000u32 {
+                let k = rng.below(600) as u32;
+                let page = &pages[k as usize % pages.len()];
+                let direct = map.estimate(shannon_bits_per_byte(page, sample));
+                let key = (round % 7 != 0).then_some(k);
+                let mut offered = PageIn::lazy(key, &contents, k, &mut buf);
+                assert_eq!(
+                    sa.estimated_ratio_of(&mut offered),
+                    direct,
+                    "{sample:?} round {round}"
+                );
+                if let Some(k) = key {
+                    assert_eq!(offered.built(), !seen.contains(&k), "round {round}");
+                    seen.insert(k);
+                }
+                if round == 1_500 {
+                    sa.forget_keys();
+                    seen.clear();
+                }
             }
         }
     }

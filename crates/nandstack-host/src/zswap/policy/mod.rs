@@ -47,6 +47,8 @@ pub mod pool_pages;
 pub mod ratio_fit;
 
 pub use admit_all::AdmitAll;
+
+use crate::contents::PageIn;
 pub use entropy_admission::EntropyAdmission;
 pub use lottery::Lottery;
 pub use lottery_code::LotteryCode;
@@ -103,15 +105,18 @@ pub struct Verdict {
 pub trait Admission: Send {
     fn name(&self) -> &'static str;
     fn admit(&mut self, page: &[u8; 4096], memcg: u16) -> bool;
-    /// [`Admission::admit`] with the pool's state; the default ignores it and samples nothing.
-    fn decide(&mut self, page: &[u8; 4096], q: &AdmitQuery) -> Verdict {
+    /// [`Admission::admit`] with the pool's state; the default ignores it and samples nothing. The
+    /// page is built only if the policy reads it.
+    fn decide(&mut self, page: &mut PageIn, q: &AdmitQuery) -> Verdict {
         Verdict {
-            admit: self.admit(page, q.memcg),
+            admit: self.admit(page.bytes(), q.memcg),
             sampled_bytes: 0,
         }
     }
     /// A page-in request reached the cache; `hit` when the cache held the page.
     fn lookup(&mut self, _hit: bool) {}
+    /// Forget whatever is remembered by page key ([`PageIn::key`]): the host's contents were replaced.
+    fn forget_keys(&mut self) {}
 }
 
 /// Where an entry sits in the pool.

@@ -10,7 +10,8 @@
 //! Used chunks are z3fold's: `ceil(len / 64)` chunks of 63 usable per page; an object above 3,968 bytes
 //! has a (headless) page to itself, which counts as full.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::{EntryId, PageKind, Pick, Placement};
 use crate::vm::page::NONE;
@@ -84,14 +85,39 @@ struct Container {
     groups: Vec<u32>,
 }
 
+/// The hasher of the maps by pool page: FxHash's multiply-rotate over the key's integers (pool page
+/// ids are small, dense integers; SipHash or a B-tree walk cost more than the rest of a store).
+#[derive(Default)]
+struct IdHash(u64);
+
+impl Hasher for IdHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u16(&mut self, v: u16) {
+        self.write_u64(v as u64);
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+/// A map keyed by pool page. Probed, never iterated: its order cannot reach a result.
+type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHash>>;
+
 /// See the module documentation.
 #[derive(Debug, Clone, Default)]
 pub struct PoolPages {
     recs: Vec<Rec>,
     groups: Vec<Group>,
     free_groups: Vec<u32>,
-    by_key: BTreeMap<(u64, u16), u32>,
-    containers: BTreeMap<u64, Container>,
+    by_key: IdMap<(u64, u16), u32>,
+    containers: IdMap<u64, Container>,
     /// Per cgroup, its lists.
     lists: Vec<Vec<OList>>,
     /// Per cgroup, entries of the current victim still to hand out.
@@ -313,10 +339,11 @@ impl PoolPages {
         changed: Option<u32>,
         grew: bool,
     ) {
-        let c = &self.containers[&container];
+        // The container's groups are not changed by re-filing: lent out for the loop, not copied.
+        let c = self.containers.get_mut(&container).expect("container");
         let (used, headless) = (c.used_chunks, c.headless);
-        let gs = c.groups.clone();
-        for g in gs {
+        let gs = std::mem::take(&mut c.groups);
+        for &g in &gs {
             let want = f.list_of(&self.groups[g as usize], used, headless);
             let grp = &self.groups[g as usize];
             let is_changed = changed == Some(g) || changed.is_none();
@@ -349,6 +376,10 @@ impl PoolPages {
             o.stamp_total += grp.stamp_sum as u128;
             self.groups[g as usize].listed = Some((want, key));
         }
+        self.containers
+            .get_mut(&container)
+            .expect("container")
+            .groups = gs;
     }
 
     /// The next entry of cgroup `memcg`'s current victim, if one is being handed out.
