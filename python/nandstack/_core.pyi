@@ -76,6 +76,10 @@ def trace_stats(path: str, format: str) -> str:
 def bench_host(quick: bool = False) -> str:
     """The host memory/swap model's benchmark (GIL released); returns its report JSON."""
 
+def keep_aged(on: bool) -> None:
+    """Keep the aged block device of the runs that follow for a later run with the same aging (the
+    sweep runner's groups); `False` (the default) keeps none."""
+
 def kswap_request_counts(path: str) -> str:
     """A kernel-swap capture's requests counted in Rust: `{"read": [[pages, n], ...], "write": [...],
     "sequential": [reads, writes], "discard_pages": n}` as JSON; raises for anything the Python reader

@@ -128,12 +128,21 @@ fn launch_correlation(
     .map_err(errors::to_py_err)
 }
 
+/// Keep the aged block device of the runs that follow in this process for a later run with the same
+/// aging (`True`), or not (`False`, the default; a run then takes a kept device with its aging for
+/// itself). The sweep runner's groups of tasks that age the same device (`nandstack_sim::aged`).
+#[pyfunction]
+fn keep_aged(on: bool) {
+    nandstack_sim::aged::set_keeping(on)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(run::run, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(bench_host, m)?)?;
+    m.add_function(wrap_pyfunction!(keep_aged, m)?)?;
     m.add_function(wrap_pyfunction!(kswap_setup_json, m)?)?;
     m.add_function(wrap_pyfunction!(kcswap_figures_json, m)?)?;
     m.add_function(wrap_pyfunction!(kswap_request_counts, m)?)?;

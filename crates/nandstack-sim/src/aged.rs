@@ -10,11 +10,13 @@
 //! runs that age and runs that take the copy).
 //!
 //! Not under verification (its periodic checks belong to a verified run) and only for kinds that can
-//! be copied (the block SSD; the hybrid and zoned devices return no snapshot). One device is kept:
-//! the sweep runner sends tasks with the same aging to one worker, one after another
-//! (`nandstack.sweep.runner._share_key`), and `limits` counts the copy.
+//! be copied (the block SSD; the hybrid and zoned devices return no snapshot). Off unless the caller
+//! expects another run with the same aging ([`set_keeping`]: the sweep runner sends tasks with the
+//! same aging to one worker as a group, `nandstack.sweep.runner._aging_key`, and keeps for every
+//! member but the last, which takes the kept device itself instead of a copy): a single run never
+//! pays for a copy it leaves behind. One device is kept; `limits` counts it.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use nandstack_core::{Error, Result};
@@ -74,16 +76,30 @@ pub(crate) fn key(
 /// Runs that started from a kept device (tests).
 static COPIES: AtomicU64 = AtomicU64::new(0);
 
-/// A copy of the device kept under `key` and of its generator, if one is kept.
+/// Whether runs keep their aged device for a later run ([`set_keeping`]).
+static KEEPING: AtomicBool = AtomicBool::new(false);
+
+/// Keep the aged device of the runs that follow (`true`: another run with the same aging is expected),
+/// or not (`false`, the default: a run takes a kept device with its key for itself and keeps none).
+pub fn set_keeping(on: bool) {
+    KEEPING.store(on, Ordering::Relaxed);
+}
+
+/// The device kept under `key` and its generator, if one is kept: a copy while keeping, else the kept
+/// device itself (nothing is left kept).
 pub(crate) fn copy(key: &str) -> Option<Aged> {
-    let kept = lock();
-    let (k, (dev, gen)) = kept.as_ref()?;
-    if k != key {
+    let mut kept = lock();
+    if kept.as_ref()?.0 != key {
         return None;
     }
-    let copy = (dev.snapshot()?, gen.clone());
+    let taken = if KEEPING.load(Ordering::Relaxed) {
+        let (_, (dev, gen)) = kept.as_ref()?;
+        (dev.snapshot()?, gen.clone())
+    } else {
+        kept.take()?.1
+    };
     COPIES.fetch_add(1, Ordering::Relaxed);
-    Some(copy)
+    Some(taken)
 }
 
 /// How many runs of this process started from a kept device (tests).
@@ -96,6 +112,9 @@ pub fn copies() -> u64 {
 pub(crate) fn keep(key: String, dev: &dyn Device, gen: Option<&BlockGenerator>) {
     let mut kept = lock();
     *kept = None; // the old copy goes first: at most one kept device in memory
+    if !KEEPING.load(Ordering::Relaxed) {
+        return;
+    }
     if let Some(copy) = dev.snapshot() {
         *kept = Some((key, (copy, gen.cloned())));
     }

@@ -75,6 +75,12 @@ fn phone(seed: u64, swap: &str) -> String {
 /// One test: the kept device is per process, and the assertions count the copies taken.
 #[test]
 fn runs_from_a_kept_aged_device_report_what_aging_their_own_would() {
+    // Not keeping (the default): a run leaves no device behind.
+    aged::set_keeping(false);
+    aged::clear();
+    run(&block(3, "greedy", false));
+    assert!(!aged::holds(), "a run keeps nothing unless asked");
+    aged::set_keeping(true);
     // Block runs: the same aging (a run with other run options) takes the copy.
     let (copied, took) = after(&block(3, "greedy", false), &block(3, "greedy", true));
     assert!(took, "the same aging takes the kept device");
@@ -113,5 +119,13 @@ fn runs_from_a_kept_aged_device_report_what_aging_their_own_would() {
         assert!(!took, "registration differs: no copy");
         assert_eq!(report, fresh(then));
     }
+    // The last run of a group takes the kept device itself (keeping off): the same report, nothing left.
+    aged::clear();
+    run(&block(3, "greedy", false));
+    aged::set_keeping(false);
+    let copies = aged::copies();
+    let last = run(&block(3, "greedy", true));
+    assert!(aged::copies() > copies && !aged::holds());
+    assert_eq!(last, fresh(&block(3, "greedy", true)));
     aged::clear();
 }

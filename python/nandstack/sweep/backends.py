@@ -42,9 +42,21 @@ def execute_task(payload: dict[str, Any]) -> Outcome:
     this process's CPU time over the task (`time.process_time`: every thread, unlike wall time it does
     not grow while other processes hold the cores)."""
     if "group" in payload:  # tasks that share work run in order in this process (`runner._units`)
-        return {"group": [execute_task(member) for member in payload["group"]]}
+        members = payload["group"]
+        outcomes = []
+        for i, member in enumerate(members):
+            # Every member but the last keeps its aged device for the next (`nandstack_sim::aged`).
+            outcomes.append(_execute_one(member, keep=i < len(members) - 1))
+        return {"group": outcomes}
+    return _execute_one(payload, keep=False)
+
+
+def _execute_one(payload: dict[str, Any], keep: bool) -> Outcome:
+    """One task of `execute_task`; `keep`: keep its aged device for the next task of the group."""
     from .._api import run
-    from .._core import NandstackError
+    from .._core import NandstackError, keep_aged
+
+    keep_aged(keep)
 
     config = payload["config"]
     verify = bool(payload.get("verify", False))
