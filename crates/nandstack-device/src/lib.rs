@@ -7,6 +7,30 @@
 //!   pluggable victim policies, TRIM, static wear levelling, invariant checks and read-after-write
 //!   verification.
 
+/// `$cl`, a supertrait of the policy trait `$tr` giving a boxed copy (`clone_box`) to every `$tr` that
+/// is `Clone`, and `Clone` for `Box<dyn $tr>`: a device is copied whole (an aged device kept per
+/// process, `Device::snapshot`), its policies with it.
+macro_rules! boxed_clone {
+    ($tr:ident, $cl:ident) => {
+        /// A boxed copy of the policy (see `boxed_clone!` in the crate root).
+        pub trait $cl {
+            fn clone_box(&self) -> Box<dyn $tr>;
+        }
+
+        impl<T: $tr + Clone + 'static> $cl for T {
+            fn clone_box(&self) -> Box<dyn $tr> {
+                Box::new(self.clone())
+            }
+        }
+
+        impl Clone for Box<dyn $tr> {
+            fn clone(&self) -> Self {
+                self.clone_box()
+            }
+        }
+    };
+}
+
 pub mod cache;
 pub mod config;
 pub mod device;

@@ -85,6 +85,11 @@ pub fn set_keeping(on: bool) {
     KEEPING.store(on, Ordering::Relaxed);
 }
 
+/// Whether runs keep their aged device now ([`set_keeping`]).
+pub fn keeping() -> bool {
+    KEEPING.load(Ordering::Relaxed)
+}
+
 /// The device kept under `key` and its generator, if one is kept: a copy while keeping, else the kept
 /// device itself (nothing is left kept).
 pub(crate) fn copy(key: &str) -> Option<Aged> {

@@ -226,13 +226,16 @@ pub fn estimate(cfg: &SimConfig, verify: bool, series_in_memory: bool) -> Result
             }
         }
     }
-    // The aged device a run keeps for the next one (`aged`): one more copy of the block device, two
-    // for a host program (the copy it takes arrives while the device its host was built on exists).
+    // The aged device a run keeps for the next one (`aged`, when keeping): one more copy of the block
+    // device, two for a host program (the copy it takes arrives while the device its host was built
+    // on exists); not keeping, a host program may still take a kept device while its own exists.
     if !verify && dev.kind == DeviceKindName::Block && crate::aged::ages(cfg) {
-        let copies = if cfg.workload.kind == WorkloadKind::Host {
-            2.0
-        } else {
-            1.0
+        let host = cfg.workload.kind == WorkloadKind::Host;
+        let copies = match (crate::aged::keeping(), host) {
+            (true, true) => 2.0,
+            (true, false) => 1.0,
+            (false, true) if crate::aged::holds() => 1.0,
+            _ => 0.0,
         };
         e.add(
             "aged device kept for the next run",

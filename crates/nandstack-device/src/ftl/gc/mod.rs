@@ -75,20 +75,4 @@ pub fn build(cfg: &VictimConfig, planes: u32, table: &BlockTable) -> Box<dyn Vic
 #[cfg(test)]
 mod tests;
 
-/// A boxed copy of a policy (a device is copied whole: a preconditioned device kept per process).
-/// Every `VictimPolicy` that is `Clone` has it.
-pub trait VictimClone {
-    fn clone_box(&self) -> Box<dyn VictimPolicy>;
-}
-
-impl<T: VictimPolicy + Clone + 'static> VictimClone for T {
-    fn clone_box(&self) -> Box<dyn VictimPolicy> {
-        Box::new(self.clone())
-    }
-}
-
-impl Clone for Box<dyn VictimPolicy> {
-    fn clone(&self) -> Self {
-        self.clone_box()
-    }
-}
+boxed_clone!(VictimPolicy, VictimClone);

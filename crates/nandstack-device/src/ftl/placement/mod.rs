@@ -83,23 +83,7 @@ pub fn build(cfg: &PlacementConfig) -> Box<dyn PlacementPolicy> {
     }
 }
 
-/// A boxed copy of a policy (a device is copied whole: a preconditioned device kept per process).
-/// Every `PlacementPolicy` that is `Clone` has it.
-pub trait PlacementClone {
-    fn clone_box(&self) -> Box<dyn PlacementPolicy>;
-}
-
-impl<T: PlacementPolicy + Clone + 'static> PlacementClone for T {
-    fn clone_box(&self) -> Box<dyn PlacementPolicy> {
-        Box::new(self.clone())
-    }
-}
-
-impl Clone for Box<dyn PlacementPolicy> {
-    fn clone(&self) -> Self {
-        self.clone_box()
-    }
-}
+boxed_clone!(PlacementPolicy, PlacementClone);
 
 #[cfg(test)]
 mod tests {

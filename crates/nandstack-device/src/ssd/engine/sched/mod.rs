@@ -85,20 +85,4 @@ pub fn build(cfg: &SchedulingConfig, dies: u32) -> Box<dyn TxnScheduler> {
     }
 }
 
-/// A boxed copy of a policy (a device is copied whole: a preconditioned device kept per process).
-/// Every `TxnScheduler` that is `Clone` has it.
-pub trait SchedulerClone {
-    fn clone_box(&self) -> Box<dyn TxnScheduler>;
-}
-
-impl<T: TxnScheduler + Clone + 'static> SchedulerClone for T {
-    fn clone_box(&self) -> Box<dyn TxnScheduler> {
-        Box::new(self.clone())
-    }
-}
-
-impl Clone for Box<dyn TxnScheduler> {
-    fn clone(&self) -> Self {
-        self.clone_box()
-    }
-}
+boxed_clone!(TxnScheduler, SchedulerClone);
