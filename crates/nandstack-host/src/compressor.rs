@@ -382,13 +382,7 @@ mod memo_tests {
                 p
             })
             .collect();
-        for algorithm in [
-            Algorithm::Lzo,
-            Algorithm::LzoRle,
-            Algorithm::Lz4,
-            Algorithm::Deflate,
-            Algorithm::Zstd,
-        ] {
+        for algorithm in Algorithm::ALL {
             let mut memo = MemoCompressor::new(algorithm).unwrap();
             let mut plain = Compressor::new(algorithm).unwrap();
             for k in 0..3000u64 {
@@ -445,13 +439,7 @@ mod memo_tests {
         let keys: Vec<u32> = (0..400).map(|_| rng.below(100_000) as u32).collect();
         let page_of = |k: usize| (k * 7) % pages.len();
         let contents = Pages(pages.clone());
-        for algorithm in [
-            Algorithm::Lzo,
-            Algorithm::LzoRle,
-            Algorithm::Lz4,
-            Algorithm::Deflate,
-            Algorithm::Zstd,
-        ] {
+        for algorithm in Algorithm::ALL {
             let mut memo = MemoCompressor::new(algorithm).unwrap();
             let mut plain = Compressor::new(algorithm).unwrap();
             let mut seen = std::collections::HashSet::new();

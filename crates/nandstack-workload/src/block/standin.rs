@@ -394,14 +394,7 @@ mod tests {
 
     #[test]
     fn every_spec_solves_and_generates_its_table4_mix() {
-        for name in [
-            StandinName::Pc,
-            StandinName::Phone,
-            StandinName::Tpcc,
-            StandinName::Oltp,
-            StandinName::Linkbench,
-            StandinName::YcsbA,
-        ] {
+        for name in NAMES {
             let spec = name.spec();
             let g = StandinGenerator::new(&spec, 0.02, 1).expect("solvable");
             let space = g.address_space_bytes();
