@@ -95,6 +95,12 @@ def reproduce(
     return Report(out_dir, experiment, analysis, outcome, files)
 
 
+def _kept_cpu(result: Any, now: float | None) -> float | None:
+    """The CPU seconds a run's summary keeps (`wall_task_cpu_seconds`), else `now` (a failed run)."""
+    kept = result.summary.get("wall_task_cpu_seconds") if result is not None else None
+    return kept if isinstance(kept, (int, float)) else now
+
+
 def _round_or_none(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
@@ -125,10 +131,10 @@ def _write_report(
             "run_id": result.run_id if result is not None else None,
             "config_hash": task.config_hash,
             "label": task.label,
-            # What the run cost when it was made (now, or when recorded if the report reused it).
-            "wall_cpu_seconds": _round_or_none(
-                outcome.cpu_seconds.get(i, (result.summary.get("wall_task_cpu_seconds") if result else None))
-            ),
+            # What the run cost when it was made (now, or when recorded if the report reused it): the
+            # figure its summary keeps whenever there is one, so that a report reusing the recorded run
+            # shows the same number (rounding the raw time and the recorded one could differ by a digit).
+            "wall_cpu_seconds": _round_or_none(_kept_cpu(result, outcome.cpu_seconds.get(i))),
             "status": "ok"
             if result is not None
             else ("ended: " if outcome.expected(i) else "") + outcome.errors.get(i, "failed"),
