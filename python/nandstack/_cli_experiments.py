@@ -63,7 +63,11 @@ def add_parsers(commands: Any) -> None:
         "figures, CSV tables and report.json. Runs are recorded in the results database.",
         epilog="nandstack reproduce --list shows the experiments.",
     )
-    reproduce.add_argument("name", nargs="?", help="experiment name (see --list)")
+    reproduce.add_argument(
+        "name",
+        nargs="*",
+        help="experiment name (see --list); several: run them as --all runs every one",
+    )
     reproduce.add_argument("--list", action="store_true", help="list the experiments and exit")
     reproduce.add_argument(
         "--all",
@@ -170,11 +174,13 @@ def _dry_run(spec: Any, db: Any, resume: bool) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from . import experiments
 
-    if args.all and args.name:
-        print(f"error: give an experiment name or --all, not both (got `{args.name}`)", file=sys.stderr)
+    names = args.name if isinstance(args.name, list) else [args.name] if args.name else []
+    if args.all and names:
+        print(f"error: give experiment names or --all, not both (got `{' '.join(names)}`)", file=sys.stderr)
         return 2
-    if args.all and not args.list:
-        return _reproduce_all(args, [e.name for e in experiments.all_experiments()])
+    if not args.list and (args.all or len(names) > 1):
+        return _reproduce_all(args, [experiments.get(n).name for n in names] or experiments.names())
+    args.name = names[0] if names else None
     if args.list or not args.name:
         if not args.list:
             print("error: give an experiment name, --all, or --list to see them\n", file=sys.stderr)
@@ -184,49 +190,82 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             if experiment.produces:
                 print(f"  produces: {', '.join(experiment.produces)}")
         return 0 if args.list else 2
-    from .report import reproduce
+    from .report.reproduce import run_experiment, write_report
     from .results import ResultsDB
 
-    if args.captures is not None:
-        from .experiments import _captures, kernel_swap
-
-        env = kernel_swap.CAPTURES_ENV if args.name == "kernel-swap" else _captures.CAPTURES_ENV
-        os.environ[env] = str(args.captures.resolve())
-
+    set_captures(args)
     backend = _backend(args)
     clock = _Clock()
     with progress_bar(args.quiet) as bar:
-        report = reproduce(
-            args.name,
-            quick=args.quick,
-            out=args.out,
-            backend=backend,
-            db=ResultsDB(args.db),
-            record=not args.no_record,
-            resume=args.resume,
-            progress=bar,
-            seed=args.seed,
-        )
-    analysis = report.analysis
-    print(f"{report.experiment.title}: {analysis.verdict}")
-    print(textwrap.fill(analysis.measured, 100))
-    if analysis.claims:
-        from .experiments._claims import claims_markdown
-
-        quick = " --quick" if args.quick else ""
-        print(f"\nClaims (nandstack reproduce {args.name}{quick} --seed {args.seed}):")
-        print(claims_markdown(analysis.claims))
-    print(report.outcome.summary_line(), file=sys.stderr)
-    print(f"report: {report.index}", file=sys.stderr)
+        ran = run_experiment(args.name, progress=bar, **reproduce_options(args, backend, ResultsDB(args.db)))
+        report = write_report(ran)
+    print_report(args, report)
     args.outcome = report.outcome  # for `--all`'s timing table
     if args.timing:
         print("\n" + format_frame(TIMING_COLUMNS, [clock.row(args.name, report.outcome)]))
     return 1 if report.outcome.failures() else 0
 
 
+def set_captures(args: argparse.Namespace) -> None:
+    """`--captures DIR`: where kernel-swap (and kernel-zswap, kernel-zram) read their captures."""
+    if args.captures is None:
+        return
+    from .experiments import _captures, kernel_swap
+
+    if args.name == "kernel-swap":
+        envs = [kernel_swap.CAPTURES_ENV]
+    else:  # kernel-zswap and kernel-zram; `--all`: all three
+        envs = [_captures.CAPTURES_ENV] + ([kernel_swap.CAPTURES_ENV] if args.name is None else [])
+    for env in envs:
+        os.environ[env] = str(args.captures.resolve())
+
+
+def reproduce_options(
+    args: argparse.Namespace, backend: Any, db: Any, name: str | None = None
+) -> dict[str, Any]:
+    """`run_experiment`'s options from the command line (`name`: one experiment of `--all`)."""
+    out = args.out
+    if name is not None and out is not None:
+        out = out / (f"{name}-quick" if args.quick else name)
+    return {
+        "quick": args.quick,
+        "out": out,
+        "backend": backend,
+        "db": db,
+        "record": not args.no_record,
+        "resume": args.resume,
+        "seed": args.seed,
+    }
+
+
+def print_report(args: argparse.Namespace, report: Any) -> None:
+    """The verdict, the measured result and the claims table on stdout; the runs and the folder on stderr."""
+    analysis = report.analysis
+    name = report.experiment.name
+    print(f"{report.experiment.title}: {analysis.verdict}")
+    print(textwrap.fill(analysis.measured, 100))
+    if analysis.claims:
+        from .experiments._claims import claims_markdown
+
+        quick = " --quick" if args.quick else ""
+        print(f"\nClaims (nandstack reproduce {name}{quick} --seed {args.seed}):")
+        print(claims_markdown(analysis.claims))
+    print(report.outcome.summary_line(), file=sys.stderr)
+    print(f"report: {report.index}", file=sys.stderr)
+
+
 def _reproduce_all(args: argparse.Namespace, names: list[str]) -> int:
-    """`reproduce --all`: every experiment in turn (each its own report folder); a failing experiment
-    is reported and the others still run. With --timing, the table of where the time went."""
+    """`reproduce --all`: every experiment (each its own report folder); a failing experiment is reported
+    and the others still run. On the local backend two experiments' runs share one pool while the
+    reports are written (`_cli_suite`); on the others they run in turn. With --timing, the table of
+    where the time went."""
+    from .sweep.backends import LocalBackend
+
+    backend = _backend(args)
+    if isinstance(backend, LocalBackend):
+        from ._cli_suite import run_suite
+
+        return run_suite(args, names, backend)
     rows, failed = [], []
     total = _Clock()
     for name in names:
@@ -246,6 +285,11 @@ def _reproduce_all(args: argparse.Namespace, names: list[str]) -> int:
             print("timing: " + "  ".join(str(v) for v in rows[-1]), file=sys.stderr)
         if code:
             failed.append(name)
+    return finish_suite(args, rows, failed, total)
+
+
+def finish_suite(args: argparse.Namespace, rows: list[list[Any]], failed: list[str], total: Any) -> int:
+    """The end of `--all`: the timing table (with --timing) and the experiments that failed."""
     if args.timing:
         rows.append(total.row("total", None, runs=sum(r[1] for r in rows if r[1] is not None)))
         print("\n" + format_frame(TIMING_COLUMNS, rows))
@@ -277,15 +321,20 @@ class _Clock:
     def row(self, name: str, outcome: Any, runs: int | None = None) -> list[Any]:
         """[name, runs, wall s, CPU s, the runs' measured-phase CPU s summed] (the last from each run's
         summary, `None` where no run reports it)."""
-        runs_cpu = None
-        if outcome is not None:
-            runs = len(outcome.tasks)
-            cpus = [
-                r.summary.get("wall_cpu_seconds")
-                for r in outcome.results
-                if r is not None and isinstance(r.summary, dict)
-            ]
-            known = [c for c in cpus if isinstance(c, (int, float))]
-            runs_cpu = round(sum(known), 1) if known else None
         wall = self._time.monotonic() - self.wall0
-        return [name, runs, round(wall, 1), round(self._cpu() - self.cpu0, 1), runs_cpu]
+        cpu = self._cpu() - self.cpu0
+        if outcome is not None:
+            return self.runs_row(name, outcome, wall, cpu)
+        return [name, runs, round(wall, 1), round(cpu, 1), None]
+
+    @staticmethod
+    def runs_row(name: str, outcome: Any, wall: float, cpu: float) -> list[Any]:
+        """`row` of an experiment's `outcome` with the given wall and CPU seconds."""
+        cpus = [
+            r.summary.get("wall_cpu_seconds")
+            for r in outcome.results
+            if r is not None and isinstance(r.summary, dict)
+        ]
+        known = [c for c in cpus if isinstance(c, (int, float))]
+        runs_cpu = round(sum(known), 1) if known else None
+        return [name, len(outcome.tasks), round(wall, 1), round(cpu, 1), runs_cpu]

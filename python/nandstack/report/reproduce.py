@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..results import ResultsDB
     from ..sweep.backends import Backend
 
-__all__ = ["Report", "default_out_dir", "reproduce"]
+__all__ = ["Ran", "Report", "default_out_dir", "reproduce", "run_experiment", "write_report"]
 
 
 @dataclass
@@ -50,6 +50,20 @@ def default_out_dir(name: str, quick: bool) -> Path:
     return Path("results") / "reproduce" / (f"{name}-quick" if quick else name)
 
 
+@dataclass
+class Ran:
+    """An experiment whose runs are done and whose report is not written yet: `run_experiment` then
+    `write_report` is `reproduce` in two steps (`reproduce --all` writes one report while the next
+    experiment's runs go on)."""
+
+    experiment: Experiment
+    tasks: list[Any]
+    outcome: TaskOutcome
+    out_dir: Path
+    quick: bool
+    seed: int
+
+
 def reproduce(
     name: str,
     *,
@@ -66,6 +80,33 @@ def reproduce(
     Runs are recorded in the results database (tagged with the experiment) unless `record=False`;
     `resume` reuses recorded runs of the same configs instead of running them again. `seed` shifts
     every seed of every run by that much (`experiments.base.shift_seeds`; 0: the experiment's own)."""
+    ran = run_experiment(
+        name,
+        quick=quick,
+        out=out,
+        backend=backend,
+        db=db,
+        record=record,
+        resume=resume,
+        progress=progress,
+        seed=seed,
+    )
+    return write_report(ran)
+
+
+def run_experiment(
+    name: str,
+    *,
+    quick: bool = False,
+    out: Path | None = None,
+    backend: Backend | None = None,
+    db: ResultsDB | None = None,
+    record: bool = True,
+    resume: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
+    seed: int = 0,
+) -> Ran:
+    """The first step of `reproduce` (same arguments): check the report folder and run the tasks."""
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed shift must be a non-negative integer, got {seed!r}")
     experiment = experiments.get(name)
@@ -85,12 +126,19 @@ def reproduce(
         progress=progress,
         phase=experiment.name,
     )
+    return Ran(experiment, tasks, outcome, out_dir, quick, seed)
+
+
+def write_report(ran: Ran) -> Report:
+    """The second step of `reproduce`: analyse the runs and write the report folder. The analysis may
+    plot and run live programs (live-vs-model), so call it from the main thread."""
+    experiment, tasks, outcome, out_dir = ran.experiment, ran.tasks, ran.outcome, ran.out_dir
     analysis = experiment.analyze(tasks, outcome.results)
     # The folder is written whole into a temporary sibling, with a manifest.json, and renamed into place
     # (replacing a previous report): a reader never sees half a report.
     about = {"nandstack_version": __version__, "command": "reproduce", "experiment": experiment.name}
     with atomic_output_dir(out_dir, overwrite=True, info=about) as (tmp, _):
-        files = _write_report(tmp, experiment, analysis, outcome, tasks, quick, seed)
+        files = _write_report(tmp, experiment, analysis, outcome, tasks, ran.quick, ran.seed)
     files = [out_dir / p.relative_to(tmp) for p in files]
     return Report(out_dir, experiment, analysis, outcome, files)
 

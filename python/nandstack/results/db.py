@@ -122,6 +122,9 @@ class ResultsDB:
     def __init__(self, path: str | os.PathLike[str] | None = None, *, lock_timeout: float = 60.0) -> None:
         self.path = Path(path).expanduser() if path is not None else default_db_path()
         self.lock_timeout = lock_timeout
+        # `writer` blocks open on this object (its lock is taken once, by the outermost).
+        self._writers = 0
+        self._writers_guard = threading.Lock()
 
     def __repr__(self) -> str:
         return f"ResultsDB({str(self.path)!r})"
@@ -182,7 +185,30 @@ class ResultsDB:
         a second such process on the same file is refused by name (`DatabaseError`) instead of
         interleaving its writes with the first's. The lock is an advisory `flock` on the file
         `<db>.writer` beside the database (kept; it holds the current writer's pid and command), released
-        when the block ends or the process dies."""
+        when the block ends or the process dies. Blocks nested on this same object (`reproduce --all`
+        holds it for the suite while each experiment's runs, in turn or at once from several threads, open
+        their own) share the outer one's lock; another `ResultsDB` of the file is another writer."""
+        with self._writers_guard:
+            nested = self._writers > 0
+            if nested:
+                self._writers += 1
+        if nested:
+            try:
+                yield
+            finally:
+                with self._writers_guard:
+                    self._writers -= 1
+            return
+        with self._writer_lock(what):
+            try:
+                yield
+            finally:
+                with self._writers_guard:
+                    self._writers -= 1
+
+    @contextlib.contextmanager
+    def _writer_lock(self, what: str) -> Iterator[None]:
+        """The advisory `flock` of `writer`, held for the block (counted as this object's first writer)."""
         import fcntl
 
         lock_path = self.path.with_name(self.path.name + ".writer")
@@ -204,6 +230,8 @@ class ResultsDB:
                 ) from None
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"pid {os.getpid()}: {what}".encode(), 0)
+            with self._writers_guard:
+                self._writers += 1
             yield
         finally:
             os.close(fd)  # closing the descriptor releases the lock

@@ -17,9 +17,11 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
 __all__ = [
@@ -93,7 +95,9 @@ class SerialBackend:
 
 class LocalBackend:
     """A `concurrent.futures` process pool of `workers` processes (default: the CPU count), started with
-    `spawn` (the engine and polars hold threads, which do not survive `fork`)."""
+    `spawn` (the engine and polars hold threads, which do not survive `fork`). By default each `run`
+    starts its own pool and stops it; inside `with backend.shared():` every `run` uses one pool, and
+    several threads may call `run` at once (their tasks queue in the pool in the order submitted)."""
 
     name = "local"
 
@@ -101,19 +105,80 @@ class LocalBackend:
         if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
             raise ValueError(f"workers must be a whole number of at least 1, not {workers!r}")
         self.workers = workers or os.cpu_count() or 1
+        self._shared = False
+        self._pool: ProcessPoolExecutor | None = None
+        self._broken = False
+        self._lock = threading.Lock()
+
+    def _new_pool(self, workers: int) -> ProcessPoolExecutor:
+        context = multiprocessing.get_context("spawn")
+        return ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(os.getpid(),)
+        )
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[LocalBackend]:
+        """One pool of `workers` processes for every `run` inside the block (`reproduce --all`: one
+        experiment's tasks run while another's are analysed, and no pool is started per experiment).
+        Call it from the main thread: the workers are started here, because Linux kills a worker when the
+        thread that started it ends (`die_with_parent`), and a `run` may be called from threads that end
+        before the block does."""
+        with self._lock:
+            self._shared = True
+            self._pool = self._started_pool()
+        try:
+            yield self
+        finally:
+            with self._lock:
+                pool, self._pool, self._shared = self._pool, None, False
+            if pool is not None:
+                pool.shutdown(wait=True)
+
+    def _started_pool(self) -> ProcessPoolExecutor:
+        """A new pool whose workers are all running (each submission with no idle worker starts one)."""
+        pool = self._new_pool(self.workers)
+        for future in [pool.submit(os.getpid) for _ in range(self.workers)]:
+            future.result()
+        return pool
+
+    def abort(self) -> None:
+        """Stop the shared pool's workers now (Ctrl-C in the thread that owns the suite): every `run`
+        still waiting on it fails, and the block ends without waiting for their tasks."""
+        _stop_children()
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _shared_pool(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                raise BrokenProcessPool("the shared pool was stopped")
+            return self._pool
+
+    def broken(self) -> bool:
+        """Whether a worker of the shared pool died (a crash, the kernel's OOM killer): every run on it
+        fails until `renew`."""
+        return self._broken
+
+    def renew(self) -> None:
+        """Replace a broken shared pool by a new one (from the thread that opened `shared`)."""
+        with self._lock:
+            if not (self._shared and self._broken):
+                return
+            old, self._pool, self._broken = self._pool, self._started_pool(), False
+        if old is not None:
+            old.shutdown(wait=True, cancel_futures=True)
 
     def run(self, payloads: Sequence[dict[str, Any]]) -> Iterator[tuple[int, Outcome]]:
         if not payloads:
             return
-        workers = min(self.workers, len(payloads))
-        context = multiprocessing.get_context("spawn")
-        pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(os.getpid(),)
-        )
+        shared = self._shared
+        pool = self._shared_pool() if shared else self._new_pool(min(self.workers, len(payloads)))
         futures: dict[Future[Outcome], int] = {}
         queue = iter(enumerate(payloads))
         try:
-            for index, payload in _take(queue, workers * 2):
+            for index, payload in _take(queue, self.workers * 2):
                 futures[pool.submit(execute_task, payload)] = index
             while futures:
                 done, _ = wait(futures, return_when=FIRST_COMPLETED)
@@ -123,11 +188,23 @@ class LocalBackend:
                     for next_index, payload in _take(queue, 1):
                         futures[pool.submit(execute_task, payload)] = next_index
                     yield index, outcome
-        except BaseException:
-            _stop_children()  # workers never write the database: stopping them mid-run is safe
-            pool.shutdown(wait=True, cancel_futures=True)
+        except BaseException as e:
+            if not shared:
+                _stop_children()  # workers never write the database: stopping them mid-run is safe
+                pool.shutdown(wait=True, cancel_futures=True)
+            elif isinstance(e, KeyboardInterrupt):
+                self.abort()
+            else:
+                # Another thread's tasks share the pool: withdraw this run's queued tasks only (one
+                # already running finishes and is dropped). A dead worker breaks the pool for every run
+                # on it, as it would break an unshared one, until the owner renews it.
+                for future in futures:
+                    future.cancel()
+                if isinstance(e, BrokenProcessPool):
+                    self._broken = True
             raise
-        pool.shutdown(wait=True)
+        if not shared:
+            pool.shutdown(wait=True)
 
 
 class RayBackend:
