@@ -11,8 +11,10 @@
 //! lot), each bucket left undecided because one edge crosses it (a popular rank's cell ends inside it)
 //! is split: the sub-buckets (2^8) on each side of the edge that get their side's decision hold it
 //! too, found by bisection with the same end-point argument (10–40 ms for 2^16 buckets, which a
-//! sampler drawn from rarely never pays). The draws are bit for bit those of the plain algorithm
-//! (`twin`, tested below), before and after the split.
+//! sampler drawn from rarely never pays). Where 1/(1 − θ) is a whole number m (θ = 1.1, 0.99, 0.5, …),
+//! a draw the guide leaves undecided computes x = (1 + t)^m by multiplications instead of `log1p` and
+//! `exp`, and takes its decision when x is clear of the edges by the guide's margin. The draws are bit
+//! for bit those of the plain algorithm (`twin`, tested below), before and after the split.
 
 use std::cell::{Cell, OnceCell};
 
@@ -38,6 +40,10 @@ pub struct Zipf {
     /// Draws that computed x before the split was built; it is built at `split_after`.
     undecided: Cell<u32>,
     split_after: u32,
+    /// m when 1/(1 − θ) is the whole number m (θ = 1.1: −10, 0.99: 100, 0.5: 2; see [`power_of`]):
+    /// then x = (1 + t)^m by multiplications, and a draw whose x is clear of every edge by `MARGIN`
+    /// takes that decision without `log1p` and `exp` ([`Zipf::powered`]).
+    power: Option<i32>,
 }
 
 /// Computed draws after which a sampler splits its buckets.
@@ -113,6 +119,41 @@ fn helper1(x: f64) -> f64 {
     }
 }
 
+/// The whole number m = 1/(1 − θ) as the computation sees it (1/(1 − θ) in floating point within
+/// 10^−12 relative of m), for 1 ≤ |m| ≤ [`MAX_POWER`]; `None` otherwise (θ = 1 included).
+///
+/// H⁻¹ computes x = exp(ln(1 + t) · u/t) with t = u(1 − θ) rounded, so u/t is 1/(1 − θ) within an ulp
+/// or two and x = (1 + t)^m · exp(ln(1 + t) · (u/t − m)). With |ln x| < 37 (x < 2^52: larger x are left
+/// to libm), the second factor is within 37 · 10^−12 · (1 + 2^−51) of 1, and (1 + t)^m by at most
+/// 2·log2(|m|) + 2 roundings within (|m| + 25) · 2^−53 of the exact power: both far inside `MARGIN`.
+fn power_of(theta: f64) -> Option<i32> {
+    let e = 1.0 / (1.0 - theta);
+    let m = e.round();
+    (e.is_finite() && m != 0.0 && m.abs() <= MAX_POWER as f64 && (e - m).abs() <= 1e-12 * m.abs())
+        .then_some(m as i32)
+}
+
+/// Largest |m| of [`power_of`] (the rounding error of the power grows with it).
+const MAX_POWER: i32 = 1024;
+
+/// y^m for 1 ≤ |m| ≤ [`MAX_POWER`], by squaring (y^−m = 1 / y^m).
+#[inline]
+fn powm(y: f64, m: i32) -> f64 {
+    let (mut base, mut e, mut acc) = (y, m.unsigned_abs(), 1.0);
+    while e > 0 {
+        if e & 1 == 1 {
+            acc *= base;
+        }
+        base *= base;
+        e >>= 1;
+    }
+    if m < 0 {
+        1.0 / acc
+    } else {
+        acc
+    }
+}
+
 impl Zipf {
     pub fn new(n: u64, theta: f64) -> Zipf {
         assert!(n >= 1 && theta > 0.0);
@@ -127,6 +168,7 @@ impl Zipf {
             split: OnceCell::new(),
             undecided: Cell::new(0),
             split_after: SPLIT_AFTER,
+            power: power_of(theta),
         };
         z.h_x1 = z.h_integral(1.5) - 1.0;
         z.h_n = z.h_integral(z.n + 0.5);
@@ -258,13 +300,19 @@ impl Zipf {
 
     /// (⌊x + ½⌋, k, KEEP or TEST) at `u`, when x is more than `MARGIN`·x from every edge.
     fn decision(&self, u: f64) -> Option<(f64, u64, u16)> {
-        let x = self.h_integral_inv(u);
+        self.decide(self.h_integral_inv(u))
+    }
+
+    /// [`Zipf::decision`] for an x computed at u (by libm, or within far less than `MARGIN` of it).
+    #[inline]
+    fn decide(&self, x: f64) -> Option<(f64, u64, u16)> {
         let r = x + 0.5;
         let margin = x * MARGIN;
-        if r.is_nan() || r >= (1u64 << 52) as f64 {
+        if r.is_nan() || !(0.0..(1u64 << 52) as f64).contains(&r) {
             return None;
         }
-        let cell = r.floor();
+        // ⌊r⌋ of 0 ≤ r < 2^52 by truncation (`floor` is a libm call on the baseline x86-64 target).
+        let cell = (r as u64) as f64;
         if !(r - cell > margin && cell + 1.0 - r > margin) {
             return None;
         }
@@ -323,8 +371,22 @@ impl Zipf {
             self.test(u, (e >> 2) as f64)
         } else {
             self.note_computed();
-            self.trial(u)
+            match self.powered(u) {
+                Some((_, k, KEEP)) => Some(k),
+                Some((_, k, _)) => self.test(u, k as f64),
+                None => self.trial(u),
+            }
         }
+    }
+
+    /// The decision at `u` from x = (1 + t)^m when 1/(1 − θ) is the whole number m ([`power_of`]):
+    /// x within far less than `MARGIN` of libm's, so a decision clear of the edges by `MARGIN` is
+    /// libm's (the argument of [`Zipf::entry`]); `None` near an edge or for another θ.
+    #[inline]
+    fn powered(&self, u: f64) -> Option<(f64, u64, u16)> {
+        let m = self.power?;
+        let t = (u * (1.0 - self.theta)).max(-1.0);
+        self.decide(powm(1.0 + t, m))
     }
 
     /// A rank in `[1, n]`; rank 1 is the most popular.
@@ -470,6 +532,45 @@ mod tests {
                 check(b << guided.shift);
                 check(((b + 1) << guided.shift) - 1);
             }
+        }
+    }
+
+    /// Where 1/(1 − θ) is a whole number, a computed draw takes x from the power instead of libm: its
+    /// decisions are the plain algorithm's trials, and up to 2^24 ranks it decides all but a few draws
+    /// in 10^3 (the rest, near an edge, go to libm). The edges are covered by the test above.
+    #[test]
+    fn the_power_decides_as_the_plain_algorithm() {
+        assert_eq!(
+            [1.1, 0.99, 0.5, 2.0, 0.9, 1.5].map(power_of),
+            [-10, 100, 2, -1, 10, -2].map(Some)
+        );
+        for theta in [1.0, 3.0, 1e-9, 0.999_999_99, 1.0001, 0.7] {
+            assert_eq!(power_of(theta), None, "θ = {theta}");
+        }
+        let mut rng = Rng::new(9);
+        for &(n, theta) in &CASES {
+            let (z, plain) = (Zipf::new(n, theta), twin::Zipf::new(n, theta));
+            if z.power.is_none() {
+                continue;
+            }
+            let (mut decided, draws) = (0, 100_000);
+            for d in 0..draws {
+                let u = z.u_of(rng.bits53());
+                if let Some((_, k, flag)) = z.powered(u) {
+                    decided += 1;
+                    let got = if flag == KEEP {
+                        Some(k)
+                    } else {
+                        z.test(u, k as f64)
+                    };
+                    assert_eq!(got, plain.trial(u), "n={n} θ={theta} draw {d} u={u}");
+                }
+            }
+            // The margin is relative to x: over 2^24 ranks it spans a fair part of a rank's cell.
+            assert!(
+                n > 1 << 24 || decided * 1000 > draws * 997,
+                "n={n} θ={theta}: {decided} of {draws} decided"
+            );
         }
     }
 
