@@ -1,5 +1,6 @@
 //! NAND organisation and cell-mode characteristics.
 
+mod calendar;
 pub mod cell;
 pub mod geometry;
 pub mod levels;

@@ -16,6 +16,7 @@ use nandstack_core::Nanos;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::calendar::Calendar;
 use super::levels::{LevelTimes, PageLevels};
 use super::{CellMode, Geometry};
 
@@ -130,9 +131,9 @@ impl TimingConfig {
 pub struct Timelines {
     /// Busy-until per die (or per plane with plane parallelism), ns.
     array: Vec<u64>,
-    /// Reserved transfer intervals per channel, sorted, non-overlapping; intervals that ended before the
-    /// current command's arrival are pruned.
-    channel: Vec<Vec<(u64, u64)>>,
+    /// Reserved transfers per channel; those that ended before the current command's arrival are
+    /// forgotten.
+    channel: Vec<Calendar>,
     planes_per_array: u32,
     planes_per_channel: u32,
     pub t_read: u64,
@@ -159,7 +160,7 @@ impl Timelines {
         let planes_per_channel = geo.planes() / geo.channels;
         Timelines {
             array: vec![0; (geo.planes() / planes_per_array) as usize],
-            channel: vec![Vec::new(); geo.channels as usize],
+            channel: vec![Calendar::default(); geo.channels as usize],
             planes_per_array,
             planes_per_channel,
             t_read: r.0,
@@ -243,39 +244,13 @@ impl Timelines {
     /// Book `dur` ns on channel `c` in the first idle gap at or after `ready`; returns the start.
     fn reserve_channel(&mut self, c: usize, ready: u64, dur: u64) -> u64 {
         self.channel_busy_ns += dur;
-        let cal = &mut self.channel[c];
-        // Fast path: nothing booked after `ready`.
-        if cal.last().is_none_or(|&(_, e)| e <= ready) {
-            cal.push((ready, ready + dur));
-            return ready;
-        }
-        let mut start = ready;
-        // Bookings end in order (sorted, non-overlapping); the first usually ends after `ready` already.
-        let mut i = if cal[0].1 > ready {
-            0
-        } else {
-            cal.partition_point(|&(_, e)| e <= ready)
-        };
-        while i < cal.len() {
-            let (s, e) = cal[i];
-            if start + dur <= s {
-                break;
-            }
-            start = start.max(e);
-            i += 1;
-        }
-        cal.insert(i, (start, start + dur));
-        start
+        self.channel[c].reserve(ready, dur)
     }
 
-    /// Forget channel bookings that ended by `now` (every later operation starts at or after `now`).
+    /// Forget channel bookings that ended by `now`.
     pub fn advance(&mut self, now: u64) {
         for cal in &mut self.channel {
-            // Bookings end in order (sorted, non-overlapping): the ended ones are a prefix, often empty.
-            if cal.first().is_some_and(|&(_, e)| e <= now) {
-                let k = cal.partition_point(|&(_, e)| e <= now);
-                cal.drain(..k);
-            }
+            cal.advance(now);
         }
     }
 
@@ -324,10 +299,7 @@ impl Timelines {
 
     /// Latest busy-until over all resources (the device is idle after this).
     pub fn all_idle_at(&self) -> u64 {
-        let chan = self
-            .channel
-            .iter()
-            .filter_map(|c| c.last().map(|&(_, e)| e));
+        let chan = self.channel.iter().filter_map(Calendar::last_end);
         self.array.iter().copied().chain(chan).max().unwrap_or(0)
     }
 }

@@ -294,6 +294,17 @@ impl Device for ZonedSsd {
         }
         r
     }
+    /// Only the farthest request: the metadata word of its first unit (a zone's metadata is a table
+    /// of its own: a read at a random place misses it).
+    fn prefetch(&self, ahead: [Option<u64>; 3]) {
+        if let Some(o) = ahead[2] {
+            let u = o / MAPPING_UNIT_BYTES;
+            let size = self.layout.size_units;
+            if let Some(zone) = self.table.zones.get((u / size) as usize) {
+                nandstack_core::hint::prefetch(&zone.meta, (u % size) as usize);
+            }
+        }
+    }
     fn zone_model(&self) -> Option<ZoneModel> {
         let (open, active) = self.table.limits();
         Some(ZoneModel {

@@ -82,6 +82,11 @@ impl SwapBackend for BlockSwap {
         io.issue(kind, Region::Swap, offset, n, at, comm)
     }
 
+    fn prefetch_read(&self, io: &BlockLayer, slot: u32) {
+        io.dev
+            .prefetch([None, None, Some(self.base + slot as u64 * 4096)]);
+    }
+
     fn report(&self) -> serde_json::Value {
         json!({
             "kind": "block",

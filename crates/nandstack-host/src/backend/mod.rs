@@ -283,6 +283,12 @@ pub trait SwapBackend: Send {
     /// the per-page access history a placement policy may keep. Default: ignored.
     fn page_referenced(&mut self, _vpn: u32, _young: bool) {}
 
+    /// Cache hints, no effect on any result: [`SwapBackend::page_referenced`] of `vpn` comes soon
+    /// (reclaim's batch), and a read of `slot` (a fault ahead), for which the backend may ask the
+    /// device through `io` ([`nandstack_device::Device::prefetch`]). Default: none.
+    fn prefetch_page(&self, _vpn: u32) {}
+    fn prefetch_read(&self, _io: &BlockLayer, _slot: u32) {}
+
     /// Slot relocations `(from, to)` made since the last call, in order (see the module contract).
     /// Default: none.
     fn take_moves(&mut self, _out: &mut Vec<(u32, u32)>) {}

@@ -38,6 +38,17 @@ impl Host {
         young as u32
     }
 
+    /// Cache hint for reclaim's batch: the page-table entry `folio_referenced` tests, and the swap
+    /// backend's record of it, of every page (each a cache miss on a table of MiBs, otherwise met one
+    /// after another in the batch's loop). No effect on any result.
+    pub fn prefetch_referenced(&self, batch: &[u32]) {
+        for &f in batch {
+            let vpn = self.vm.frames[f as usize].vpn;
+            nandstack_core::hint::prefetch(&self.vm.ptes, vpn as usize);
+            self.store.backend.prefetch_page(vpn);
+        }
+    }
+
     /// `folio_alloc_swap`: give anonymous frame `f` a slot and add it to the swap cache, dirty. False
     /// when swap is full. The thread waits if the allocator had to finish a discard first.
     pub fn add_to_swap(&mut self, ctx: &mut Ctx, f: u32) -> bool {

@@ -211,8 +211,24 @@ impl Host {
         }
     }
 
+    /// Cache hint for a fault on `vpn`: when its PTE is a swap entry, the slot's swap-cache and swap-map
+    /// entries and, through the backend, the device's record of it (each a cache miss on a large table,
+    /// otherwise met one after another in the fault). No effect on any result.
+    pub fn prefetch_fault(&self, vpn: u32) {
+        let Some(&pte) = self.vm.ptes.get(vpn as usize) else {
+            return;
+        };
+        if is_swap(pte) {
+            let slot = pte_slot(pte);
+            nandstack_core::hint::prefetch(&self.swap.cache, slot as usize);
+            nandstack_core::hint::prefetch(&self.swap.map, slot as usize);
+            self.store.backend.prefetch_read(&self.io, slot);
+        }
+    }
+
     /// `do_swap_page`.
     fn swap_fault(&mut self, ctx: &mut Ctx, pi: usize, vpn: u32, write: bool) -> Result<FaultKind> {
+        self.prefetch_fault(vpn);
         let slot = pte_slot(self.vm.ptes[vpn as usize]);
         let vi = self.vm.procs[pi]
             .vma_of(vpn)

@@ -42,6 +42,9 @@ impl crate::reclaim::ReclaimHost for Host {
     fn folio_referenced(&mut self, f: u32) -> u32 {
         Host::folio_referenced(self, f)
     }
+    fn prefetch_referenced(&self, batch: &[u32]) {
+        Host::prefetch_referenced(self, batch)
+    }
     fn evict_sync(&mut self, ctx: &mut Ctx, f: u32) -> Result<bool> {
         Host::evict_sync(self, ctx, f)
     }

@@ -256,6 +256,7 @@ impl LinuxReclaim {
         let mut batch = std::mem::take(&mut self.batch);
         batch.clear();
         h.vm_mut().isolate_tail(m, lru, n, &mut batch);
+        h.prefetch_referenced(&batch);
         let file = lru == LRU_ACTIVE_FILE;
         let mut deactivated = 0;
         for &f in &batch {

@@ -80,6 +80,7 @@ impl LinuxReclaim {
             self.batch = batch;
             return Ok(0);
         }
+        h.prefetch_referenced(&batch);
         h.stats_mut().pgscan += taken;
         h.vm_mut().memcgs[m as usize].stats.pgscan += taken;
         let mut ret = std::mem::take(&mut self.ret);

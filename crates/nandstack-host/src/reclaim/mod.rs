@@ -64,6 +64,9 @@ pub trait ReclaimHost {
     fn read_locked(&self, f: u32, now: Nanos) -> bool;
     /// Test and clear the referenced bits of the page's mappings; how many were set.
     fn folio_referenced(&mut self, f: u32) -> u32;
+    /// Cache hint, no effect on any result: `folio_referenced` of each page of `batch` comes next.
+    /// Default: none.
+    fn prefetch_referenced(&self, _batch: &[u32]) {}
     /// Evict the page now if it can be (FIFO, CLOCK): true when freed.
     fn evict_sync(&mut self, ctx: &mut Ctx, f: u32) -> Result<bool>;
     fn blk_start_plug(&mut self);

@@ -26,10 +26,11 @@ trait Layout: Send {
     fn index_page(&self, key: u64) -> Option<u32>;
     /// First and last page (inclusive) of the key's item.
     fn item_pages(&self, key: u64) -> (u32, u32);
-    /// The same for a request's key drawn as `rank` (the key before the key generator's scattering
-    /// permutation, if it has one).
-    fn request_pages(&self, _rank: u64, key: u64) -> (u32, u32) {
-        self.item_pages(key)
+    /// The index page and item pages of a request's key drawn as `rank` (the key before `gen`'s
+    /// scattering permutation, if it has one).
+    fn request_pages(&self, rank: u64, gen: &KeyGen) -> (Option<u32>, (u32, u32)) {
+        let key = gen.key(rank);
+        (self.index_page(key), self.item_pages(key))
     }
     /// Hint the CPU to bring what `request_pages(rank, …)` reads into cache (no effect on any result).
     fn prefetch_request(&self, _rank: u64) {}
@@ -49,13 +50,13 @@ fn span_pages(start: u64, len: u64) -> (u32, u32) {
 /// the item-table reads (a cache miss each on a large key space) overlap.
 const LOOKAHEAD: usize = 64;
 
-/// A request generated ahead: its key (and its rank, before the key generator's permutation), whether it
-/// writes, and its item's pages.
+/// A request generated ahead: its key's rank (before the key generator's permutation), whether it
+/// writes, and its key's index page and item pages.
 #[derive(Clone, Copy)]
 struct Ahead {
-    key: u64,
     rank: u64,
     write: bool,
+    index: Option<u32>,
     pages: (u32, u32),
 }
 
@@ -70,28 +71,31 @@ enum KeyGen {
 }
 
 impl KeyGen {
-    /// The next key as (rank, key): the draw before the scattering permutation (the key itself
-    /// without one) and the key.
-    fn next(&self, rng: &mut Rng, n: u64) -> (u64, u64) {
+    /// The next key's rank: the draw before the scattering permutation (the key itself without one).
+    fn next_rank(&self, rng: &mut Rng, n: u64) -> u64 {
         match self {
-            KeyGen::Uniform => {
-                let k = rng.below(n);
-                (k, k)
-            }
-            KeyGen::Zipf(z, perm) => {
-                let r = z.sample(rng) - 1;
-                (r, perm.apply(r))
-            }
-            KeyGen::Split { hot, p, perm } => {
-                let k = if *hot == 0 || *hot >= n {
+            KeyGen::Uniform => rng.below(n),
+            KeyGen::Zipf(z, _) => z.sample(rng) - 1,
+            KeyGen::Split { hot, p, .. } => {
+                if *hot == 0 || *hot >= n {
                     rng.below(n)
                 } else if rng.chance(*p) {
                     rng.below(*hot)
                 } else {
                     hot + rng.below(n - hot)
-                };
-                (k, perm.as_ref().map_or(k, |pm| pm.apply(k)))
+                }
             }
+        }
+    }
+
+    /// The key drawn as `rank`.
+    fn key(&self, rank: u64) -> u64 {
+        match self {
+            KeyGen::Uniform | KeyGen::Split { perm: None, .. } => rank,
+            KeyGen::Zipf(_, perm)
+            | KeyGen::Split {
+                perm: Some(perm), ..
+            } => perm.apply(rank),
         }
     }
 }
@@ -114,8 +118,8 @@ struct KvStream<L: Layout> {
 }
 
 impl<L: Layout> KvStream<L> {
-    fn push_item(&self, key: u64, write: bool, pages: (u32, u32), out: &mut Vec<MemRef>) {
-        if let Some(p) = self.layout.index_page(key) {
+    fn push_item(&self, index: Option<u32>, write: bool, pages: (u32, u32), out: &mut Vec<MemRef>) {
+        if let Some(p) = index {
             out.push(MemRef::access(p, write && self.load_next < self.keys));
         }
         for p in pages.0..=pages.1 {
@@ -131,18 +135,18 @@ impl<L: Layout> KvStream<L> {
         // Draw every request first (prefetching its item's entry: a random line of a table of MiBs
         // for the cold keys), then look the items up: the lookups no longer wait one after another.
         for _ in 0..n {
-            let (rank, key) = self.gen.next(&mut self.rng, self.keys);
+            let rank = self.gen.next_rank(&mut self.rng, self.keys);
             let read = self.rng.chance(self.read_ratio);
             self.layout.prefetch_request(rank);
             self.ahead.push_back(Ahead {
-                key,
                 rank,
                 write: !read,
+                index: None,
                 pages: (0, 0),
             });
         }
         for a in self.ahead.iter_mut() {
-            a.pages = self.layout.request_pages(a.rank, a.key);
+            (a.index, a.pages) = self.layout.request_pages(a.rank, &self.gen);
         }
         n > 0
     }
@@ -152,8 +156,13 @@ impl<L: Layout> RefStream for KvStream<L> {
     fn fill(&mut self, out: &mut Vec<MemRef>, max: usize) -> Result<bool> {
         let start = out.len();
         while self.load_next < self.keys && out.len() - start < max {
-            let pages = self.layout.item_pages(self.load_next);
-            self.push_item(self.load_next, true, pages, out);
+            let key = self.load_next;
+            self.push_item(
+                self.layout.index_page(key),
+                true,
+                self.layout.item_pages(key),
+                out,
+            );
             self.load_next += 1;
         }
         while self.load_next >= self.keys && out.len() - start < max {
@@ -165,7 +174,7 @@ impl<L: Layout> RefStream for KvStream<L> {
             if measured {
                 out.push(MemRef::marker(OP_BEGIN, 0));
             }
-            self.push_item(r.key, r.write, r.pages, out);
+            self.push_item(r.index, r.write, r.pages, out);
             if measured {
                 out.push(MemRef::marker(OP_END, 0));
             }
@@ -277,10 +286,19 @@ struct EtcLayout {
     table: Permutation,
     /// Per key: its item's first and last page (the load phase's order).
     pages: Vec<(u32, u32)>,
-    /// The same per rank of the hot/cold split (before the permutation that scatters the hot keys):
-    /// a request's lookup, and the hot keys' entries, which take most requests, stay together in
-    /// cache instead of one cache line each across the table.
-    by_rank: Vec<(u32, u32)>,
+    /// Per rank of the hot/cold split (before the permutation that scatters the hot keys): the key's
+    /// bucket page and item pages. A request's lookup is one load, with no permutation to compute
+    /// (two per request otherwise), and the hot keys' entries, which take most requests, stay
+    /// together in cache instead of one cache line each across the table.
+    by_rank: Vec<RankEntry>,
+}
+
+/// [`EtcLayout::by_rank`]'s entry: bucket page, first and last item page.
+#[derive(Clone, Copy)]
+struct RankEntry {
+    bucket: u32,
+    first: u32,
+    last: u32,
 }
 
 impl Layout for EtcLayout {
@@ -290,10 +308,13 @@ impl Layout for EtcLayout {
     fn item_pages(&self, key: u64) -> (u32, u32) {
         self.pages[key as usize]
     }
-    fn request_pages(&self, rank: u64, key: u64) -> (u32, u32) {
-        let p = self.by_rank[rank as usize];
-        debug_assert_eq!(p, self.pages[key as usize]);
-        p
+    fn request_pages(&self, rank: u64, gen: &KeyGen) -> (Option<u32>, (u32, u32)) {
+        let e = self.by_rank[rank as usize];
+        debug_assert!({
+            let key = gen.key(rank);
+            self.index_page(key) == Some(e.bucket) && self.item_pages(key) == (e.first, e.last)
+        });
+        (Some(e.bucket), (e.first, e.last))
     }
     fn prefetch_request(&self, rank: u64) {
         nandstack_core::hint::prefetch(&self.by_rank, rank as usize);
@@ -394,15 +415,24 @@ pub fn build_etc(c: &EtcConfig, seed: u64) -> Workload {
     let total_pages = (at / 4096) as u32;
     let (pages, mappings) = layout(&[(total_pages.max(1), MapKind::Anon)]);
     let scatter = Permutation::new(c.keys, seed ^ 0x686f_7420);
-    let by_rank = (0..c.keys)
-        .map(|k| item_pages[scatter.apply(k) as usize])
+    let mut layout = EtcLayout {
+        table: Permutation::new(c.keys, seed ^ 0x7462_6c65),
+        pages: item_pages,
+        by_rank: Vec::new(),
+    };
+    layout.by_rank = (0..c.keys)
+        .map(|rank| {
+            let key = scatter.apply(rank);
+            let (first, last) = layout.item_pages(key);
+            RankEntry {
+                bucket: layout.index_page(key).expect("every ETC key has a bucket"),
+                first,
+                last,
+            }
+        })
         .collect();
     let stream = KvStream {
-        layout: EtcLayout {
-            table: Permutation::new(c.keys, seed ^ 0x7462_6c65),
-            pages: item_pages,
-            by_rank,
-        },
+        layout,
         keys: c.keys,
         load_next: 0,
         ramp: c.ramp_up_requests,

@@ -320,6 +320,13 @@ impl Sim {
                         hits += 1;
                         continue;
                     }
+                    // The references ahead that will fault on a swapped page: their swap and device
+                    // entries come into cache while this fault runs (thousands of cycles).
+                    for ahead in &t.buf[t.pos..t.buf.len().min(t.pos + PTE_LEAD)] {
+                        if matches!(ahead.op, OP_READ | OP_WRITE) && ahead.page < t.pages {
+                            host.prefetch_fault(t.base + ahead.page);
+                        }
+                    }
                     // The page image has seen every reference before this one.
                     host.advance_contents(t.proc, proc.references + refs - 1);
                     host.fault(&mut t.ctx, vpn, r.op == OP_WRITE)?;

@@ -472,6 +472,17 @@ impl SwapBackend for ZnSwap {
         self.samples[v] = (self.samples[v] + 1).min(32);
     }
 
+    fn prefetch_page(&self, vpn: u32) {
+        nandstack_core::hint::prefetch(&self.hist, vpn as usize);
+        nandstack_core::hint::prefetch(&self.samples, vpn as usize);
+    }
+
+    fn prefetch_read(&self, io: &BlockLayer, slot: u32) {
+        if let Some((z, off)) = self.zone_of(slot) {
+            io.dev.prefetch([None, None, Some(self.lba(z, off))]);
+        }
+    }
+
     fn take_moves(&mut self, out: &mut Vec<(u32, u32)>) {
         out.append(&mut self.moves);
     }

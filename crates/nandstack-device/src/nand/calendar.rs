@@ -1,0 +1,168 @@
+//! A channel's calendar of booked transfers: a transfer takes the first idle gap at or after it is
+//! ready, and bookings that ended by the last [`Calendar::advance`] are forgotten (a later transfer
+//! ready before that time may then use their slot).
+//!
+//! Where a transfer goes depends only on the time booked, not on how it splits into bookings; what
+//! `advance` forgets does (whole bookings go). So the calendar keeps the bookings for forgetting, and
+//! the busy time as maximal intervals (back-to-back bookings joined) for placing: a burst of transfers
+//! is one interval to pass, not one each.
+
+use std::collections::VecDeque;
+
+#[derive(Clone, Debug, Default)]
+pub(super) struct Calendar {
+    /// Each booking (start, end), sorted, non-overlapping (back to back allowed).
+    bookings: VecDeque<(u64, u64)>,
+    /// Their union as maximal intervals: sorted, non-overlapping and not touching.
+    busy: Vec<(u64, u64)>,
+}
+
+impl Calendar {
+    /// Book `dur` ns (> 0: every transfer moves bytes) in the first idle gap at or after `ready`;
+    /// returns the start.
+    pub(super) fn reserve(&mut self, ready: u64, dur: u64) -> u64 {
+        debug_assert!(dur > 0, "an empty channel transfer");
+        let busy = &mut self.busy;
+        // The first interval that ends after `ready` (usually the first, or none: nothing booked then).
+        let mut i = match busy.first() {
+            Some(&(_, e)) if e > ready => 0,
+            _ => busy.partition_point(|&(_, e)| e <= ready),
+        };
+        let mut start = ready;
+        while i < busy.len() {
+            let (s, e) = busy[i];
+            if start + dur <= s {
+                break;
+            }
+            start = start.max(e);
+            i += 1;
+        }
+        // Between intervals i - 1 (ended by `start`) and i (starting at `start + dur` or later).
+        let end = start + dur;
+        match (
+            i > 0 && busy[i - 1].1 == start,
+            i < busy.len() && busy[i].0 == end,
+        ) {
+            (true, true) => {
+                busy[i - 1].1 = busy[i].1;
+                busy.remove(i);
+            }
+            (true, false) => busy[i - 1].1 = end,
+            (false, true) => busy[i].0 = start,
+            (false, false) => busy.insert(i, (start, end)),
+        }
+        // Bookings are mostly made in time order: most go at the back.
+        let at = match self.bookings.back() {
+            Some(&(_, e)) if e > start => self.bookings.partition_point(|&(s, _)| s < start),
+            _ => self.bookings.len(),
+        };
+        self.bookings.insert(at, (start, end));
+        start
+    }
+
+    /// Forget the bookings that ended by `now`.
+    pub(super) fn advance(&mut self, now: u64) {
+        // Bookings end in order (sorted, non-overlapping): the ended ones are a prefix, often empty.
+        if self.bookings.front().is_none_or(|&(_, e)| e > now) {
+            return;
+        }
+        let k = self.bookings.partition_point(|&(_, e)| e <= now);
+        self.bookings.drain(..k);
+        let k = self.busy.partition_point(|&(_, e)| e <= now);
+        self.busy.drain(..k);
+        // The first interval left holds the first booking left, and runs on unbroken from its start.
+        if let (Some(first), Some(&(s, _))) = (self.busy.first_mut(), self.bookings.front()) {
+            debug_assert!(first.0 <= s && s < first.1);
+            first.0 = s;
+        }
+    }
+
+    /// When the last booking ends (None: nothing booked).
+    pub(super) fn last_end(&self) -> Option<u64> {
+        self.busy.last().map(|&(_, e)| e)
+    }
+
+    #[cfg(test)]
+    pub(super) fn intervals(&self) -> &[(u64, u64)] {
+        &self.busy
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The calendar as first written: every booking its own interval, scanned one by one, forgotten
+    /// whole at `advance`.
+    #[derive(Default)]
+    struct Plain(Vec<(u64, u64)>);
+
+    impl Plain {
+        fn reserve(&mut self, ready: u64, dur: u64) -> u64 {
+            let i0 = self.0.partition_point(|&(_, e)| e <= ready);
+            let mut start = ready;
+            let mut i = i0;
+            while i < self.0.len() {
+                let (s, e) = self.0[i];
+                if start + dur <= s {
+                    break;
+                }
+                start = start.max(e);
+                i += 1;
+            }
+            self.0.insert(i, (start, start + dur));
+            start
+        }
+        fn advance(&mut self, now: u64) {
+            let k = self.0.partition_point(|&(_, e)| e <= now);
+            self.0.drain(..k);
+        }
+    }
+
+    /// Seeded random transfers, in bursts and ready before the last `advance` as well as after it
+    /// (the host's threads submit at their own clocks), against the plain calendar: the same starts,
+    /// and the intervals are the bookings' union.
+    #[test]
+    fn matches_the_plain_calendar() {
+        for seed in [1u64, 7, 42, 1234] {
+            let (mut cal, mut plain) = (Calendar::default(), Plain::default());
+            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let mut now = 100_000u64;
+            for step in 0..10_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if x % 8 == 0 {
+                    now += x >> 51; // up to 8 µs
+                    cal.advance(now);
+                    plain.advance(now);
+                }
+                // From 40 µs before `now` to 60 µs after; a quarter of them at `now` (bursts).
+                let ready = if x % 4 == 1 {
+                    now
+                } else {
+                    now - 40_000 + (x >> 20) % 100_000
+                };
+                let dur = 1 + (x >> 40) % 1_000;
+                assert_eq!(
+                    cal.reserve(ready, dur),
+                    plain.reserve(ready, dur),
+                    "seed {seed}, step {step}"
+                );
+                let mut union: Vec<(u64, u64)> = Vec::new();
+                for &(s, e) in &plain.0 {
+                    match union.last_mut() {
+                        Some(last) if last.1 == s => last.1 = e,
+                        _ => union.push((s, e)),
+                    }
+                }
+                assert_eq!(cal.intervals(), &union[..], "seed {seed}, step {step}");
+                assert_eq!(
+                    cal.bookings.iter().copied().collect::<Vec<_>>(),
+                    plain.0,
+                    "seed {seed}, step {step}"
+                );
+            }
+        }
+    }
+}
