@@ -17,6 +17,8 @@
 //! Costs: a page program is charged (to the category of the data) when its last unit is written or when
 //! it is padded; a GC/migration victim costs one read per page holding valid data and one erase.
 
+use std::cell::Cell;
+
 use nandstack_core::{Error, Result, Rng, MAPPING_UNIT_BYTES};
 use serde::Serialize;
 
@@ -148,6 +150,11 @@ pub struct HybridFtl {
     /// DRAM write buffer (FIFO), `None` when the config gives it no unit.
     pub(crate) buf: Option<WriteBuffer<BufEntry>>,
     pub(crate) valid_units: u64,
+    /// `max_slc_blocks` and the `valid_units` it was computed for: the device asks after every host
+    /// write request (float math), and the data's size changes far less often.
+    max_slc_memo: Cell<(u64, u32)>,
+    /// The valid units of a reclaim victim (kept to reuse its allocation).
+    pub(crate) scratch: Vec<(u32, u32)>,
     pub(crate) costs: CostBreakdown,
     pub(crate) counters: FtlCounters,
     /// Read-after-write versions (verify mode; shared with the block FTL).
@@ -217,6 +224,8 @@ impl HybridFtl {
             lb_last_write: vec![0; keys],
             buf: WriteBuffer::new(p.logical_units, &buffer),
             valid_units: 0,
+            max_slc_memo: Cell::new((u64::MAX, 0)),
+            scratch: Vec::new(),
             costs: CostBreakdown::default(),
             counters: FtlCounters::default(),
             versions: verify.then(|| VersionTable::new(logical, physical, |_| false, |_| false)),
@@ -267,7 +276,13 @@ impl HybridFtl {
     }
     /// Largest SLC region the current data allows (see `HybridParams::max_slc_blocks`).
     pub fn max_slc_blocks(&self) -> u32 {
-        self.p.max_slc_blocks(self.valid_units)
+        let (units, max) = self.max_slc_memo.get();
+        if units == self.valid_units {
+            return max;
+        }
+        let max = self.p.max_slc_blocks(self.valid_units);
+        self.max_slc_memo.set((self.valid_units, max));
+        max
     }
     /// Per-block lifetime erase counts in SLC mode and in QLC mode.
     pub fn erase_counts(&self) -> (Vec<u32>, Vec<u32>) {
@@ -591,12 +606,14 @@ impl HybridFtl {
         self.versions.as_ref().map_or(0, |v| v.held(addr))
     }
 
-    /// Valid units of block `v`, in offset order, as (physical, logical), checked against its count.
-    pub(crate) fn valid_units_of(&self, v: u32) -> Result<Vec<(u32, u32)>> {
+    /// Valid units of block `v`, in offset order, as (physical, logical) into `units` (cleared first),
+    /// checked against its count. The forward entries of every unit's last writer are prefetched first
+    /// (independent loads: their cache misses overlap), as the block FTL's GC does.
+    pub(crate) fn valid_units_into(&self, v: u32, units: &mut Vec<(u32, u32)>) -> Result<()> {
         let base = v * self.p.qlc_units_per_block;
-        let units: Vec<(u32, u32)> = (base..base + self.blocks.t.written[v as usize])
-            .filter_map(|a| self.map.owner(a).map(|l| (a, l)))
-            .collect();
+        let end = base + self.blocks.t.written[v as usize];
+        self.map.prefetch_owners(base, end);
+        self.map.owners_into(base, end, units);
         if units.len() as u32 != self.blocks.t.valid[v as usize] {
             return Err(Error::Invariant(format!(
                 "hybrid: block {v} counts {} valid units but {} map back",
@@ -604,7 +621,7 @@ impl HybridFtl {
                 units.len()
             )));
         }
-        Ok(units)
+        Ok(())
     }
 
     /// Put a unit leaving the host side (buffer or direct) on flash.
