@@ -402,6 +402,7 @@ impl HybridFtl {
     }
 
     /// Write one unit at block `b`'s write pointer; programs the page when it fills.
+    #[inline(always)]
     pub(crate) fn append_to(&mut self, b: u32, kind: CostKind) -> u32 {
         let i = b as usize;
         debug_assert!(self.blocks.t.written[i] < self.cap_of(b));
@@ -499,23 +500,34 @@ impl HybridFtl {
     }
 
     /// Next unit of a shared stream for data of kind `kind`, opening a block (and reclaiming space)
-    /// when needed.
+    /// when needed. Inlined into every unit's write and move (with the per-unit steps it calls:
+    /// LLVM left each an out-of-line call); opening a block is the rare case, kept out of line.
+    #[inline(always)]
     pub(crate) fn append_stream(&mut self, s: Stream, kind: u32) -> Result<u32> {
         let si = s as usize * self.kinds as usize + kind as usize;
         let b = self.open[si];
         if b == NONE || self.blocks.t.written[b as usize] == self.cap_of(b) {
-            if b != NONE {
-                self.seal(b);
-                self.open[si] = NONE;
-            }
-            match s {
-                Stream::HostSlc => self.ensure_slc_free()?,
-                Stream::HostQlc | Stream::Migrate => self.ensure_qlc_free()?,
-                Stream::QlcGc => {}
-            }
-            self.open[si] = self.take_free(s.mode(), kind)?;
+            self.open_stream_block(s, kind)?;
         }
         Ok(self.append_to(self.open[si], s.kind()))
+    }
+
+    /// Seal stream `s`'s full block of kind `kind`, if any, reclaim space and open an erased block.
+    #[inline(never)]
+    fn open_stream_block(&mut self, s: Stream, kind: u32) -> Result<()> {
+        let si = s as usize * self.kinds as usize + kind as usize;
+        let b = self.open[si];
+        if b != NONE {
+            self.seal(b);
+            self.open[si] = NONE;
+        }
+        match s {
+            Stream::HostSlc => self.ensure_slc_free()?,
+            Stream::HostQlc | Stream::Migrate => self.ensure_qlc_free()?,
+            Stream::QlcGc => {}
+        }
+        self.open[si] = self.take_free(s.mode(), kind)?;
+        Ok(())
     }
 
     /// UST: next unit of the SLC blocks of logical-block key `key`.
@@ -545,13 +557,40 @@ impl HybridFtl {
     }
 
     /// Cache hints for the requests ahead (`Device::prefetch`: byte offsets of three requests, nearest
-    /// first): the mapping entry of the farthest one's first unit, which its write or read looks up
-    /// first (a request's units are consecutive: the hardware prefetcher follows the rest). Pure hint:
-    /// no simulated state changes.
+    /// first), the block FTL's pipeline (`Ftl::prefetch`) on each request's first unit (a request's
+    /// units are consecutive: the hardware prefetcher follows the rest): the mapping entry of the
+    /// farthest, the metadata of the block holding the middle one's old copy (its mapping entry was
+    /// fetched some calls earlier) and its entries in the victim policies (the overwrite unlinks it from
+    /// its bucket), and the victim index's neighbours of the nearest one's block. Pure hints: no
+    /// simulated state changes.
     #[inline]
     pub fn prefetch(&self, ahead: [Option<u64>; 3]) {
+        use crate::ftl::bigvec::prefetch;
+        let old_block = |o: u64| {
+            let pua = *self.map.l2p.get((o / MAPPING_UNIT_BYTES) as usize)?;
+            (pua != NONE).then(|| self.block_of(pua))
+        };
         if let Some(o) = ahead[2] {
             nandstack_core::hint::prefetch(&self.map.l2p, (o / MAPPING_UNIT_BYTES) as usize);
+        }
+        if let Some(b) = ahead[1].and_then(old_block) {
+            let i = b as usize;
+            prefetch(&self.blocks.t.valid, i);
+            prefetch(&self.blocks.t.state, i);
+            prefetch(&self.blocks.t.mode, i);
+            prefetch(&self.blocks.owner, i);
+            // Which region's policy holds it is in the lines just requested: hint both.
+            self.slc_victims.prefetch(b);
+            self.qlc_victims.prefetch(b);
+        }
+        if let Some(b) = ahead[0].and_then(old_block) {
+            if self.blocks.t.state[b as usize] == BlockState::Sealed {
+                match self.victim_region(b) {
+                    Some(Region::Slc) => self.slc_victims.prefetch_neighbours(b, &self.blocks.t),
+                    Some(Region::Qlc) => self.qlc_victims.prefetch_neighbours(b, &self.blocks.t),
+                    None => {}
+                }
+            }
         }
     }
 
@@ -564,6 +603,7 @@ impl HybridFtl {
     // ---- mapping ----
 
     /// `lpn`'s copy (of `version`) is now at the freshly appended `addr`.
+    #[inline(always)]
     pub(crate) fn attach(&mut self, lpn: u32, addr: u32, version: u64) {
         self.map.bind(lpn, addr);
         let b = self.block_of(addr) as usize;
@@ -577,6 +617,7 @@ impl HybridFtl {
     }
 
     /// The block of `addr` holds one valid unit fewer (its copy was unmapped, or is moving on).
+    #[inline(always)]
     pub(crate) fn detach(&mut self, addr: u32) {
         let b = self.block_of(addr);
         let i = b as usize;
@@ -625,6 +666,7 @@ impl HybridFtl {
     }
 
     /// Put a unit leaving the host side (buffer or direct) on flash.
+    #[inline]
     pub(crate) fn place(&mut self, lpn: u32, dest: Region, version: u64) -> Result<()> {
         let kind = self.kind_of(lpn);
         let addr = match (dest, self.layout) {
