@@ -266,6 +266,12 @@ pub trait Device: Send {
     }
     /// Common counters.
     fn stats(&self) -> DeviceStats;
+    /// Host bytes written and read so far, as in [`Device::stats`]: what a time series due every so many
+    /// host bytes reads after each request, which a device may give without building every counter.
+    fn host_bytes(&self) -> (u64, u64) {
+        let s = self.stats();
+        (s.host_write_bytes, s.host_read_bytes)
+    }
     /// The model's own section of the summary (geometry, policies, counters by cause, …).
     fn details(&self) -> serde_json::Value;
     /// Zero every counter (after preconditioning); data and wear stay.

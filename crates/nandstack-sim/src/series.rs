@@ -217,10 +217,10 @@ impl Recorder {
         let due_req = e.requests > 0 && requests >= self.next.requests;
         let due_ns = e.ns > 0 && t_ns >= self.next.ns;
         let (due_bytes, due_written) = if e.host_bytes > 0 || e.written_bytes > 0 {
-            let s = dev.stats();
+            let (written, read) = dev.host_bytes();
             (
-                e.host_bytes > 0 && s.host_write_bytes + s.host_read_bytes >= self.next.host_bytes,
-                e.written_bytes > 0 && s.host_write_bytes >= self.next.written_bytes,
+                e.host_bytes > 0 && written + read >= self.next.host_bytes,
+                e.written_bytes > 0 && written >= self.next.written_bytes,
             )
         } else {
             (false, false)

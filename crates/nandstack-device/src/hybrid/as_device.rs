@@ -99,6 +99,10 @@ impl Device for HybridSsd {
             page_size_bytes: f.params().page_bytes as u64,
         }
     }
+    fn host_bytes(&self) -> (u64, u64) {
+        let s = HybridSsd::stats(self);
+        (s.host_write_bytes, s.host_read_bytes)
+    }
     fn details(&self) -> serde_json::Value {
         serde_json::to_value(details(self)).expect("hybrid details serialize")
     }

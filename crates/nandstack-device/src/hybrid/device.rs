@@ -164,9 +164,11 @@ impl HybridSsd {
             self.stats.forced_shrinks += 1;
             self.resize(max)?;
         }
-        let obs = self.observation();
-        if let Some(d) = self.manager.after_write(&obs) {
-            self.apply(d)?;
+        if self.manager.observes(self.stats.host_write_bytes) {
+            let obs = self.observation();
+            if let Some(d) = self.manager.after_write(&obs) {
+                self.apply(d)?;
+            }
         }
         let ns = self.ftl.take_request_ns();
         self.cost_hist.record(ns);

@@ -17,6 +17,8 @@
 //! Costs: a page program is charged (to the category of the data) when its last unit is written or when
 //! it is padded; a GC/migration victim costs one read per page holding valid data and one erase.
 
+use std::cell::Cell;
+
 use nandstack_core::{Error, Result, Rng, MAPPING_UNIT_BYTES};
 use serde::Serialize;
 
@@ -148,6 +150,11 @@ pub struct HybridFtl {
     /// DRAM write buffer (FIFO), `None` when the config gives it no unit.
     pub(crate) buf: Option<WriteBuffer<BufEntry>>,
     pub(crate) valid_units: u64,
+    /// `max_slc_blocks` and the `valid_units` it was computed for: the device asks after every host
+    /// write request (float math), and the data's size changes far less often.
+    max_slc_memo: Cell<(u64, u32)>,
+    /// The valid units of a reclaim victim (kept to reuse its allocation).
+    pub(crate) scratch: Vec<(u32, u32)>,
     pub(crate) costs: CostBreakdown,
     pub(crate) counters: FtlCounters,
     /// Read-after-write versions (verify mode; shared with the block FTL).
@@ -217,6 +224,8 @@ impl HybridFtl {
             lb_last_write: vec![0; keys],
             buf: WriteBuffer::new(p.logical_units, &buffer),
             valid_units: 0,
+            max_slc_memo: Cell::new((u64::MAX, 0)),
+            scratch: Vec::new(),
             costs: CostBreakdown::default(),
             counters: FtlCounters::default(),
             versions: verify.then(|| VersionTable::new(logical, physical, |_| false, |_| false)),
@@ -267,7 +276,13 @@ impl HybridFtl {
     }
     /// Largest SLC region the current data allows (see `HybridParams::max_slc_blocks`).
     pub fn max_slc_blocks(&self) -> u32 {
-        self.p.max_slc_blocks(self.valid_units)
+        let (units, max) = self.max_slc_memo.get();
+        if units == self.valid_units {
+            return max;
+        }
+        let max = self.p.max_slc_blocks(self.valid_units);
+        self.max_slc_memo.set((self.valid_units, max));
+        max
     }
     /// Per-block lifetime erase counts in SLC mode and in QLC mode.
     pub fn erase_counts(&self) -> (Vec<u32>, Vec<u32>) {
@@ -387,6 +402,7 @@ impl HybridFtl {
     }
 
     /// Write one unit at block `b`'s write pointer; programs the page when it fills.
+    #[inline(always)]
     pub(crate) fn append_to(&mut self, b: u32, kind: CostKind) -> u32 {
         let i = b as usize;
         debug_assert!(self.blocks.t.written[i] < self.cap_of(b));
@@ -484,23 +500,34 @@ impl HybridFtl {
     }
 
     /// Next unit of a shared stream for data of kind `kind`, opening a block (and reclaiming space)
-    /// when needed.
+    /// when needed. Inlined into every unit's write and move (with the per-unit steps it calls:
+    /// LLVM left each an out-of-line call); opening a block is the rare case, kept out of line.
+    #[inline(always)]
     pub(crate) fn append_stream(&mut self, s: Stream, kind: u32) -> Result<u32> {
         let si = s as usize * self.kinds as usize + kind as usize;
         let b = self.open[si];
         if b == NONE || self.blocks.t.written[b as usize] == self.cap_of(b) {
-            if b != NONE {
-                self.seal(b);
-                self.open[si] = NONE;
-            }
-            match s {
-                Stream::HostSlc => self.ensure_slc_free()?,
-                Stream::HostQlc | Stream::Migrate => self.ensure_qlc_free()?,
-                Stream::QlcGc => {}
-            }
-            self.open[si] = self.take_free(s.mode(), kind)?;
+            self.open_stream_block(s, kind)?;
         }
         Ok(self.append_to(self.open[si], s.kind()))
+    }
+
+    /// Seal stream `s`'s full block of kind `kind`, if any, reclaim space and open an erased block.
+    #[inline(never)]
+    fn open_stream_block(&mut self, s: Stream, kind: u32) -> Result<()> {
+        let si = s as usize * self.kinds as usize + kind as usize;
+        let b = self.open[si];
+        if b != NONE {
+            self.seal(b);
+            self.open[si] = NONE;
+        }
+        match s {
+            Stream::HostSlc => self.ensure_slc_free()?,
+            Stream::HostQlc | Stream::Migrate => self.ensure_qlc_free()?,
+            Stream::QlcGc => {}
+        }
+        self.open[si] = self.take_free(s.mode(), kind)?;
+        Ok(())
     }
 
     /// UST: next unit of the SLC blocks of logical-block key `key`.
@@ -530,13 +557,40 @@ impl HybridFtl {
     }
 
     /// Cache hints for the requests ahead (`Device::prefetch`: byte offsets of three requests, nearest
-    /// first): the mapping entry of the farthest one's first unit, which its write or read looks up
-    /// first (a request's units are consecutive: the hardware prefetcher follows the rest). Pure hint:
-    /// no simulated state changes.
+    /// first), the block FTL's pipeline (`Ftl::prefetch`) on each request's first unit (a request's
+    /// units are consecutive: the hardware prefetcher follows the rest): the mapping entry of the
+    /// farthest, the metadata of the block holding the middle one's old copy (its mapping entry was
+    /// fetched some calls earlier) and its entries in the victim policies (the overwrite unlinks it from
+    /// its bucket), and the victim index's neighbours of the nearest one's block. Pure hints: no
+    /// simulated state changes.
     #[inline]
     pub fn prefetch(&self, ahead: [Option<u64>; 3]) {
+        use crate::ftl::bigvec::prefetch;
+        let old_block = |o: u64| {
+            let pua = *self.map.l2p.get((o / MAPPING_UNIT_BYTES) as usize)?;
+            (pua != NONE).then(|| self.block_of(pua))
+        };
         if let Some(o) = ahead[2] {
             nandstack_core::hint::prefetch(&self.map.l2p, (o / MAPPING_UNIT_BYTES) as usize);
+        }
+        if let Some(b) = ahead[1].and_then(old_block) {
+            let i = b as usize;
+            prefetch(&self.blocks.t.valid, i);
+            prefetch(&self.blocks.t.state, i);
+            prefetch(&self.blocks.t.mode, i);
+            prefetch(&self.blocks.owner, i);
+            // Which region's policy holds it is in the lines just requested: hint both.
+            self.slc_victims.prefetch(b);
+            self.qlc_victims.prefetch(b);
+        }
+        if let Some(b) = ahead[0].and_then(old_block) {
+            if self.blocks.t.state[b as usize] == BlockState::Sealed {
+                match self.victim_region(b) {
+                    Some(Region::Slc) => self.slc_victims.prefetch_neighbours(b, &self.blocks.t),
+                    Some(Region::Qlc) => self.qlc_victims.prefetch_neighbours(b, &self.blocks.t),
+                    None => {}
+                }
+            }
         }
     }
 
@@ -549,6 +603,7 @@ impl HybridFtl {
     // ---- mapping ----
 
     /// `lpn`'s copy (of `version`) is now at the freshly appended `addr`.
+    #[inline(always)]
     pub(crate) fn attach(&mut self, lpn: u32, addr: u32, version: u64) {
         self.map.bind(lpn, addr);
         let b = self.block_of(addr) as usize;
@@ -562,6 +617,7 @@ impl HybridFtl {
     }
 
     /// The block of `addr` holds one valid unit fewer (its copy was unmapped, or is moving on).
+    #[inline(always)]
     pub(crate) fn detach(&mut self, addr: u32) {
         let b = self.block_of(addr);
         let i = b as usize;
@@ -591,12 +647,14 @@ impl HybridFtl {
         self.versions.as_ref().map_or(0, |v| v.held(addr))
     }
 
-    /// Valid units of block `v`, in offset order, as (physical, logical), checked against its count.
-    pub(crate) fn valid_units_of(&self, v: u32) -> Result<Vec<(u32, u32)>> {
+    /// Valid units of block `v`, in offset order, as (physical, logical) into `units` (cleared first),
+    /// checked against its count. The forward entries of every unit's last writer are prefetched first
+    /// (independent loads: their cache misses overlap), as the block FTL's GC does.
+    pub(crate) fn valid_units_into(&self, v: u32, units: &mut Vec<(u32, u32)>) -> Result<()> {
         let base = v * self.p.qlc_units_per_block;
-        let units: Vec<(u32, u32)> = (base..base + self.blocks.t.written[v as usize])
-            .filter_map(|a| self.map.owner(a).map(|l| (a, l)))
-            .collect();
+        let end = base + self.blocks.t.written[v as usize];
+        self.map.prefetch_owners(base, end);
+        self.map.owners_into(base, end, units);
         if units.len() as u32 != self.blocks.t.valid[v as usize] {
             return Err(Error::Invariant(format!(
                 "hybrid: block {v} counts {} valid units but {} map back",
@@ -604,10 +662,11 @@ impl HybridFtl {
                 units.len()
             )));
         }
-        Ok(units)
+        Ok(())
     }
 
     /// Put a unit leaving the host side (buffer or direct) on flash.
+    #[inline]
     pub(crate) fn place(&mut self, lpn: u32, dest: Region, version: u64) -> Result<()> {
         let kind = self.kind_of(lpn);
         let addr = match (dest, self.layout) {

@@ -162,11 +162,16 @@ impl HybridFtl {
     /// Move every valid unit of `v` (a selected victim) to `dest` (each to the block of its data kind),
     /// then erase `v`. One read per page holding valid data.
     fn move_all(&mut self, v: u32, dest: Stream, kind: CostKind) -> Result<u64> {
-        let units = self.valid_units_of(v)?;
+        let mut units = std::mem::take(&mut self.scratch);
+        self.valid_units_into(v, &mut units)?;
         let upp = self.p.units_per_page;
-        let mut pages = units.iter().map(|&(a, _)| a / upp).collect::<Vec<_>>();
-        pages.dedup();
-        self.charge(kind, self.blocks.mode(v), FlashOp::Read, pages.len() as u64);
+        let mut pages = 0u64;
+        let mut last_page = NONE;
+        for &(a, _) in &units {
+            pages += u64::from(a / upp != last_page);
+            last_page = a / upp;
+        }
+        self.charge(kind, self.blocks.mode(v), FlashOp::Read, pages);
         for &(addr, lpn) in &units {
             let version = self.phys_version(addr);
             self.detach(addr);
@@ -174,7 +179,9 @@ impl HybridFtl {
             self.attach(lpn, to, version);
         }
         self.erase(v, kind)?;
-        Ok(units.len() as u64)
+        let moved = units.len() as u64;
+        self.scratch = units;
+        Ok(moved)
     }
 
     /// SLC→QLC migration of one SLC block.
@@ -227,25 +234,20 @@ impl HybridFtl {
         let mut new_blocks: Vec<u32> = Vec::new();
         let mut dest = NONE;
         let mut units: Vec<(u32, u32, bool)> = Vec::with_capacity(upp as usize);
+        // A block's valid units, found before any moves: moving one unit never changes whether another
+        // unit of the block is valid.
+        let mut valid_units = Vec::new();
         for &v in &old {
-            let base = v * self.p.qlc_units_per_block;
-            let written = self.blocks.t.written[v as usize];
-            let (valid, mut found) = (self.blocks.t.valid[v as usize], 0u32);
+            self.valid_units_into(v, &mut valid_units)?;
             let mut any_hot = false;
-            for page_start in (0..written).step_by(upp as usize) {
+            for page in valid_units.chunk_by(|a, b| a.0 / upp == b.0 / upp) {
                 units.clear();
-                for addr in base + page_start..base + (page_start + upp).min(written) {
-                    if let Some(lpn) = self.map.owner(addr) {
-                        let hot = self.hot[lpn as usize]
-                            && hot_budget > 0
-                            && self.kind_of(lpn) == key % self.kinds;
-                        hot_budget -= hot as u64;
-                        units.push((addr, lpn, hot));
-                    }
-                }
-                found += units.len() as u32;
-                if units.is_empty() {
-                    continue;
+                for &(addr, lpn) in page {
+                    let hot = self.hot[lpn as usize]
+                        && hot_budget > 0
+                        && self.kind_of(lpn) == key % self.kinds;
+                    hot_budget -= hot as u64;
+                    units.push((addr, lpn, hot));
                 }
                 let page_hot = units.iter().any(|u| u.2);
                 any_hot |= page_hot;
@@ -277,11 +279,6 @@ impl HybridFtl {
                     };
                     self.attach(lpn, to, version);
                 }
-            }
-            if found != valid {
-                return Err(Error::Invariant(format!(
-                    "hybrid: block {v} counted {valid} valid units but {found} mapped back"
-                )));
             }
             let kind = if any_hot {
                 CostKind::SlcToSlc

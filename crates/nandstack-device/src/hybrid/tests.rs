@@ -334,6 +334,48 @@ fn conformance_every_manager() {
     }
 }
 
+/// The device skips `after_write` where a manager does not observe; there it must decide nothing. A
+/// twin of each manager sees the device after every request of a run.
+#[test]
+fn a_manager_decides_nothing_where_it_does_not_observe() {
+    for kind in [
+        ManagerKind::QlcOnly,
+        ManagerKind::Static,
+        ManagerKind::Dwa,
+        ManagerKind::Ust,
+        ManagerKind::Rl,
+    ] {
+        let p = small(8);
+        let mut d = HybridSsd::new(p.clone(), manager(kind, &p, 1), false, 1).unwrap();
+        let mut twin = manager(kind, &p, 1);
+        twin.initial(&d.observation());
+        let (mut skipped, mut observed) = (0, 0);
+        let mut rng = Rng::new(5);
+        for i in 0..3000u64 {
+            let units = 1 + rng.below(if i % 3 == 0 { 48 } else { 4 });
+            let lpn = rng.below(1800 - units);
+            d.write(lpn * U, units * U).unwrap();
+            let obs = d.observation();
+            if twin.observes(obs.host_write_bytes) {
+                observed += 1;
+                twin.after_write(&obs);
+            } else {
+                skipped += 1;
+                assert_eq!(twin.after_write(&obs), None, "{kind:?} request {i}");
+            }
+        }
+        let expect_skips = matches!(
+            kind,
+            ManagerKind::QlcOnly | ManagerKind::Static | ManagerKind::Rl
+        );
+        assert_eq!(
+            skipped > 0,
+            expect_skips,
+            "{kind:?}: {skipped} skipped, {observed} observed"
+        );
+    }
+}
+
 #[test]
 fn same_seed_same_run() {
     let run = |seed| {

@@ -4,8 +4,11 @@
 //! # Contract
 //! * [`SlcManager::layout`] is constant for the manager's lifetime; the device is built with it.
 //! * [`SlcManager::initial`] is called once, on the empty (or preconditioned) device, before any host
-//!   write; [`SlcManager::after_write`] after every host write request, with the device state after that
-//!   request (including any shrink the capacity forced). It must be cheap (O(1) amortised).
+//!   write; [`SlcManager::after_write`] after every host write request for which
+//!   [`SlcManager::observes`] is true, with the device state after that request (including any shrink
+//!   the capacity forced). It must be cheap (O(1) amortised). `observes` may be false only where
+//!   `after_write` would return `None` and change nothing: it spares the device building an
+//!   [`Observation`] (a cost breakdown copy and a float division) on every request.
 //! * A [`Decision`] is a request, not a command: the device clamps the SLC size to
 //!   `[0, max_slc_blocks]` (non-zero sizes to at least `min_slc_blocks`), grants growth only as far as QLC
 //!   GC can free blocks, and shrinks the region on its own when the data grows past what the SLC region
@@ -98,6 +101,11 @@ pub trait SlcManager: Send {
     fn initial(&mut self, obs: &Observation) -> Decision;
     /// After each host write request: `Some` to change the SLC size and/or θ.
     fn after_write(&mut self, obs: &Observation) -> Option<Decision>;
+    /// Whether `after_write` needs to see the device after a host write request that brought the run's
+    /// host bytes written to `host_write_bytes` (see the contract). Default: always.
+    fn observes(&self, _host_write_bytes: u64) -> bool {
+        true
+    }
     fn report(&self) -> ManagerReport {
         ManagerReport::default()
     }

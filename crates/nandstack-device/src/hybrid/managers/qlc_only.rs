@@ -20,4 +20,7 @@ impl SlcManager for QlcOnlyManager {
     fn after_write(&mut self, _obs: &Observation) -> Option<Decision> {
         None
     }
+    fn observes(&self, _host_write_bytes: u64) -> bool {
+        false
+    }
 }

@@ -521,6 +521,10 @@ impl SlcManager for RlManager {
             theta_bytes: self.cfg.theta_levels_bytes[self.theta_level],
         }
     }
+    /// Only at the end of a time step.
+    fn observes(&self, host_write_bytes: u64) -> bool {
+        host_write_bytes >= self.next_step
+    }
     fn after_write(&mut self, obs: &Observation) -> Option<Decision> {
         if obs.host_write_bytes < self.next_step {
             return None;
