@@ -105,3 +105,36 @@ def write_tiny_kswap_capture(folder: Path) -> None:
     (folder / "kswap_tiny.json").write_text(json.dumps(meta))
     with gzip.open(folder / "kswap_tiny.csv.gz", "wt") as f:
         f.write("time_s,op,sector,sectors,comm\n0.1,W,8,64,memtouch\n0.2,R,8,8,memtouch\n")
+
+
+def interrupt_at_quarter(
+    cmd: list[str], *, whole_group: bool = True, cwd: Path | None = None
+) -> tuple[int, str, int]:
+    """Start `cmd` in a session of its own (SIGINT at its default even when pytest ignores it), send it
+    SIGINT when its non-tty progress first reports 25% — to its whole process group as a terminal's
+    Ctrl-C does, or to the process alone — and wait: its exit code, its whole stderr and its pid (its
+    session's id)."""
+    import signal
+
+    proc = subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert proc.stderr is not None
+    lines = []
+    for line in proc.stderr:  # non-tty progress: a line at 0/25/50/75/100%
+        lines.append(line)
+        if "25%" in line:
+            break
+    if whole_group:
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        proc.send_signal(signal.SIGINT)
+    lines.append(proc.stderr.read())
+    proc.stderr.close()
+    return proc.wait(timeout=60), "".join(lines), proc.pid

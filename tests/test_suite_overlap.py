@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import nandstack
-from conftest import TINY_DICT, without_wall_clock
+from conftest import TINY_DICT, interrupt_at_quarter, without_wall_clock
 from nandstack import ResultsDB
 from nandstack.sweep.backends import LocalBackend, execute_task
 
@@ -108,25 +108,9 @@ def test_a_shared_pool_serves_threads_at_once_and_is_renewed_after_a_dead_worker
 def test_ctrl_c_stops_the_whole_suite_and_leaves_no_half_report(tmp_path):
     out = tmp_path / "suite"
     cmd = [sys.executable, "-m", "nandstack", "reproduce", "gc-policies-vs-op", "hot-cold-skew", "--quick"]
-    proc = subprocess.Popen(
-        [*cmd, "--out", str(out), "--no-record", "-j", "2"],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-    assert proc.stderr is not None
-    lines = []
-    for line in proc.stderr:  # non-tty progress: a line at 0/25/50/75/100% of the oldest experiment
-        lines.append(line)
-        if "25%" in line:
-            break
-    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
-    rest = proc.stderr.read()
-    proc.stderr.close()
-    assert proc.wait(timeout=60) == 130, "".join(lines) + rest
+    cmd += ["--out", str(out), "--no-record", "-j", "2"]
+    code, rest, session = interrupt_at_quarter(cmd, cwd=tmp_path)
+    assert code == 130, rest
     assert "interrupted" in rest
     # No report was written half: the suite's folder holds only whole reports (none, this early).
     for report in out.glob("*") if out.exists() else []:
@@ -134,7 +118,7 @@ def test_ctrl_c_stops_the_whole_suite_and_leaves_no_half_report(tmp_path):
     # The workers died with the suite (a dead one may stay a zombie until init reaps it).
     deadline = time.monotonic() + 10
     while True:
-        ps = subprocess.run(["ps", "-o", "stat=,args=", "-s", str(proc.pid)], capture_output=True, text=True)
+        ps = subprocess.run(["ps", "-o", "stat=,args=", "-s", str(session)], capture_output=True, text=True)
         alive = [line for line in ps.stdout.splitlines() if not line.strip().startswith("Z")]
         if not alive or time.monotonic() > deadline:
             break

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -12,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 import nandstack
-from conftest import TINY_DICT
+from conftest import TINY_DICT, interrupt_at_quarter
 from nandstack import ConfigError, NandstackError, ResultsDB
 from nandstack.sweep import (
     LocalBackend,
@@ -291,28 +290,8 @@ def test_sigint_during_a_sweep_leaves_the_database_consistent(tmp_path, whole_gr
     path.write_text(spec + '"workload.requests" = 200000\n')
     db_file = tmp_path / "sig.duckdb"
     cmd = [sys.executable, "-m", "nandstack", "sweep", str(path), "--db", str(db_file), "-j", "2"]
-    proc = subprocess.Popen(
-        cmd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        # SIGINT at its default in the child even when pytest runs with it ignored (a background job).
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-    assert proc.stderr is not None
-    lines = []
-    for line in proc.stderr:  # non-tty progress: a line at 0/25/50/75/100%
-        lines.append(line)
-        if "25%" in line:
-            break
-    if whole_group:
-        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
-    else:
-        proc.send_signal(signal.SIGINT)
-    rest = proc.stderr.read()
-    proc.stderr.close()
-    assert proc.wait(timeout=60) == 130, "".join(lines) + rest
+    code, rest, _ = interrupt_at_quarter(cmd, whole_group=whole_group)
+    assert code == 130, rest
     assert "interrupted" in rest and "resume" in rest
     db = ResultsDB(db_file)
     counts = db.sql(
