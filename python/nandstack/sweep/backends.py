@@ -166,9 +166,13 @@ class LocalBackend:
         with self._lock:
             if not (self._shared and self._broken):
                 return
-            old, self._pool, self._broken = self._pool, self._started_pool(), False
-        if old is not None:
-            old.shutdown(wait=True, cancel_futures=True)
+            old, self._pool = self._pool, None
+            # The broken pool's workers are stopped here, not waited for: joining a broken pool's
+            # manager thread can hang (it may still be waiting on the dead worker's queue).
+            _stop_children()
+            if old is not None:
+                old.shutdown(wait=False, cancel_futures=True)
+            self._pool, self._broken = self._started_pool(), False
 
     def run(self, payloads: Sequence[dict[str, Any]]) -> Iterator[tuple[int, Outcome]]:
         if not payloads:
