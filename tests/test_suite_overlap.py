@@ -9,7 +9,6 @@ import json
 import multiprocessing
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -118,9 +117,23 @@ def test_ctrl_c_stops_the_whole_suite_and_leaves_no_half_report(tmp_path):
     # The workers died with the suite (a dead one may stay a zombie until init reaps it).
     deadline = time.monotonic() + 10
     while True:
-        ps = subprocess.run(["ps", "-o", "stat=,args=", "-s", str(session)], capture_output=True, text=True)
-        alive = [line for line in ps.stdout.splitlines() if not line.strip().startswith("Z")]
+        alive = _alive_in_session(session)
         if not alive or time.monotonic() > deadline:
             break
         time.sleep(0.1)
     assert alive == [], f"processes left in the suite's session: {alive}"
+
+
+def _alive_in_session(session: int) -> list[int]:
+    """The pids of session `session` that are not zombies, from /proc (no `ps` needed)."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # the process ended meanwhile
+            continue
+        # pid (comm) state ppid pgrp session ...: comm may hold spaces and parentheses.
+        fields = text[text.rindex(")") + 2 :].split()
+        if int(fields[3]) == session and fields[0] != "Z":
+            alive.append(int(stat.parent.name))
+    return alive
