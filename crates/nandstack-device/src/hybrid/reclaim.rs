@@ -165,12 +165,7 @@ impl HybridFtl {
         let mut units = std::mem::take(&mut self.scratch);
         self.valid_units_into(v, &mut units)?;
         let upp = self.p.units_per_page;
-        let mut pages = 0u64;
-        let mut last_page = NONE;
-        for &(a, _) in &units {
-            pages += u64::from(a / upp != last_page);
-            last_page = a / upp;
-        }
+        let pages = units.chunk_by(|a, b| a.0 / upp == b.0 / upp).count() as u64;
         self.charge(kind, self.blocks.mode(v), FlashOp::Read, pages);
         for &(addr, lpn) in &units {
             let version = self.phys_version(addr);

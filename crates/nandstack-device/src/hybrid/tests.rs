@@ -286,17 +286,20 @@ fn ust_respects_max_slc_and_sends_everything_to_slc_first() {
     assert!(d.ftl().costs().get(CostKind::SlcToSlc).ns > 0);
 }
 
+/// Every SLC manager, for the tests that run them all.
+const MANAGERS: [ManagerKind; 5] = [
+    ManagerKind::QlcOnly,
+    ManagerKind::Static,
+    ManagerKind::Dwa,
+    ManagerKind::Ust,
+    ManagerKind::Rl,
+];
+
 /// The shared conformance test: every manager keeps the invariants and read-after-write versions, its
 /// size stays within the device's bounds, and the cost breakdown adds up.
 #[test]
 fn conformance_every_manager() {
-    for kind in [
-        ManagerKind::QlcOnly,
-        ManagerKind::Static,
-        ManagerKind::Dwa,
-        ManagerKind::Ust,
-        ManagerKind::Rl,
-    ] {
+    for kind in MANAGERS {
         for seed in [1u64, 2] {
             let p = small(8);
             let mut d = HybridSsd::new(p.clone(), manager(kind, &p, seed), true, 1).unwrap();
@@ -338,13 +341,7 @@ fn conformance_every_manager() {
 /// twin of each manager sees the device after every request of a run.
 #[test]
 fn a_manager_decides_nothing_where_it_does_not_observe() {
-    for kind in [
-        ManagerKind::QlcOnly,
-        ManagerKind::Static,
-        ManagerKind::Dwa,
-        ManagerKind::Ust,
-        ManagerKind::Rl,
-    ] {
+    for kind in MANAGERS {
         let p = small(8);
         let mut d = HybridSsd::new(p.clone(), manager(kind, &p, 1), false, 1).unwrap();
         let mut twin = manager(kind, &p, 1);

@@ -126,12 +126,10 @@ mod tests {
     fn matches_the_plain_calendar() {
         for seed in [1u64, 7, 42, 1234] {
             let (mut cal, mut plain) = (Calendar::default(), Plain::default());
-            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let mut rng = nandstack_core::Rng::new(seed);
             let mut now = 100_000u64;
             for step in 0..10_000 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = rng.next_u64();
                 if x % 8 == 0 {
                     now += x >> 51; // up to 8 µs
                     cal.advance(now);

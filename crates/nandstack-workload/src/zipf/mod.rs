@@ -274,8 +274,12 @@ impl Zipf {
         helper2((1.0 - self.theta) * lx) * lx
     }
     fn h_integral_inv(&self, x: f64) -> f64 {
-        let t = (x * (1.0 - self.theta)).max(-1.0);
-        (helper1(t) * x).exp()
+        (helper1(self.t_of(x)) * x).exp()
+    }
+    /// t = x(1 − θ) of H⁻¹(x) = exp(ln(1 + t) · x/t) (at least −1), shared by [`Zipf::powered`].
+    #[inline]
+    fn t_of(&self, x: f64) -> f64 {
+        (x * (1.0 - self.theta)).max(-1.0)
     }
 
     /// The u of 53 random bits.
@@ -385,8 +389,7 @@ impl Zipf {
     #[inline]
     fn powered(&self, u: f64) -> Option<(f64, u64, u16)> {
         let m = self.power?;
-        let t = (u * (1.0 - self.theta)).max(-1.0);
-        self.decide(powm(1.0 + t, m))
+        self.decide(powm(1.0 + self.t_of(u), m))
     }
 
     /// A rank in `[1, n]`; rank 1 is the most popular.
