@@ -130,7 +130,7 @@ mod tests {
             let mut now = 100_000u64;
             for step in 0..10_000 {
                 let x = rng.next_u64();
-                if x % 8 == 0 {
+                if x.is_multiple_of(8) {
                     now += x >> 51; // up to 8 µs
                     cal.advance(now);
                     plain.advance(now);
