@@ -201,16 +201,22 @@ def run(
         if partial is None:
             raise Interrupted(None) from None
         raise Interrupted(Result(json.loads(partial), effective)) from None
-    summary = json.loads(report)
-    if "seed" in summary:
-        effective["seed"] = summary["seed"]  # so that `config` alone reproduces the run
-    result = Result(summary, effective)
+    result = result_of(report, effective)
     if record:
         from .results import ResultsDB
 
         store = db if isinstance(db, ResultsDB) else ResultsDB(db)
         store.record(result, source="api", tags=tags, label=label, experiment=experiment, verify=verify)
     return result
+
+
+def result_of(report: str, effective: dict[str, Any]) -> Result:
+    """The `Result` of the engine's report (JSON) for the config `effective` (which takes the seed the
+    run used, so that `config` alone reproduces it)."""
+    summary = json.loads(report)
+    if "seed" in summary:
+        effective["seed"] = summary["seed"]
+    return Result(summary, effective)
 
 
 def resolve_config(

@@ -45,6 +45,100 @@ pub fn run(
     nandstack_core::alloc::catch(|| run_checked(cfg, opts, cb))
 }
 
+/// A config of `run_many`: its position, itself, its estimated bytes.
+type Member = (usize, SimConfig, u64);
+
+/// Run several configs, one result each (in order), as [`run`] runs each — the same reports — but host
+/// programs that read the same reference streams side by side ([`crate::hostrun::lockstep`]), each
+/// stream generated once. Runs sharing streams go together while their estimated memory adds up to at
+/// most half the limit ([`crate::limits::limit`]); the others run in turn. `keep_last`: the last run
+/// keeps its aged device as every run before it does (`crate::aged`, the sweep runner's groups).
+pub fn run_many(
+    cfgs: Vec<SimConfig>,
+    opts: &RunOptions,
+    keep_last: bool,
+    cb: &mut dyn FnMut(&Progress) -> bool,
+) -> Vec<Result<Report>> {
+    use crate::hostrun::lockstep::{run_lockstep, stream_key, WINDOW};
+    let n = cfgs.len();
+    let mut out: Vec<Option<Result<Report>>> = (0..n).map(|_| None).collect();
+    // Checked configs with their estimated bytes, grouped by stream key (first appearance first).
+    let mut groups: Vec<(Option<String>, Vec<Member>)> = Vec::new();
+    for (i, mut cfg) in cfgs.into_iter().enumerate() {
+        if let Some(s) = opts.seed {
+            cfg.seed = s;
+        }
+        let checked = cfg
+            .check()
+            .and_then(|()| check_output_paths(&cfg))
+            .and_then(|()| {
+                crate::limits::ensure_fits(&cfg, opts.verify, opts.series_csv.is_none())
+            });
+        let bytes = match checked {
+            Ok(e) => e.total_bytes(),
+            Err(e) => {
+                out[i] = Some(Err(e));
+                continue;
+            }
+        };
+        let key = stream_key(&cfg).filter(|_| opts.series_csv.is_none());
+        match groups.iter_mut().find(|g| key.is_some() && g.0 == key) {
+            Some(g) => g.1.push((i, cfg, bytes)),
+            None => groups.push((key, vec![(i, cfg, bytes)])),
+        }
+    }
+    let budget = groups
+        .first()
+        .and_then(|g| crate::limits::limit(&g.1[0].1))
+        .map_or(u64::MAX, |l| l.bytes / 2);
+    let batches: Vec<Vec<(usize, SimConfig)>> = groups
+        .into_iter()
+        .flat_map(|(_, members)| {
+            let mut batches: Vec<(u64, Vec<(usize, SimConfig)>)> = Vec::new();
+            for (i, cfg, bytes) in members {
+                match batches.last_mut() {
+                    Some((sum, b)) if sum.saturating_add(bytes) <= budget => {
+                        *sum += bytes;
+                        b.push((i, cfg));
+                    }
+                    _ => batches.push((bytes, vec![(i, cfg)])),
+                }
+            }
+            batches.into_iter().map(|(_, b)| b)
+        })
+        .collect();
+    let last = batches.len();
+    // Once `cb` has said stop, it says so for every later run too (Ctrl-C is seen once).
+    let mut stopped = false;
+    let cb = &mut |p: &Progress| {
+        stopped = stopped || !cb(p);
+        !stopped
+    };
+    for (b, batch) in batches.into_iter().enumerate() {
+        let keep = keep_last || b + 1 < last;
+        let (index, cfgs): (Vec<usize>, Vec<SimConfig>) = batch.into_iter().unzip();
+        let results = if !cb(&Progress {
+            phase: "measure",
+            done: 0,
+            total: 0,
+        }) {
+            cfgs.iter().map(|_| Err(Error::Interrupted)).collect()
+        } else if cfgs.len() == 1 {
+            crate::aged::set_keeping(keep);
+            let cfg = cfgs.into_iter().next().expect("one");
+            vec![nandstack_core::alloc::catch(|| run_checked(cfg, opts, cb))]
+        } else {
+            run_lockstep(&cfgs, opts, keep, WINDOW, cb)
+        };
+        for (i, r) in index.into_iter().zip(results) {
+            out[i] = Some(r);
+        }
+    }
+    out.into_iter()
+        .map(|r| r.expect("every config ran or failed"))
+        .collect()
+}
+
 /// Files the run will write (Q-table, host block trace, reference file) must have an existing folder:
 /// found out now, not after the run.
 fn check_output_paths(cfg: &SimConfig) -> Result<()> {

@@ -45,6 +45,8 @@ def execute_task(payload: dict[str, Any]) -> Outcome:
     not grow while other processes hold the cores)."""
     if "group" in payload:  # tasks that share work run in order in this process (`runner._units`)
         members = payload["group"]
+        if payload.get("lockstep"):
+            return {"group": _execute_lockstep(members)}
         outcomes = []
         for i, member in enumerate(members):
             # Every member but the last keeps its aged device for the next (`nandstack_sim::aged`).
@@ -72,6 +74,34 @@ def _execute_one(payload: dict[str, Any], keep: bool) -> Outcome:
     # recorded in the results database keeps what it cost when a report reuses it.
     summary = {**result.summary, "wall_task_cpu_seconds": round(cpu, 3)}
     return {"summary": summary, "config": result.config, "cpu_seconds": cpu}
+
+
+def _execute_lockstep(members: Sequence[dict[str, Any]]) -> list[Outcome]:
+    """A group whose host programs read the same reference streams: one engine call runs them side by
+    side, each stream generated once (`nandstack_sim::hostrun::lockstep`); the reports are those of the
+    members run one by one. A member's `cpu_seconds` is the CPU time the engine charged to it (the
+    shared generation falls to whichever run read a chunk first)."""
+    from .._api import resolve_config, result_of
+    from .._config_obj import canonical_json
+    from .._core import NandstackError, keep_aged, run_many
+
+    keep_aged(False)
+    verify = any(bool(m.get("verify", False)) for m in members)
+    effective = [resolve_config(m["config"]) for m in members]
+    cpu0 = time.process_time()
+    reports = run_many([canonical_json(e) for e in effective], verify, False)
+    share = (time.process_time() - cpu0) / max(1, len(members))
+    outcomes: list[Outcome] = []
+    for report, config in zip(reports, effective):
+        if isinstance(report, NandstackError):
+            outcomes.append({"error": f"{type(report).__name__}: {report}", "cpu_seconds": share})
+            continue
+        result = result_of(report, config)
+        cpu = result.summary.get("wall_cpu_seconds")
+        cpu = float(cpu) if isinstance(cpu, (int, float)) else share
+        summary = {**result.summary, "wall_task_cpu_seconds": round(cpu, 3)}
+        outcomes.append({"summary": summary, "config": result.config, "cpu_seconds": cpu})
+    return outcomes
 
 
 class Backend(Protocol):

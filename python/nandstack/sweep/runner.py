@@ -118,7 +118,13 @@ def run_tasks(
         progress(phase, done, len(tasks))
     runner = backend if backend is not None else LocalBackend()
     units = _units([tasks[i].config for i in unique], getattr(runner, "workers", None) or os.cpu_count() or 1)
-    payloads = [_unit_payload([tasks[unique[k]].payload(verify) for k in unit]) for unit in units]
+    payloads = [
+        _unit_payload(
+            [tasks[unique[k]].payload(verify) for k in unit],
+            lockstep=_lockstep([tasks[unique[k]].config for k in unit]),
+        )
+        for unit in units
+    ]
     tag_list = list(tags)
     # One recording process per database file: a second sweep or reproduction on it is refused by name.
     what = f"{source} {experiment or sweep or ''}".strip()
@@ -212,32 +218,64 @@ def _aging_key(config: dict[str, Any]) -> str | None:
     return json.dumps(facts, sort_keys=True, default=str)
 
 
+def _stream_key(config: dict[str, Any]) -> str | None:
+    """Host programs with the same key read the same reference streams (their processes' workloads, the
+    seed and the data folder decide them): a group of them runs side by side in one engine call, each
+    stream generated once (`nandstack_sim::hostrun::lockstep`). `None` for other runs and for runs that
+    write their references out. Only a hint: the engine compares the workloads it built."""
+    workload = config.get("workload") or {}
+    run = config.get("run") or {}
+    if workload.get("kind") != "host" or run.get("refs_out") or config.get("pretrain"):
+        return None
+    facts = {"processes": workload.get("processes"), "seed": config.get("seed"), "data": run.get("data_dir")}
+    return json.dumps(facts, sort_keys=True, default=str)
+
+
+def _lockstep(configs: Sequence[dict[str, Any]]) -> bool:
+    """Whether a group's members all read the same streams (`_stream_key`)."""
+    keys = {_stream_key(c) for c in configs}
+    return len(configs) > 1 and len(keys) == 1 and None not in keys
+
+
+# Runs side by side in one worker at most (each holds its whole host and device in memory).
+LOCKSTEP_MAX = 8
+
+
 def _units(configs: Sequence[dict[str, Any]], workers: int = 2) -> list[list[int]]:
     """The configs (by position) grouped into what one payload runs, in order of first appearance:
-    configs after the same pre-training chain in one group; configs that age the same device in
-    groups of at most ⌈n / (2 · workers)⌉ (so that one aging shared by a whole experiment still
-    spreads over the workers)."""
+    configs after the same pre-training chain in one group; host programs that read the same streams
+    in groups of at most min(⌈n / (2 · workers)⌉, `LOCKSTEP_MAX`), their members that age the same
+    device next to each other; other configs that age the same device in groups of at most
+    ⌈n / (2 · workers)⌉ (so that one aging shared by a whole experiment still spreads over the
+    workers)."""
     units: list[list[int]] = []
     unit_of: dict[str, int] = {}
     cap = max(1, -(-len(configs) // (2 * max(1, workers))))
     for k, config in enumerate(configs):
-        key = _share_key(config)
-        capped = key is None
-        if capped:
-            key = _aging_key(config)
-            key = None if key is None else "aging " + key
-        if key is not None and key in unit_of and not (capped and len(units[unit_of[key]]) >= cap):
+        key, limit = _share_key(config), None
+        if key is None and (stream := _stream_key(config)) is not None:
+            key, limit = "stream " + stream, min(cap, LOCKSTEP_MAX)
+        elif key is None and (aging := _aging_key(config)) is not None:
+            key, limit = "aging " + aging, cap
+        if key is not None and key in unit_of and not (limit and len(units[unit_of[key]]) >= limit):
             units[unit_of[key]].append(k)
             continue
         if key is not None:
             unit_of[key] = len(units)
         units.append([k])
+    # A kept aged device serves the next run with the same aging: those runs go next to each other.
+    for unit in units:
+        first: dict[str | None, int] = {}
+        unit.sort(key=lambda k: first.setdefault(_aging_key(configs[k]), len(first)))
     return units
 
 
-def _unit_payload(payloads: list[dict[str, Any]]) -> dict[str, Any]:
-    """One task's payload, or a group's (`execute_task` runs its members in order)."""
-    return payloads[0] if len(payloads) == 1 else {"group": payloads}
+def _unit_payload(payloads: list[dict[str, Any]], lockstep: bool = False) -> dict[str, Any]:
+    """One task's payload, or a group's (`execute_task` runs its members in order, or side by side when
+    they read the same streams)."""
+    if len(payloads) == 1:
+        return payloads[0]
+    return {"group": payloads, "lockstep": True} if lockstep else {"group": payloads}
 
 
 def _result(data: dict[str, Any]) -> Result:

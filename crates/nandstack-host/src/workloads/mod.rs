@@ -15,6 +15,7 @@ mod mobile;
 pub mod nsref;
 mod pmbench;
 mod region;
+pub mod tee;
 mod trace;
 mod vmscal;
 
@@ -70,6 +71,14 @@ pub trait RefStream: Send {
     fn fill(&mut self, out: &mut Vec<MemRef>, max: usize) -> Result<bool>;
     /// Total references, if known (for progress).
     fn len_hint(&self) -> Option<u64>;
+    /// Whether `fill` can run now. Always, but for a [`tee`]'s reader that is too far ahead of the
+    /// others reading the same stream: its simulation pauses (`Sim::step`) until they catch up.
+    fn ready(&self) -> bool {
+        true
+    }
+    /// A tee's reader: let every reader of its stream run twice as far ahead of the slowest (when
+    /// the simulations reading it wait on each other). Nothing for other streams.
+    fn widen(&mut self) {}
 }
 
 /// What a mapping of a workload maps (pages relative to the process; starts are 512-page aligned).

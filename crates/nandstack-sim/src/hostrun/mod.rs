@@ -4,6 +4,7 @@
 //! the common device keys at the top level and the host's own figures in `host` ([`report`]).
 
 mod bench;
+pub mod lockstep;
 pub mod report;
 pub mod series;
 pub mod sim;
@@ -165,11 +166,22 @@ fn invalidate_aged(sim: &mut Sim, fill_fraction: f64) -> Result<()> {
     Ok(())
 }
 
-pub fn run(
+/// A host run built and aged, before its first reference.
+pub(crate) struct Started {
+    pub sim: Sim,
+    wall_pre: f64,
+    /// Wall seconds of the measured phase so far.
+    pub wall: f64,
+    /// CPU seconds this run has used so far (the process's, counted over the run's own phases).
+    pub cpu: Option<f64>,
+}
+
+/// Build and age the run of `cfg` (checked).
+pub(crate) fn start(
     cfg: &SimConfig,
     opts: &crate::RunOptions,
     cb: &mut dyn FnMut(&Progress) -> bool,
-) -> Result<Report> {
+) -> Result<Started> {
     let verify = opts.verify;
     let t0 = Instant::now();
     let cpu0 = crate::usage::cpu_seconds();
@@ -181,8 +193,32 @@ pub fn run(
         })
     })?;
     age(cfg, &mut sim, verify, cb)?;
-    let t1 = Instant::now();
-    let interrupted = match sim.run(&mut |_, done, total| {
+    Ok(Started {
+        sim,
+        wall_pre: t0.elapsed().as_secs_f64(),
+        wall: 0.0,
+        cpu: cpu0.zip(crate::usage::cpu_seconds()).map(|(a, b)| b - a),
+    })
+}
+
+pub fn run(
+    cfg: &SimConfig,
+    opts: &crate::RunOptions,
+    cb: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<Report> {
+    let started = start(cfg, opts, cb)?;
+    finish(cfg, opts, started, cb)
+}
+
+/// The measured phase of a started run on its own streams, then its end ([`conclude`]).
+pub(crate) fn finish(
+    cfg: &SimConfig,
+    opts: &crate::RunOptions,
+    mut started: Started,
+    cb: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<Report> {
+    let (cpu0, t1) = (crate::usage::cpu_seconds(), Instant::now());
+    let interrupted = match started.sim.run(&mut |_, done, total| {
         cb(&Progress {
             phase: "measure",
             done,
@@ -193,6 +229,32 @@ pub fn run(
         Err(nandstack_core::Error::Interrupted) => true,
         Err(e) => return Err(e),
     };
+    started.cpu = charge(started.cpu, cpu0);
+    started.wall += t1.elapsed().as_secs_f64();
+    conclude(cfg, opts, started, interrupted)
+}
+
+/// `cpu` plus the process's CPU seconds since `since` (`None` where /proc is not readable).
+pub(crate) fn charge(cpu: Option<f64>, since: Option<f64>) -> Option<f64> {
+    let now = crate::usage::cpu_seconds();
+    cpu.zip(since.zip(now)).map(|(c, (a, b))| c + (b - a))
+}
+
+/// The run's end after its measured phase: the drive's flush, the final checks, the report.
+pub(crate) fn conclude(
+    cfg: &SimConfig,
+    opts: &crate::RunOptions,
+    started: Started,
+    interrupted: bool,
+) -> Result<Report> {
+    let verify = opts.verify;
+    let Started {
+        mut sim,
+        wall_pre,
+        wall,
+        cpu,
+    } = started;
+    let (cpu0, t1) = (crate::usage::cpu_seconds(), Instant::now());
     // The drive writes its buffer back and pads open pages, as after a block run (device-internal).
     let flush_done_ns = sim.host.device_mut().flush(sim.now)?.0;
     if verify && !interrupted {
@@ -212,7 +274,7 @@ pub fn run(
         trims: lat[2].clone(),
         sim_ns: sim.now.0,
         series,
-        cpu_seconds: cpu0.zip(crate::usage::cpu_seconds()).map(|(a, b)| b - a),
+        cpu_seconds: charge(cpu, cpu0),
         flush_done_ns,
         interrupted,
     };
@@ -230,7 +292,7 @@ pub fn run(
         host: Some(host),
         pretraining: Vec::new(),
         verified: verify,
-        wall_pre: (t1 - t0).as_secs_f64(),
-        wall: (t2 - t1).as_secs_f64(),
+        wall_pre,
+        wall: wall + (t2 - t1).as_secs_f64(),
     }))
 }

@@ -53,6 +53,40 @@ pub struct ProcInfo {
     pub end_ns: u64,
 }
 
+/// What [`Sim::step`] ended with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A thread waits for its stream (`RefStream::ready`); call `step` again when it can go on.
+    Paused,
+    /// The run is over.
+    Done,
+}
+
+/// What one turn of a thread did.
+enum Ran {
+    Alive,
+    Ended,
+    Blocked,
+}
+impl Ran {
+    fn alive(more: bool) -> Ran {
+        if more {
+            Ran::Alive
+        } else {
+            Ran::Ended
+        }
+    }
+}
+
+/// The event loop's state between steps.
+struct Looping {
+    heap: BinaryHeap<Reverse<(Nanos, usize)>>,
+    step: u64,
+    next_progress: u64,
+    last_call: Instant,
+    iterations: u32,
+}
+
 pub struct Sim {
     pub host: Host,
     tasks: Vec<Task>,
@@ -68,6 +102,8 @@ pub struct Sim {
     pub now: Nanos,
     pub wall_seconds: f64,
     pub stopped_early: bool,
+    looping: Option<Looping>,
+    turns: u64,
 }
 
 impl Sim {
@@ -189,35 +225,81 @@ impl Sim {
             now: Nanos::ZERO,
             wall_seconds: 0.0,
             stopped_early: false,
+            looping: None,
+            turns: 0,
         })
     }
 
     /// Run every thread to its end (or a limit). `progress(phase, done, total)` is called about every
     /// 0.5% of the references; returning false interrupts the run.
     pub fn run(&mut self, progress: &mut dyn FnMut(&str, u64, u64) -> bool) -> Result<()> {
+        while self.step(progress)? == Step::Paused {}
+        Ok(())
+    }
+
+    /// Run until every thread has ended (or a limit) — [`Step::Done`], the run finished as [`Sim::run`]
+    /// finishes it — or until the next thread to run reads a stream that is not
+    /// [`ready`](RefStream::ready) — [`Step::Paused`], nothing of that thread done: the next `step`
+    /// continues exactly there, so a run in steps is the run in one go.
+    pub fn step(&mut self, progress: &mut dyn FnMut(&str, u64, u64) -> bool) -> Result<Step> {
         let wall = Instant::now();
-        let mut heap: BinaryHeap<Reverse<(Nanos, usize)>> = (0..self.tasks.len())
-            .map(|i| Reverse((self.tasks[i].ctx.now, i)))
-            .collect();
-        let step = (self.total_hint / 200).max(100_000);
-        let mut next_progress = step;
+        let mut l = self.looping.take().unwrap_or_else(|| {
+            let step = (self.total_hint / 200).max(100_000);
+            Looping {
+                heap: (0..self.tasks.len())
+                    .map(|i| Reverse((self.tasks[i].ctx.now, i)))
+                    .collect(),
+                step,
+                next_progress: step,
+                last_call: Instant::now(),
+                iterations: 0,
+            }
+        });
+        let outcome = self.run_loop(&mut l, progress);
+        self.wall_seconds += wall.elapsed().as_secs_f64();
+        match outcome? {
+            Step::Paused => {
+                self.looping = Some(l);
+                Ok(Step::Paused)
+            }
+            Step::Done => {
+                let wall = Instant::now();
+                self.finish(progress)?;
+                self.wall_seconds += wall.elapsed().as_secs_f64();
+                Ok(Step::Done)
+            }
+        }
+    }
+
+    fn run_loop(
+        &mut self,
+        l: &mut Looping,
+        progress: &mut dyn FnMut(&str, u64, u64) -> bool,
+    ) -> Result<Step> {
         // The callback also runs at least every 10 ms of wall time (Ctrl-C is honoured promptly).
-        let (mut last_call, mut iterations) = (Instant::now(), 0u32);
-        while let Some(Reverse((_, i))) = heap.pop() {
-            let horizon = heap.peek().map_or(Nanos::MAX, |r| r.0 .0);
-            let alive = self.run_task(i, horizon)?;
+        while let Some(Reverse((at, i))) = l.heap.pop() {
+            let horizon = l.heap.peek().map_or(Nanos::MAX, |r| r.0 .0);
+            let alive = match self.run_task(i, horizon)? {
+                Ran::Blocked => {
+                    l.heap.push(Reverse((at, i)));
+                    return Ok(Step::Paused);
+                }
+                Ran::Alive => true,
+                Ran::Ended => false,
+            };
+            self.turns += 1;
             let now = self.tasks[i].ctx.now;
             self.now = self.now.max(now);
             self.background(now)?;
             let refs = self.host.stats.references;
-            iterations = iterations.wrapping_add(1);
-            let wall_due = iterations.is_multiple_of(64)
-                && last_call.elapsed() >= std::time::Duration::from_millis(10);
-            if refs >= next_progress || wall_due {
-                if refs >= next_progress {
-                    next_progress = refs + step;
+            l.iterations = l.iterations.wrapping_add(1);
+            let wall_due = l.iterations.is_multiple_of(64)
+                && l.last_call.elapsed() >= std::time::Duration::from_millis(10);
+            if refs >= l.next_progress || wall_due {
+                if refs >= l.next_progress {
+                    l.next_progress = refs + l.step;
                 }
-                last_call = Instant::now();
+                l.last_call = Instant::now();
                 if !progress("run", refs, self.total_hint) {
                     return Err(Error::Interrupted);
                 }
@@ -227,12 +309,17 @@ impl Sim {
                 break;
             }
             if alive {
-                heap.push(Reverse((now, i)));
+                l.heap.push(Reverse((now, i)));
             } else {
                 let p = self.tasks[i].proc;
                 self.procs[p].end_ns = self.procs[p].end_ns.max(now.0);
             }
         }
+        Ok(Step::Done)
+    }
+
+    /// The end of a run: writes in flight complete, the last sample, the final checks.
+    fn finish(&mut self, progress: &mut dyn FnMut(&str, u64, u64) -> bool) -> Result<()> {
         // Let writes in flight complete.
         self.host.settle(self.now)?;
         self.series.sample(self.now.0, &self.host, true);
@@ -243,9 +330,27 @@ impl Sim {
         if let Some(w) = self.refs_out.take() {
             w.finish()?;
         }
+        // The streams are done with (a tee's readers stop holding the others back).
+        for t in &mut self.tasks {
+            t.stream = Box::new(workloads::VecStream::new(Vec::new()));
+        }
         progress("run", self.host.stats.references, self.total_hint);
-        self.wall_seconds = wall.elapsed().as_secs_f64();
         Ok(())
+    }
+
+    /// Replace thread `i`'s stream (before the run): `f` gets the one the workload built and returns
+    /// the one to read — a [`tee`](workloads::tee)'s reader of the same references.
+    pub fn swap_stream(
+        &mut self,
+        i: usize,
+        f: impl FnOnce(Box<dyn RefStream>) -> Box<dyn RefStream>,
+    ) {
+        let t = &mut self.tasks[i];
+        let old = std::mem::replace(
+            &mut t.stream,
+            Box::new(workloads::VecStream::new(Vec::new())),
+        );
+        t.stream = f(old);
     }
 
     /// Completions, flusher, series, verification at time `now`.
@@ -260,12 +365,16 @@ impl Sim {
     }
 
     /// Run thread `i` for at most one chunk of references or until its clock passes `horizon`;
-    /// false once its stream has ended.
-    fn run_task(&mut self, i: usize, horizon: Nanos) -> Result<bool> {
+    /// `Ended` once its stream has ended, `Blocked` (nothing done) when it needs references its stream
+    /// cannot give yet.
+    fn run_task(&mut self, i: usize, horizon: Nanos) -> Result<Ran> {
         let t = &mut self.tasks[i];
         if t.pos >= t.buf.len() {
             if !t.more {
-                return Ok(false);
+                return Ok(Ran::Ended);
+            }
+            if !t.stream.ready() {
+                return Ok(Ran::Blocked);
             }
             t.buf.clear();
             t.pos = 0;
@@ -276,7 +385,7 @@ impl Sim {
                 }
             }
             if t.buf.is_empty() {
-                return Ok(t.more);
+                return Ok(Ran::alive(t.more));
             }
         }
         let host = &mut self.host;
@@ -356,7 +465,25 @@ impl Sim {
         host.stats.references += refs;
         host.stats.hits += hits;
         proc.references += refs;
-        Ok(t.more || t.pos < t.buf.len())
+        Ok(Ran::alive(t.more || t.pos < t.buf.len()))
+    }
+
+    /// Turns threads have taken (a paused step's blocked thread takes none).
+    pub fn turns(&self) -> u64 {
+        self.turns
+    }
+
+    /// References the streams say they hold (progress), summed.
+    pub fn total_hint(&self) -> u64 {
+        self.total_hint
+    }
+
+    /// Every thread's stream: let it run further ahead of the other readers of the same stream
+    /// ([`RefStream::widen`]).
+    pub fn widen_streams(&mut self) {
+        for t in &mut self.tasks {
+            t.stream.widen();
+        }
     }
 
     /// Task count (threads).
