@@ -5,22 +5,14 @@
 use nandstack_sim::{aged, run_toml, RunOptions};
 use serde_json::Value;
 
+mod common;
+use common::strip_wall;
+
 fn run(toml: &str) -> Value {
     let r = run_toml(toml, &RunOptions::default()).unwrap();
     let mut v = serde_json::to_value(&r).unwrap();
     strip_wall(&mut v);
     v
-}
-
-fn strip_wall(v: &mut Value) {
-    match v {
-        Value::Object(m) => {
-            m.retain(|k, _| !k.starts_with("wall_"));
-            m.values_mut().for_each(strip_wall);
-        }
-        Value::Array(a) => a.iter_mut().for_each(strip_wall),
-        _ => {}
-    }
 }
 
 /// The report of `toml` aging its own device (nothing kept before).

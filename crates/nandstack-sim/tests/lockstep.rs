@@ -8,16 +8,8 @@ use nandstack_sim::run::run_many;
 use nandstack_sim::{run_toml, RunOptions, SimConfig};
 use serde_json::Value;
 
-fn strip_wall(v: &mut Value) {
-    match v {
-        Value::Object(m) => {
-            m.retain(|k, _| !k.starts_with("wall_"));
-            m.values_mut().for_each(strip_wall);
-        }
-        Value::Array(a) => a.iter_mut().for_each(strip_wall),
-        _ => {}
-    }
-}
+mod common;
+use common::strip_wall;
 
 fn plain(r: &nandstack_sim::Report) -> Value {
     let mut v = serde_json::to_value(r).unwrap();
