@@ -51,6 +51,17 @@ def run(
     With `series_csv`, the time series is streamed to that CSV file instead of the report. An interrupt
     in the measured phase re-raises the exception with the partial report as its `partial_report`."""
 
+def run_many(
+    config_jsons: list[str],
+    verify: bool = False,
+    keep_last: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> list[str | NandstackError]:
+    """Run several simulations as `run` runs each (the same reports); host programs that read the same
+    reference streams run side by side, each stream generated once. One item per config, in order: the
+    report JSON, or the engine's error as an exception object (not raised). `keep_last`: the last run
+    keeps its aged device too (`keep_aged`). Ctrl-C stops every run and is raised."""
+
 def default_config_toml() -> str:
     """The default config as commented TOML."""
 
