@@ -66,15 +66,22 @@ impl Calendar {
         if self.bookings.front().is_none_or(|&(_, e)| e > now) {
             return;
         }
-        let k = self.bookings.partition_point(|&(_, e)| e <= now);
+        // A few end at a time (a request's worth of transfers): counted from the front.
+        let k = self.bookings.iter().take_while(|&&(_, e)| e <= now).count();
         self.bookings.drain(..k);
-        let k = self.busy.partition_point(|&(_, e)| e <= now);
+        let k = self.busy.iter().take_while(|&&(_, e)| e <= now).count();
         self.busy.drain(..k);
         // The first interval left holds the first booking left, and runs on unbroken from its start.
         if let (Some(first), Some(&(s, _))) = (self.busy.first_mut(), self.bookings.front()) {
             debug_assert!(first.0 <= s && s < first.1);
             first.0 = s;
         }
+    }
+
+    /// When the first booking ends (None: nothing booked): `advance` to an earlier time forgets
+    /// nothing.
+    pub(super) fn first_end(&self) -> Option<u64> {
+        self.bookings.front().map(|&(_, e)| e)
     }
 
     /// When the last booking ends (None: nothing booked).

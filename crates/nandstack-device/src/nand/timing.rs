@@ -134,6 +134,9 @@ pub struct Timelines {
     /// Reserved transfers per channel; those that ended before the current command's arrival are
     /// forgotten.
     channel: Vec<Calendar>,
+    /// No channel booking ends before this (a lower bound of the calendars' first ends): `advance`
+    /// to an earlier time has nothing to forget and touches no calendar.
+    next_forget: u64,
     planes_per_array: u32,
     planes_per_channel: u32,
     pub t_read: u64,
@@ -161,6 +164,7 @@ impl Timelines {
         Timelines {
             array: vec![0; (geo.planes() / planes_per_array) as usize],
             channel: vec![Calendar::default(); geo.channels as usize],
+            next_forget: u64::MAX,
             planes_per_array,
             planes_per_channel,
             t_read: r.0,
@@ -244,14 +248,22 @@ impl Timelines {
     /// Book `dur` ns on channel `c` in the first idle gap at or after `ready`; returns the start.
     fn reserve_channel(&mut self, c: usize, ready: u64, dur: u64) -> u64 {
         self.channel_busy_ns += dur;
-        self.channel[c].reserve(ready, dur)
+        let start = self.channel[c].reserve(ready, dur);
+        self.next_forget = self.next_forget.min(start + dur);
+        start
     }
 
     /// Forget channel bookings that ended by `now`.
     pub fn advance(&mut self, now: u64) {
+        if now < self.next_forget {
+            return;
+        }
+        let mut next = u64::MAX;
         for cal in &mut self.channel {
             cal.advance(now);
+            next = next.min(cal.first_end().unwrap_or(u64::MAX));
         }
+        self.next_forget = next;
     }
 
     /// Page program whose data is in the register at `ready`. Returns the completion time.
