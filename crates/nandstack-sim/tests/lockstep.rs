@@ -43,8 +43,12 @@ fn cfg(toml: &str) -> SimConfig {
     SimConfig::from_toml(toml).unwrap()
 }
 
-/// Every config run alone and all of them through `run_many`: the same reports, in order.
-fn same_as_alone(tomls: &[String], verify: bool) -> Vec<Value> {
+/// Every config run alone and all of them through `side`: the same reports, in order.
+fn same_as_alone_by(
+    tomls: &[String],
+    verify: bool,
+    side: impl FnOnce(Vec<SimConfig>, &RunOptions) -> Vec<nandstack_core::Result<nandstack_sim::Report>>,
+) -> Vec<Value> {
     let opts = RunOptions {
         verify,
         ..RunOptions::default()
@@ -53,18 +57,20 @@ fn same_as_alone(tomls: &[String], verify: bool) -> Vec<Value> {
         .iter()
         .map(|t| plain(&run_toml(t, &opts).unwrap()))
         .collect();
-    let many = run_many(
-        tomls.iter().map(|t| cfg(t)).collect(),
-        &opts,
-        false,
-        &mut |_| true,
-    );
+    let many = side(tomls.iter().map(|t| cfg(t)).collect(), &opts);
     assert_eq!(many.len(), tomls.len());
     for (k, (a, m)) in alone.iter().zip(&many).enumerate() {
         let m = plain(m.as_ref().unwrap());
         assert_eq!(a, &m, "config {k} side by side differs from alone");
     }
     alone
+}
+
+/// Every config run alone and all of them through `run_many`: the same reports, in order.
+fn same_as_alone(tomls: &[String], verify: bool) -> Vec<Value> {
+    same_as_alone_by(tomls, verify, |cfgs, opts| {
+        run_many(cfgs, opts, false, &mut |_| true)
+    })
 }
 
 #[test]
@@ -103,24 +109,17 @@ fn runs_side_by_side_report_what_each_reports_alone() {
 /// widening itself is tested on the tee, `workloads::tee`.)
 #[test]
 fn turns_of_one_chunk_and_widened_windows_change_nothing() {
-    let tomls = [
+    let tomls = vec![
         host(11, 4, "discard = { mode = \"off\" }"),
         host(11, 4, "discard = { mode = \"itrim\" }"),
         host(11, 4, "allocator = \"cluster\""),
         // Much more memory: hardly any swapping, so its threads' clocks run in another order.
         host(11, 4, "").replace("ram_mib = 40", "ram_mib = 72"),
     ];
-    let opts = RunOptions::default();
-    let alone: Vec<Value> = tomls
-        .iter()
-        .map(|t| plain(&run_toml(t, &opts).unwrap()))
-        .collect();
-    let cfgs: Vec<SimConfig> = tomls.iter().map(|t| cfg(t)).collect();
     let (_, pauses, _) = runs_shared();
-    let side = run_lockstep(&cfgs, &opts, false, 1, &mut |_| true);
-    for (a, s) in alone.iter().zip(&side) {
-        assert_eq!(a, &plain(s.as_ref().unwrap()));
-    }
+    same_as_alone_by(&tomls, false, |cfgs, opts| {
+        run_lockstep(&cfgs, opts, false, 1, &mut |_| true)
+    });
     let (_, pauses_now, _) = runs_shared();
     assert!(
         pauses_now > pauses + 100,

@@ -183,6 +183,13 @@ mod tests {
         }
     }
 
+    fn seeded(seed: u64, left: u64) -> Box<Seeded> {
+        Box::new(Seeded {
+            rng: Rng::new(seed),
+            left,
+        })
+    }
+
     fn chunks(s: &mut dyn RefStream) -> Vec<(Vec<MemRef>, bool)> {
         let mut out = Vec::new();
         loop {
@@ -199,16 +206,9 @@ mod tests {
     /// reader gets ahead of the slowest by more than the window; chunks are freed behind the slowest.
     #[test]
     fn readers_get_the_sources_chunks_within_the_window() {
-        let plain = chunks(&mut Seeded {
-            rng: Rng::new(5),
-            left: 20_000,
-        });
+        let plain = chunks(seeded(5, 20_000).as_mut());
         for window in [1u64, 3, 16] {
-            let source = Box::new(Seeded {
-                rng: Rng::new(5),
-                left: 20_000,
-            });
-            let mut readers = tee(source, 3, window);
+            let mut readers = tee(seeded(5, 20_000), 3, window);
             let mut got = vec![Vec::new(); 3];
             let mut done = [false; 3];
             let mut order = Rng::new(window);
@@ -235,11 +235,7 @@ mod tests {
     /// A detached reader no longer holds the others back; an ended stream keeps saying so.
     #[test]
     fn a_detached_reader_frees_the_others() {
-        let source = Box::new(Seeded {
-            rng: Rng::new(9),
-            left: 5_000,
-        });
-        let mut readers = tee(source, 2, 2);
+        let mut readers = tee(seeded(9, 5_000), 2, 2);
         let mut buf = Vec::new();
         for _ in 0..2 {
             readers[0].fill(&mut buf, 64).unwrap();
@@ -258,11 +254,7 @@ mod tests {
 
     #[test]
     fn widening_lets_a_reader_further_ahead() {
-        let source = Box::new(Seeded {
-            rng: Rng::new(3),
-            left: 50_000,
-        });
-        let mut readers = tee(source, 2, 1);
+        let mut readers = tee(seeded(3, 50_000), 2, 1);
         let mut buf = Vec::new();
         readers[0].fill(&mut buf, 64).unwrap();
         assert!(!readers[0].ready());

@@ -12,13 +12,12 @@
 //! whichever run got there first).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
 
 use nandstack_core::{Error, Result};
 use nandstack_host::workloads::tee::{tee, TeeReader};
 
 use super::sim::Step;
-use super::{charge, conclude, finish, start, Started};
+use super::{conclude, finish, start, Started};
 use crate::config::{SimConfig, WorkloadKind};
 use crate::report::Report;
 use crate::{Progress, RunOptions};
@@ -103,23 +102,22 @@ pub fn run_lockstep(
         let mut k = 0;
         while k < live.len() {
             let (i, s) = &mut live[k];
-            let (cpu0, t0) = (crate::usage::cpu_seconds(), Instant::now());
             let step = if interrupted {
                 Err(Error::Interrupted)
             } else {
-                nandstack_core::alloc::catch(|| {
-                    s.sim.step(&mut |_, refs, _| {
-                        done[k] = refs;
-                        cb(&Progress {
-                            phase: "measure",
-                            done: done.iter().sum(),
-                            total,
+                s.charged(|sim| {
+                    nandstack_core::alloc::catch(|| {
+                        sim.step(&mut |_, refs, _| {
+                            done[k] = refs;
+                            cb(&Progress {
+                                phase: "measure",
+                                done: done.iter().sum(),
+                                total,
+                            })
                         })
                     })
                 })
             };
-            s.cpu = charge(s.cpu, cpu0);
-            s.wall += t0.elapsed().as_secs_f64();
             let ended = match step {
                 Ok(Step::Paused) => {
                     PAUSES.fetch_add(1, Ordering::Relaxed);

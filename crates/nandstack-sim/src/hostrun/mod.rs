@@ -176,6 +176,17 @@ pub(crate) struct Started {
     pub cpu: Option<f64>,
 }
 
+impl Started {
+    /// Run `f` on the simulation, charging its CPU and wall seconds to this run's measured phase.
+    pub(crate) fn charged<R>(&mut self, f: impl FnOnce(&mut Sim) -> R) -> R {
+        let (cpu0, t0) = (crate::usage::cpu_seconds(), Instant::now());
+        let r = f(&mut self.sim);
+        self.cpu = charge(self.cpu, cpu0);
+        self.wall += t0.elapsed().as_secs_f64();
+        r
+    }
+}
+
 /// Build and age the run of `cfg` (checked).
 pub(crate) fn start(
     cfg: &SimConfig,
@@ -217,20 +228,20 @@ pub(crate) fn finish(
     mut started: Started,
     cb: &mut dyn FnMut(&Progress) -> bool,
 ) -> Result<Report> {
-    let (cpu0, t1) = (crate::usage::cpu_seconds(), Instant::now());
-    let interrupted = match started.sim.run(&mut |_, done, total| {
-        cb(&Progress {
-            phase: "measure",
-            done,
-            total,
+    let ran = started.charged(|sim| {
+        sim.run(&mut |_, done, total| {
+            cb(&Progress {
+                phase: "measure",
+                done,
+                total,
+            })
         })
-    }) {
+    });
+    let interrupted = match ran {
         Ok(()) => false,
         Err(nandstack_core::Error::Interrupted) => true,
         Err(e) => return Err(e),
     };
-    started.cpu = charge(started.cpu, cpu0);
-    started.wall += t1.elapsed().as_secs_f64();
     conclude(cfg, opts, started, interrupted)
 }
 
