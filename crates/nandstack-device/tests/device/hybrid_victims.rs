@@ -4,7 +4,8 @@
 //! full scan of the block table: keep the candidates in a flag vector, stamp a block each time it is
 //! sealed or loses a valid unit, and take the sealed block with the fewest valid units and the oldest
 //! stamp (greedy: the block that reached its count first) or the oldest seal (FIFO). At every selection
-//! the two must agree, and the twin checks that its candidates are exactly the region's sealed blocks
+//! the two must agree (cost-benefit's twin scores every candidate: age × (1 − u) / 2u, the highest score
+//! and then the lowest id), and the twin checks that its candidates are exactly the region's sealed blocks
 //! in the block table (so the FTL told the policy about every candidate and nothing else).
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,6 +25,8 @@ const QLC: u8 = 1;
 #[derive(Clone)]
 struct FullScan {
     fifo: bool,
+    /// Cost-benefit instead of greedy (when not FIFO).
+    cost_benefit: bool,
     /// Program mode whose sealed blocks are the candidates.
     mode: u8,
     /// Check membership against every sealed block of `mode` (false where other sealed blocks of the
@@ -35,9 +38,10 @@ struct FullScan {
 }
 
 impl FullScan {
-    fn new(n: u32, mode: u8, fifo: bool, all_sealed: bool) -> FullScan {
+    fn new(n: u32, mode: u8, victim: &VictimConfig, all_sealed: bool) -> FullScan {
         FullScan {
-            fifo,
+            fifo: *victim == VictimConfig::Fifo,
+            cost_benefit: *victim == VictimConfig::CostBenefit,
             mode,
             all_sealed,
             member: vec![false; n as usize],
@@ -45,7 +49,10 @@ impl FullScan {
             clock: 0,
         }
     }
-    fn pick(&mut self, t: &BlockTable) -> Option<u32> {
+    fn pick(&mut self, t: &BlockTable, now: u64) -> Option<u32> {
+        if self.cost_benefit {
+            return self.pick_cost_benefit(t, now);
+        }
         let mut best: Option<(u64, u64, u32)> = None;
         for b in 0..t.valid.len() {
             if self.all_sealed {
@@ -76,6 +83,28 @@ impl FullScan {
         let b = best?.2;
         self.member[b as usize] = false;
         Some(b)
+    }
+
+    /// Cost-benefit: every candidate scored, the first (lowest id) of the highest score.
+    fn pick_cost_benefit(&mut self, t: &BlockTable, now: u64) -> Option<u32> {
+        let mut best: Option<(f64, usize)> = None;
+        for b in 0..t.valid.len() {
+            if !self.member[b] {
+                continue;
+            }
+            let u = t.valid[b] as f64 / t.units_per_mode[t.mode[b] as usize] as f64;
+            let score = if u == 0.0 {
+                f64::INFINITY
+            } else {
+                ((now - t.modified_at[b]) as f64 + 1.0) * (1.0 - u) / (2.0 * u)
+            };
+            if best.is_none_or(|(s, _)| score > s) {
+                best = Some((score, b));
+            }
+        }
+        let b = best?.1;
+        self.member[b] = false;
+        Some(b as u32)
     }
 }
 
@@ -112,7 +141,7 @@ impl VictimPolicy for Lockstep {
     }
     fn select(&mut self, scope: Scope, table: &BlockTable, now: u64, rng: &mut Rng) -> Option<u32> {
         let fast = self.fast.select(scope, table, now, rng);
-        let slow = self.twin.pick(table);
+        let slow = self.twin.pick(table, now);
         assert_eq!(
             fast,
             slow,
@@ -186,12 +215,12 @@ fn run_sized(
     let shared = layout == SlcLayout::Shared;
     let slc = Lockstep {
         fast: gc::build(&slc_victim, 1, &table),
-        twin: FullScan::new(n, SLC, slc_victim == VictimConfig::Fifo, shared),
+        twin: FullScan::new(n, SLC, &slc_victim, shared),
         selections: counts.0.clone(),
     };
     let qlc = Lockstep {
         fast: gc::build(&VictimConfig::greedy(), 1, &table),
-        twin: FullScan::new(n, QLC, false, true),
+        twin: FullScan::new(n, QLC, &VictimConfig::greedy(), true),
         selections: counts.1.clone(),
     };
     let mut f =
@@ -242,6 +271,11 @@ fn hybrid_victims_agree_with_the_full_scan_in_lockstep() {
             slc > 100 && qlc > 100,
             "seed {seed} fifo: {slc} SLC, {qlc} QLC selections"
         );
+        let (slc, qlc) = run(SlcLayout::Shared, VictimConfig::CostBenefit, seed);
+        assert!(
+            slc > 100 && qlc > 100,
+            "seed {seed} cost-benefit: {slc} SLC, {qlc} QLC selections"
+        );
         let (slc, qlc) = run(
             SlcLayout::PerLogicalBlock { max_blocks: 3 },
             VictimConfig::greedy(),
@@ -266,10 +300,10 @@ fn hybrid_victims_agree_on_random_device_sizes() {
             slc_pages: 2 << rng.below(4),
             op: 0.15 + 0.25 * rng.unit_f64(),
         };
-        let victim = if rng.chance(0.5) {
-            VictimConfig::greedy()
-        } else {
-            VictimConfig::Fifo
+        let victim = match rng.below(3) {
+            0 => VictimConfig::greedy(),
+            1 => VictimConfig::Fifo,
+            _ => VictimConfig::CostBenefit,
         };
         let ust = rng.chance(0.25);
         let layout = if ust {

@@ -137,6 +137,82 @@ fn cost_benefit_prefers_old_cold_blocks() {
     assert_eq!(CostBenefit::score(&t, 2, 1000), f64::INFINITY);
 }
 
+/// Cost-benefit's buckets against scoring every candidate, on seeded events: blocks sealed late (their
+/// `modified_at` older than blocks filed before them, as after a flush's padding), several events per
+/// clock tick (equal ages: ties go to the lower id), empty and full blocks (every score infinite or
+/// zero), plane and device scope.
+#[test]
+fn cost_benefit_matches_scoring_every_candidate() {
+    for seed in [1u64, 2, 3, 99] {
+        let mut rng = Rng::new(seed);
+        let mut t = BlockTable::new(PLANES * BPP, BPP, UPB);
+        let mut p = build(&VictimConfig::CostBenefit, PLANES, &t);
+        let mut member = vec![false; t.len() as usize];
+        let mut now = 0u64;
+        for step in 0..20_000 {
+            if rng.chance(0.3) {
+                now += 1 + rng.below(3);
+            }
+            let b = rng.below(t.len() as u64) as u32;
+            let i = b as usize;
+            match rng.below(10) {
+                0..=2 if !member[i] => {
+                    // Sealed now, last modified up to 20 ticks ago.
+                    t.valid[i] = rng.below(UPB as u64 + 1) as u32;
+                    t.modified_at[i] = now.saturating_sub(rng.below(21));
+                    t.state[i] = BlockState::Sealed;
+                    member[i] = true;
+                    p.on_sealed(b, &t);
+                }
+                3..=7 if member[i] && t.valid[i] > 0 => {
+                    t.valid[i] -= 1;
+                    t.modified_at[i] = now;
+                    p.on_invalidated(b, &t);
+                }
+                8 if member[i] => {
+                    member[i] = false;
+                    t.state[i] = BlockState::Free;
+                    p.remove(b, &t);
+                }
+                9 => {
+                    let scope = if rng.chance(0.5) {
+                        Scope::Plane(rng.below(PLANES as u64) as u32)
+                    } else {
+                        Scope::Device
+                    };
+                    let mut best: Option<(f64, u32)> = None;
+                    for c in 0..t.len() {
+                        let in_scope = match scope {
+                            Scope::Plane(q) => c / BPP == q,
+                            Scope::Device => true,
+                        };
+                        if !member[c as usize] || !in_scope {
+                            continue;
+                        }
+                        let u = t.valid[c as usize] as f64 / UPB as f64;
+                        let score = if t.valid[c as usize] == 0 {
+                            f64::INFINITY
+                        } else {
+                            ((now - t.modified_at[c as usize]) as f64 + 1.0) * (1.0 - u) / (2.0 * u)
+                        };
+                        if best.is_none_or(|(s, _)| score > s) {
+                            best = Some((score, c));
+                        }
+                    }
+                    let want = best.map(|(_, c)| c);
+                    let got = p.select(scope, &t, now, &mut rng);
+                    assert_eq!(got, want, "seed {seed}, step {step}, {scope:?}");
+                    if let Some(v) = got {
+                        member[v as usize] = false;
+                        t.state[v as usize] = BlockState::Victim;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
 #[test]
 fn d_choices_with_large_d_is_greedy_and_random_is_uniform() {
     let valid: Vec<u32> = (0..16).map(|b| 16 - b).collect();
