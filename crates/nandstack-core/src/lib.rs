@@ -6,8 +6,10 @@
 //! * [`alloc`]: fallible allocation of big tables (an out-of-memory is an error, never an abort).
 //! * [`stats`]: running summaries (min/mean/max/stddev) used by every report.
 //! * [`hint`]: cache prefetch hints for the simulators' software pipelines.
+//! * [`divisor`]: exact `u32` division by a run-time constant without the hardware divide.
 
 pub mod alloc;
+pub mod divisor;
 pub mod error;
 pub mod hint;
 pub mod histogram;
@@ -15,6 +17,7 @@ pub mod rng;
 pub mod stats;
 pub mod units;
 
+pub use divisor::Divisor;
 pub use error::{Error, Result};
 pub use histogram::Histogram;
 pub use rng::Rng;

@@ -19,7 +19,7 @@
 
 use std::cell::Cell;
 
-use nandstack_core::{Error, Result, Rng, MAPPING_UNIT_BYTES};
+use nandstack_core::{Divisor, Error, Result, Rng, MAPPING_UNIT_BYTES};
 use serde::Serialize;
 
 use crate::cache::{Eviction, WriteBuffer, WriteBufferConfig};
@@ -119,6 +119,9 @@ pub struct FtlCounters {
 /// The hybrid FTL.
 pub struct HybridFtl {
     pub(crate) p: HybridParams,
+    /// `p.qlc_units_per_block` and `p.units_per_page` as divisors (the per-unit paths divide by them).
+    pub(crate) upb: Divisor,
+    pub(crate) upp: Divisor,
     pub(crate) layout: SlcLayout,
     pub(crate) map: MappingTable,
     /// UST: a unit updated while its copy was in SLC (or the buffer) since it last moved.
@@ -200,6 +203,8 @@ impl HybridFtl {
             ..WriteBufferConfig::default()
         };
         HybridFtl {
+            upb: Divisor::new(p.qlc_units_per_block),
+            upp: Divisor::new(p.units_per_page),
             layout,
             map: MappingTable::new(logical, physical),
             hot: if ust {
@@ -355,7 +360,7 @@ impl HybridFtl {
     }
     #[inline]
     pub(crate) fn block_of(&self, addr: u32) -> u32 {
-        addr / self.p.qlc_units_per_block
+        self.upb.div(addr)
     }
     /// Data kind of a logical unit: 1 (swap) under SDS inside the registered swap range, else 0.
     #[inline]
@@ -408,7 +413,7 @@ impl HybridFtl {
         debug_assert!(self.blocks.t.written[i] < self.cap_of(b));
         let addr = b * self.p.qlc_units_per_block + self.blocks.t.written[i];
         self.blocks.t.written[i] += 1;
-        if self.blocks.t.written[i].is_multiple_of(self.p.units_per_page) {
+        if self.upp.rem(self.blocks.t.written[i]) == 0 {
             self.charge(kind, self.blocks.mode(b), FlashOp::Program, 1);
         }
         addr
@@ -597,7 +602,7 @@ impl HybridFtl {
     /// UST: the logical-block key of `lpn` (its logical block, and its data kind under SDS).
     #[inline]
     pub(crate) fn lb_key(&self, lpn: u32) -> u32 {
-        (lpn / self.p.qlc_units_per_block) * self.kinds + self.kind_of(lpn)
+        self.upb.div(lpn) * self.kinds + self.kind_of(lpn)
     }
 
     // ---- mapping ----

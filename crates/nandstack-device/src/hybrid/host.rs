@@ -74,7 +74,7 @@ impl HybridFtl {
     /// never flushed): the host holds the page now.
     pub fn read(&mut self, first: u64, count: u64) -> Result<()> {
         self.check_range(first, count)?;
-        let upp = self.p.units_per_page;
+        let upp = self.upp;
         let mut last_page = NONE;
         for lpn in first..first + count {
             let lpn = lpn as u32;
@@ -104,8 +104,8 @@ impl HybridFtl {
                 }
                 continue;
             }
-            if cur / upp != last_page {
-                last_page = cur / upp;
+            if upp.div(cur) != last_page {
+                last_page = upp.div(cur);
                 let slc = self.blocks.mode(self.block_of(cur)) == BlockMode::Slc;
                 self.counters.read_ns += if slc {
                     self.p.slc.read.0

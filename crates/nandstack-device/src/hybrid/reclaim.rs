@@ -164,8 +164,8 @@ impl HybridFtl {
     fn move_all(&mut self, v: u32, dest: Stream, kind: CostKind) -> Result<u64> {
         let mut units = std::mem::take(&mut self.scratch);
         self.valid_units_into(v, &mut units)?;
-        let upp = self.p.units_per_page;
-        let pages = units.chunk_by(|a, b| a.0 / upp == b.0 / upp).count() as u64;
+        let upp = self.upp;
+        let pages = units.chunk_by(|a, b| upp.div(a.0) == upp.div(b.0)).count() as u64;
         self.charge(kind, self.blocks.mode(v), FlashOp::Read, pages);
         for &(addr, lpn) in &units {
             let version = self.phys_version(addr);
