@@ -27,7 +27,7 @@ impl Divisor {
     }
     /// `n / d`.
     #[inline(always)]
-    pub fn div(self, n: u32) -> u32 {
+    pub fn quotient(self, n: u32) -> u32 {
         if self.m == 0 {
             return n;
         }
@@ -35,7 +35,7 @@ impl Divisor {
     }
     /// `n % d`.
     #[inline(always)]
-    pub fn rem(self, n: u32) -> u32 {
+    pub fn remainder(self, n: u32) -> u32 {
         if self.m == 0 {
             return 0;
         }
@@ -50,8 +50,8 @@ mod tests {
 
     fn check(d: u32, n: u32) {
         let x = Divisor::new(d);
-        assert_eq!(x.div(n), n / d, "{n} / {d}");
-        assert_eq!(x.rem(n), n % d, "{n} % {d}");
+        assert_eq!(x.quotient(n), n / d, "{n} / {d}");
+        assert_eq!(x.remainder(n), n % d, "{n} % {d}");
     }
 
     #[test]

@@ -360,7 +360,7 @@ impl HybridFtl {
     }
     #[inline]
     pub(crate) fn block_of(&self, addr: u32) -> u32 {
-        self.upb.div(addr)
+        self.upb.quotient(addr)
     }
     /// Data kind of a logical unit: 1 (swap) under SDS inside the registered swap range, else 0.
     #[inline]
@@ -413,7 +413,7 @@ impl HybridFtl {
         debug_assert!(self.blocks.t.written[i] < self.cap_of(b));
         let addr = b * self.p.qlc_units_per_block + self.blocks.t.written[i];
         self.blocks.t.written[i] += 1;
-        if self.upp.rem(self.blocks.t.written[i]) == 0 {
+        if self.upp.remainder(self.blocks.t.written[i]) == 0 {
             self.charge(kind, self.blocks.mode(b), FlashOp::Program, 1);
         }
         addr
@@ -602,7 +602,7 @@ impl HybridFtl {
     /// UST: the logical-block key of `lpn` (its logical block, and its data kind under SDS).
     #[inline]
     pub(crate) fn lb_key(&self, lpn: u32) -> u32 {
-        self.upb.div(lpn) * self.kinds + self.kind_of(lpn)
+        self.upb.quotient(lpn) * self.kinds + self.kind_of(lpn)
     }
 
     // ---- mapping ----

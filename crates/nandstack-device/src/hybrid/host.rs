@@ -104,8 +104,8 @@ impl HybridFtl {
                 }
                 continue;
             }
-            if upp.div(cur) != last_page {
-                last_page = upp.div(cur);
+            if upp.quotient(cur) != last_page {
+                last_page = upp.quotient(cur);
                 let slc = self.blocks.mode(self.block_of(cur)) == BlockMode::Slc;
                 self.counters.read_ns += if slc {
                     self.p.slc.read.0

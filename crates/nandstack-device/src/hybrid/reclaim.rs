@@ -165,7 +165,9 @@ impl HybridFtl {
         let mut units = std::mem::take(&mut self.scratch);
         self.valid_units_into(v, &mut units)?;
         let upp = self.upp;
-        let pages = units.chunk_by(|a, b| upp.div(a.0) == upp.div(b.0)).count() as u64;
+        let pages = units
+            .chunk_by(|a, b| upp.quotient(a.0) == upp.quotient(b.0))
+            .count() as u64;
         self.charge(kind, self.blocks.mode(v), FlashOp::Read, pages);
         for &(addr, lpn) in &units {
             let version = self.phys_version(addr);
