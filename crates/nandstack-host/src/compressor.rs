@@ -1,6 +1,7 @@
 //! The compressors and their CPU cost (`[host.compression]`: the time of compressing and decompressing a
 //! page), shared by zram (a backend) and zswap (the compressed cache); below both.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -188,13 +189,39 @@ pub fn page_ns(cycles_per_byte: f64, mhz: f64) -> Nanos {
 /// launch-cycle page on its fifth swap-out, a zero-filled or repeated page) is looked up instead of
 /// compressed again. Only the length is kept (zswap and zram model sizes, not bytes). The key is the
 /// page's XXH3-128: two pages of different bytes would have to share a 128-bit hash for a length to
-/// differ from compressing. The map is only ever probed, never iterated (its order cannot reach a
-/// result), and it is emptied when it reaches `MEMO_ENTRIES`, which bounds its memory.
+/// differ from compressing. The lengths by content are the thread's ([`LENGTHS`]), kept across runs:
+/// a length depends on the algorithm and the bytes alone, so the runs of one lockstep group (the same
+/// pages under several schemes) and a worker's later tasks reuse what an earlier run computed.
 pub struct MemoCompressor {
     inner: Compressor,
-    memo: ContentMemo<u32>,
-    /// Lengths by page key ([`MemoCompressor::compressed_len_of`]).
+    /// Index of the algorithm in `Algorithm::ALL` (its memo in [`LENGTHS`]).
+    slot: usize,
+    /// Lengths by page key ([`MemoCompressor::compressed_len_of`]); keys are the run's own.
     by_key: KeyMemo,
+}
+
+thread_local! {
+    /// Compressed lengths by content, one memo per algorithm (`Algorithm::ALL` order), kept by the
+    /// thread across runs. Each is probed, never iterated (its order cannot reach a result), and
+    /// emptied at [`MEMO_ENTRIES`], which bounds its memory (~40 MiB per algorithm in use).
+    static LENGTHS: RefCell<[ContentMemo<u32>; 5]> = RefCell::new(Default::default());
+}
+
+/// Forget the compressed lengths this thread remembers (as when a memo fills: no length changes).
+pub fn forget_lengths() {
+    LENGTHS.with_borrow_mut(|m| m.iter_mut().for_each(ContentMemo::clear));
+}
+
+/// Distinct contents whose `algorithm` length this thread remembers.
+pub fn remembered_lengths(algorithm: Algorithm) -> usize {
+    LENGTHS.with_borrow(|m| m[slot_of(algorithm)].len())
+}
+
+fn slot_of(algorithm: Algorithm) -> usize {
+    Algorithm::ALL
+        .iter()
+        .position(|&a| a == algorithm)
+        .expect("every algorithm is in ALL")
 }
 
 /// A map keyed by a page's XXH3-128. The key is already a uniform hash, so the table is indexed by its
@@ -313,25 +340,25 @@ impl MemoCompressor {
     pub fn new(algorithm: Algorithm) -> Result<MemoCompressor> {
         Ok(MemoCompressor {
             inner: Compressor::new(algorithm)?,
-            memo: ContentMemo::default(),
+            slot: slot_of(algorithm),
             by_key: KeyMemo::default(),
         })
     }
 
     /// Compressed length of `page` in bytes: `Compressor::compressed_len`, remembered.
     pub fn compressed_len(&mut self, page: &[u8]) -> Result<usize> {
-        Ok(hashed_len(&mut self.inner, &mut self.memo, page)? as usize)
+        Ok(hashed_len(&mut self.inner, self.slot, page)? as usize)
     }
 
     /// [`MemoCompressor::compressed_len`] of an offered page: by its key when it has one (the page is
     /// built only the first time its key is seen), else by its bytes.
     pub fn compressed_len_of(&mut self, page: &mut PageIn) -> Result<usize> {
-        let (inner, memo) = (&mut self.inner, &mut self.memo);
+        let (inner, slot) = (&mut self.inner, self.slot);
         let len = match page.key() {
             Some(k) => self
                 .by_key
-                .get_or_insert_with(k, || hashed_len(inner, memo, page.bytes()))?,
-            None => hashed_len(inner, memo, page.bytes())?,
+                .get_or_insert_with(k, || hashed_len(inner, slot, page.bytes()))?,
+            None => hashed_len(inner, slot, page.bytes())?,
         };
         Ok(len as usize)
     }
@@ -342,9 +369,11 @@ impl MemoCompressor {
     }
 }
 
-/// `compressed_len` through the content memo.
-fn hashed_len(inner: &mut Compressor, memo: &mut ContentMemo<u32>, page: &[u8]) -> Result<u32> {
-    memo.get_or_insert_with(page, || inner.compressed_len(page).map(|l| l as u32))
+/// `compressed_len` through the thread's content memo of the algorithm in `slot`.
+fn hashed_len(inner: &mut Compressor, slot: usize, page: &[u8]) -> Result<u32> {
+    LENGTHS.with_borrow_mut(|m| {
+        m[slot].get_or_insert_with(page, || inner.compressed_len(page).map(|l| l as u32))
+    })
 }
 
 #[cfg(test)]
@@ -394,10 +423,49 @@ mod memo_tests {
                     "{algorithm:?} draw {k}"
                 );
                 if k == 1500 {
-                    memo.memo.clear(); // as when the memo fills: lengths stay the same
+                    forget_lengths(); // as when the memo fills: lengths stay the same
                 }
             }
-            assert!(memo.memo.len() <= pages.len());
+            assert!(remembered_lengths(algorithm) <= pages.len());
+        }
+    }
+
+    /// Two runs in turn on one thread (two compressors, one after the other, as a worker's tasks or a
+    /// lockstep group's schemes): the second finds the first's lengths — it compresses nothing already
+    /// seen — and every length equals compressing every time.
+    #[test]
+    fn a_later_run_reuses_the_lengths_and_they_are_right() {
+        let mut rng = Rng::new(5);
+        let pages: Vec<Vec<u8>> = (0..64)
+            .map(|i| {
+                let mut p = vec![0u8; 4096];
+                for b in p.iter_mut().step_by(1 + i % 7) {
+                    *b = rng.next_u64() as u8;
+                }
+                p
+            })
+            .collect();
+        forget_lengths();
+        for algorithm in Algorithm::ALL {
+            let mut plain = Compressor::new(algorithm).unwrap();
+            let mut first = MemoCompressor::new(algorithm).unwrap();
+            for p in &pages[..40] {
+                assert_eq!(
+                    first.compressed_len(p).unwrap(),
+                    plain.compressed_len(p).unwrap()
+                );
+            }
+            drop(first);
+            assert_eq!(remembered_lengths(algorithm), 40, "{algorithm:?}");
+            let mut second = MemoCompressor::new(algorithm).unwrap();
+            for p in &pages {
+                assert_eq!(
+                    second.compressed_len(p).unwrap(),
+                    plain.compressed_len(p).unwrap()
+                );
+            }
+            // Only the 24 pages the first run did not see were compressed (and remembered).
+            assert_eq!(remembered_lengths(algorithm), 64, "{algorithm:?}");
         }
     }
 
