@@ -20,11 +20,6 @@ impl Divisor {
         let m = if d == 1 { 0 } else { u64::MAX / d as u64 + 1 };
         Divisor { d, m }
     }
-    /// The divisor.
-    #[inline]
-    pub const fn get(self) -> u32 {
-        self.d
-    }
     /// `n / d`.
     #[inline(always)]
     pub fn quotient(self, n: u32) -> u32 {

@@ -208,12 +208,14 @@ thread_local! {
 }
 
 /// Forget the compressed lengths this thread remembers (as when a memo fills: no length changes).
-pub fn forget_lengths() {
+#[cfg(test)]
+fn forget_lengths() {
     LENGTHS.with_borrow_mut(|m| m.iter_mut().for_each(ContentMemo::clear));
 }
 
 /// Distinct contents whose `algorithm` length this thread remembers.
-pub fn remembered_lengths(algorithm: Algorithm) -> usize {
+#[cfg(test)]
+fn remembered_lengths(algorithm: Algorithm) -> usize {
     LENGTHS.with_borrow(|m| m[slot_of(algorithm)].len())
 }
 

@@ -227,17 +227,17 @@ impl HybridFtl {
         } else {
             (old.len() as u64).saturating_sub(1) * upb
         };
-        let upp = self.p.units_per_page;
+        let upp = self.upp;
         let mut new_blocks: Vec<u32> = Vec::new();
         let mut dest = NONE;
-        let mut units: Vec<(u32, u32, bool)> = Vec::with_capacity(upp as usize);
+        let mut units: Vec<(u32, u32, bool)> = Vec::with_capacity(self.p.units_per_page as usize);
         // A block's valid units, found before any moves: moving one unit never changes whether another
         // unit of the block is valid.
         let mut valid_units = Vec::new();
         for &v in &old {
             self.valid_units_into(v, &mut valid_units)?;
             let mut any_hot = false;
-            for page in valid_units.chunk_by(|a, b| a.0 / upp == b.0 / upp) {
+            for page in valid_units.chunk_by(|a, b| upp.quotient(a.0) == upp.quotient(b.0)) {
                 units.clear();
                 for &(addr, lpn) in page {
                     let hot = self.hot[lpn as usize]

@@ -24,9 +24,8 @@ const QLC: u8 = 1;
 /// The slow twin: a full scan.
 #[derive(Clone)]
 struct FullScan {
-    fifo: bool,
-    /// Cost-benefit instead of greedy (when not FIFO).
-    cost_benefit: bool,
+    /// The policy it stands in for: greedy, FIFO or cost-benefit.
+    victim: VictimConfig,
     /// Program mode whose sealed blocks are the candidates.
     mode: u8,
     /// Check membership against every sealed block of `mode` (false where other sealed blocks of the
@@ -40,8 +39,7 @@ struct FullScan {
 impl FullScan {
     fn new(n: u32, mode: u8, victim: &VictimConfig, all_sealed: bool) -> FullScan {
         FullScan {
-            fifo: *victim == VictimConfig::Fifo,
-            cost_benefit: *victim == VictimConfig::CostBenefit,
+            victim: victim.clone(),
             mode,
             all_sealed,
             member: vec![false; n as usize],
@@ -50,7 +48,7 @@ impl FullScan {
         }
     }
     fn pick(&mut self, t: &BlockTable, now: u64) -> Option<u32> {
-        if self.cost_benefit {
+        if self.victim == VictimConfig::CostBenefit {
             return self.pick_cost_benefit(t, now);
         }
         let mut best: Option<(u64, u64, u32)> = None;
@@ -71,7 +69,7 @@ impl FullScan {
                 BlockState::Sealed,
                 "candidate {b} is not sealed"
             );
-            let key = if self.fifo {
+            let key = if self.victim == VictimConfig::Fifo {
                 (t.sealed_seq[b], 0)
             } else {
                 (t.valid[b] as u64, self.stamp[b])
