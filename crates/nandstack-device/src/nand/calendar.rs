@@ -7,14 +7,19 @@
 //! the busy time as maximal intervals (back-to-back bookings joined) for placing: a burst of transfers
 //! is one interval to pass, not one each.
 
-use std::collections::VecDeque;
+/// Ended bookings and intervals are skipped by a head index and dropped in one move once they are
+/// most of the vector (at least `COMPACT_AT`): `advance` does no per-call shifting.
+const COMPACT_AT: usize = 32;
 
 #[derive(Clone, Debug, Default)]
 pub(super) struct Calendar {
-    /// Each booking (start, end), sorted, non-overlapping (back to back allowed).
-    bookings: VecDeque<(u64, u64)>,
-    /// Their union as maximal intervals: sorted, non-overlapping and not touching.
+    /// Each booking (start, end) from `b0` on, sorted, non-overlapping (back to back allowed); those
+    /// before `b0` have been forgotten.
+    bookings: Vec<(u64, u64)>,
+    b0: usize,
+    /// Their union as maximal intervals from `u0` on: sorted, non-overlapping and not touching.
     busy: Vec<(u64, u64)>,
+    u0: usize,
 }
 
 impl Calendar {
@@ -23,10 +28,11 @@ impl Calendar {
     pub(super) fn reserve(&mut self, ready: u64, dur: u64) -> u64 {
         debug_assert!(dur > 0, "an empty channel transfer");
         let busy = &mut self.busy;
+        let u0 = self.u0;
         // The first interval that ends after `ready` (usually the first, or none: nothing booked then).
-        let mut i = match busy.first() {
-            Some(&(_, e)) if e > ready => 0,
-            _ => busy.partition_point(|&(_, e)| e <= ready),
+        let mut i = match busy.get(u0) {
+            Some(&(_, e)) if e > ready => u0,
+            _ => u0 + busy[u0..].partition_point(|&(_, e)| e <= ready),
         };
         let mut start = ready;
         while i < busy.len() {
@@ -40,7 +46,7 @@ impl Calendar {
         // Between intervals i - 1 (ended by `start`) and i (starting at `start + dur` or later).
         let end = start + dur;
         match (
-            i > 0 && busy[i - 1].1 == start,
+            i > u0 && busy[i - 1].1 == start,
             i < busy.len() && busy[i].0 == end,
         ) {
             (true, true) => {
@@ -52,46 +58,72 @@ impl Calendar {
             (false, false) => busy.insert(i, (start, end)),
         }
         // Bookings are mostly made in time order: most go at the back.
-        let at = match self.bookings.back() {
-            Some(&(_, e)) if e > start => self.bookings.partition_point(|&(s, _)| s < start),
-            _ => self.bookings.len(),
-        };
-        self.bookings.insert(at, (start, end));
+        match self.bookings.last() {
+            Some(&(_, e)) if e > start => {
+                let b0 = self.b0;
+                let at = b0 + self.bookings[b0..].partition_point(|&(s, _)| s < start);
+                self.bookings.insert(at, (start, end));
+            }
+            _ => self.bookings.push((start, end)),
+        }
         start
     }
 
     /// Forget the bookings that ended by `now`.
     pub(super) fn advance(&mut self, now: u64) {
         // Bookings end in order (sorted, non-overlapping): the ended ones are a prefix, often empty.
-        if self.bookings.front().is_none_or(|&(_, e)| e > now) {
+        if self.bookings.get(self.b0).is_none_or(|&(_, e)| e > now) {
             return;
         }
         // A few end at a time (a request's worth of transfers): counted from the front.
-        let k = self.bookings.iter().take_while(|&&(_, e)| e <= now).count();
-        self.bookings.drain(..k);
-        let k = self.busy.iter().take_while(|&&(_, e)| e <= now).count();
-        self.busy.drain(..k);
+        self.b0 += self.bookings[self.b0..]
+            .iter()
+            .take_while(|&&(_, e)| e <= now)
+            .count();
+        self.u0 += self.busy[self.u0..]
+            .iter()
+            .take_while(|&&(_, e)| e <= now)
+            .count();
         // The first interval left holds the first booking left, and runs on unbroken from its start.
-        if let (Some(first), Some(&(s, _))) = (self.busy.first_mut(), self.bookings.front()) {
+        if let (Some(first), Some(&(s, _))) =
+            (self.busy.get_mut(self.u0), self.bookings.get(self.b0))
+        {
             debug_assert!(first.0 <= s && s < first.1);
             first.0 = s;
         }
+        compact(&mut self.bookings, &mut self.b0);
+        compact(&mut self.busy, &mut self.u0);
     }
 
     /// When the first booking ends (None: nothing booked): `advance` to an earlier time forgets
     /// nothing.
     pub(super) fn first_end(&self) -> Option<u64> {
-        self.bookings.front().map(|&(_, e)| e)
+        self.bookings.get(self.b0).map(|&(_, e)| e)
     }
 
     /// When the last booking ends (None: nothing booked).
     pub(super) fn last_end(&self) -> Option<u64> {
-        self.busy.last().map(|&(_, e)| e)
+        self.busy[self.u0..].last().map(|&(_, e)| e)
     }
 
     #[cfg(test)]
     pub(super) fn intervals(&self) -> &[(u64, u64)] {
-        &self.busy
+        &self.busy[self.u0..]
+    }
+
+    #[cfg(test)]
+    fn live_bookings(&self) -> &[(u64, u64)] {
+        &self.bookings[self.b0..]
+    }
+}
+
+/// Drop the `head` forgotten entries of `v` once they are at least `COMPACT_AT` and at least half of it
+/// (each entry is moved O(1) times on average).
+#[inline]
+fn compact(v: &mut Vec<(u64, u64)>, head: &mut usize) {
+    if *head >= COMPACT_AT && 2 * *head >= v.len() {
+        v.drain(..*head);
+        *head = 0;
     }
 }
 
@@ -163,8 +195,8 @@ mod tests {
                 }
                 assert_eq!(cal.intervals(), &union[..], "seed {seed}, step {step}");
                 assert_eq!(
-                    cal.bookings.iter().copied().collect::<Vec<_>>(),
-                    plain.0,
+                    cal.live_bookings(),
+                    &plain.0[..],
                     "seed {seed}, step {step}"
                 );
             }
