@@ -179,6 +179,54 @@ def test_waits_for_another_writer(db, tmp_path):
     holder.stdout.close()
 
 
+def test_a_writer_keeps_one_connection_for_its_runs(db, monkeypatch):
+    """Inside a writer block the runs share one DuckDB connection (opening one costs tens of ms); it is
+    closed when the block ends, so another process can open the file at once; each run is still its
+    own transaction (a failed one leaves the others)."""
+    opened = []
+    original = db._open
+    monkeypatch.setattr(db, "_open", lambda: opened.append(1) or original())
+    with db.writer("test"):
+        for seed in (1, 2, 3):
+            record(db, seed)
+        assert db.count() == 3
+        assert len(opened) == 1
+    assert db._held is None
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb; c = duckdb.connect({str(db.path)!r}); "
+            "print(c.execute('SELECT count(*) FROM runs').fetchone()[0])",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.stdout.strip() == "3", out.stderr
+    # Outside a block every use opens its own.
+    db.count()
+    assert len(opened) == 2 and db._held is None
+
+
+def test_a_kept_connection_is_let_go_when_its_time_is_up(db, monkeypatch):
+    """A writer between runs (a long run going on) lets go of the file after HOLD_SECONDS, even with no
+    run to close it, so that another process reading the database waits at most that long."""
+    monkeypatch.setattr(db_module, "HOLD_SECONDS", 0.2)
+    with db.writer("test"):
+        record(db, 1)
+        assert db._held is not None
+        deadline = time.monotonic() + 10
+        while db._held is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert db._held is None
+        c = duckdb.connect(str(db.path))  # nothing holds the file now
+        assert c.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+        c.close()
+        record(db, 2)  # and the writer opens a new one for its next run
+    assert db.count() == 2
+
+
 def test_lock_timeout_gives_a_clear_error(db):
     record(db, 1)
     holder = subprocess.Popen(

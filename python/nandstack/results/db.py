@@ -48,6 +48,9 @@ if TYPE_CHECKING:
 __all__ = ["SCHEMA", "DatabaseError", "ResultsDB"]
 
 SCHEMA_VERSION = 1
+
+#: How long a writer keeps one connection for its runs (`ResultsDB.connect`).
+HOLD_SECONDS = 5.0
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
 CREATE TABLE IF NOT EXISTS runs (
@@ -125,6 +128,9 @@ class ResultsDB:
         # `writer` blocks open on this object (its lock is taken once, by the outermost).
         self._writers = 0
         self._writers_guard = threading.Lock()
+        # Inside a writer block: the connection kept between runs, and when it was opened (`connect`).
+        self._held: duckdb.DuckDBPyConnection | None = None
+        self._held_since = 0.0
 
     def __repr__(self) -> str:
         return f"ResultsDB({str(self.path)!r})"
@@ -133,14 +139,33 @@ class ResultsDB:
     @contextlib.contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A short-lived connection (schema created on first use), retried while another process
-        holds DuckDB's write lock, for at most `lock_timeout` seconds."""
+        holds DuckDB's write lock, for at most `lock_timeout` seconds.
+
+        Inside a `writer` block the connection is kept for the next use, up to `HOLD_SECONDS` after it
+        was opened: opening and closing a DuckDB file costs tens of milliseconds (the close checkpoints
+        the log), so a sweep recording a run every fraction of a second would spend more on connections
+        than on its runs. Another process that reads the file meanwhile waits at most that long (it
+        retries on DuckDB's lock). Every run is still its own transaction."""
         import duckdb
 
         with _file_lock(self.path):
-            con = self._open()
+            con = self._held
+            if con is None:
+                con = self._open()
+            keep = False
             try:
-                _ensure_schema(con, self.path)
+                if con is not self._held:
+                    _ensure_schema(con, self.path)
                 yield con
+                with self._writers_guard:
+                    writing = self._writers > 0
+                if writing and con is not self._held:
+                    self._held, self._held_since = con, time.monotonic()
+                    # Closed when its time is up even if no run comes to close it (a long run).
+                    timer = threading.Timer(HOLD_SECONDS, self._release, args=(con,))
+                    timer.daemon = True
+                    timer.start()
+                keep = writing and time.monotonic() - self._held_since < HOLD_SECONDS
             except (duckdb.IOException, duckdb.SerializationException, duckdb.InternalException) as e:
                 raise _damaged(self.path, e) from None
             except duckdb.Error as e:
@@ -148,7 +173,20 @@ class ResultsDB:
                     raise
                 raise DatabaseError(f"results database {self.path}: {e}") from None
             finally:
-                con.close()
+                if not keep:
+                    if con is self._held:
+                        self._held = None
+                    con.close()
+
+    def _release(self, which: duckdb.DuckDBPyConnection | None = None) -> None:
+        """Close the connection kept by `connect`: any (the outermost writer block ends), or only
+        `which` (its hold is up; a later one stays)."""
+        with _file_lock(self.path):
+            con = self._held
+            if con is None or (which is not None and con is not which):
+                return
+            self._held = None
+            con.close()
 
     def _open(self) -> duckdb.DuckDBPyConnection:
         import duckdb
@@ -200,11 +238,7 @@ class ResultsDB:
                     self._writers -= 1
             return
         with self._writer_lock(what):
-            try:
-                yield
-            finally:
-                with self._writers_guard:
-                    self._writers -= 1
+            yield
 
     @contextlib.contextmanager
     def _writer_lock(self, what: str) -> Iterator[None]:
@@ -232,7 +266,12 @@ class ResultsDB:
             os.pwrite(fd, f"pid {os.getpid()}: {what}".encode(), 0)
             with self._writers_guard:
                 self._writers += 1
-            yield
+            try:
+                yield
+            finally:
+                with self._writers_guard:
+                    self._writers -= 1
+                self._release()
         finally:
             os.close(fd)  # closing the descriptor releases the lock
 
