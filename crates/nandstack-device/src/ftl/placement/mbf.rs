@@ -20,6 +20,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{PlacementPolicy, WriteCause, WriteCtx};
 
+/// Most hash functions per filter (`hashes`).
+pub const MAX_HASHES: usize = 8;
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MbfConfig {
@@ -81,8 +84,8 @@ impl MbfConfig {
         if self.bits < 8 {
             return bad("bits", "must be at least 8");
         }
-        if self.hashes == 0 || self.hashes > 8 {
-            return bad("hashes", "must be in [1, 8]");
+        if self.hashes == 0 || self.hashes as usize > MAX_HASHES {
+            return bad("hashes", &format!("must be in [1, {MAX_HASHES}]"));
         }
         if self.decay_writes == 0 {
             return bad("decay_writes", "must be at least 1");
@@ -105,7 +108,9 @@ pub struct Mbf {
 }
 
 impl Mbf {
+    /// `cfg` must be valid ([`MbfConfig::validate`]).
     pub fn new(cfg: MbfConfig) -> Mbf {
+        assert!(cfg.validate().is_ok(), "an unchecked MBF config: {cfg:?}");
         let words_per_filter = (cfg.bits as usize).div_ceil(64);
         let threshold = cfg
             .hot_threshold
@@ -121,38 +126,43 @@ impl Mbf {
         }
     }
 
+    /// The filter bits of `lpn` (the first `hashes` entries; the same in every filter): double hashing,
+    /// position i = (h1 + i · h2) mod bits.
     #[inline]
-    fn positions(&self, lpn: u32) -> impl Iterator<Item = usize> + '_ {
+    fn positions(&self, lpn: u32) -> [usize; MAX_HASHES] {
         let h1 = (lpn as u64 ^ 0x9E37_79B9).wrapping_mul(0xFF51_AFD7_ED55_8CCD);
         let h1 = h1 ^ (h1 >> 33);
         let h2 = (lpn as u64).wrapping_mul(0xC4CE_B9FE_1A85_EC53) | 1;
         let bits = self.cfg.bits as u64;
-        (0..self.cfg.hashes as u64)
-            .map(move |i| (h1.wrapping_add(i.wrapping_mul(h2)) % bits) as usize)
-    }
-
-    fn test(&self, filter: usize, lpn: u32) -> bool {
-        let base = filter * self.words_per_filter;
-        self.positions(lpn)
-            .all(|b| self.words[base + b / 64] & (1 << (b % 64)) != 0)
-    }
-
-    fn set(&mut self, filter: usize, lpn: u32) {
-        let base = filter * self.words_per_filter;
-        let pos: Vec<usize> = self.positions(lpn).collect();
-        for b in pos {
-            self.words[base + b / 64] |= 1 << (b % 64);
+        let mut out = [0; MAX_HASHES];
+        for (i, b) in out.iter_mut().enumerate().take(self.cfg.hashes as usize) {
+            *b = (h1.wrapping_add((i as u64).wrapping_mul(h2)) % bits) as usize;
         }
+        out
+    }
+
+    /// Whether every bit at `pos` is set in `filter`.
+    #[inline]
+    fn test(&self, filter: usize, pos: &[usize]) -> bool {
+        let words = &self.words[filter * self.words_per_filter..];
+        pos.iter().all(|&b| words[b / 64] & (1 << (b % 64)) != 0)
     }
 
     /// Recency-weighted hotness of a logical page.
     pub fn score(&mut self, lpn: u32) -> u32 {
+        let pos = self.positions(lpn);
+        self.score_at(&pos[..self.cfg.hashes as usize])
+    }
+
+    /// [`Mbf::score`] of the page whose bits are `pos`: each filter is counted as `hashes` hash
+    /// operations (the firmware computes them per filter), though the positions are computed once here.
+    fn score_at(&mut self, pos: &[usize]) -> u32 {
         let n = self.cfg.filters as usize;
         let mut s = 0;
         for age in 0..n {
             let f = (self.current + n - age) % n;
             self.hash_ops += self.cfg.hashes as u64;
-            if self.test(f, lpn) {
+            if self.test(f, pos) {
                 s += (n - age) as u32;
             }
         }
@@ -161,8 +171,16 @@ impl Mbf {
 
     /// Record a host write: set its bits in the current filter; advance the window.
     pub fn record(&mut self, lpn: u32) {
+        let pos = self.positions(lpn);
+        self.record_at(&pos[..self.cfg.hashes as usize]);
+    }
+
+    fn record_at(&mut self, pos: &[usize]) {
         self.hash_ops += self.cfg.hashes as u64;
-        self.set(self.current, lpn);
+        let base = self.current * self.words_per_filter;
+        for &b in pos {
+            self.words[base + b / 64] |= 1 << (b % 64);
+        }
         self.writes_in_window += 1;
         if self.writes_in_window >= self.cfg.decay_writes {
             self.writes_in_window = 0;
@@ -188,9 +206,11 @@ impl PlacementPolicy for Mbf {
         2
     }
     fn stream_for(&mut self, ctx: &WriteCtx) -> u8 {
-        let hot = self.is_hot(ctx.lpn);
+        let pos = self.positions(ctx.lpn);
+        let pos = &pos[..self.cfg.hashes as usize];
+        let hot = self.score_at(pos) >= self.threshold;
         if ctx.cause == WriteCause::Host {
-            self.record(ctx.lpn);
+            self.record_at(pos);
         }
         if hot {
             0
@@ -271,5 +291,81 @@ mod tests {
         // A page seen once before is hot on its next write (score 4 ≥ 3); a first write is cold.
         assert_eq!(costly.stream_for(&ctx), 0);
         assert_eq!(costly.stream_for(&WriteCtx { lpn: 99, ..ctx }), 1);
+    }
+
+    /// The plain multi-Bloom filter: one `Vec<bool>` of bits per window, each position computed where it
+    /// is used by the double-hashing formula, windows rotated by hand, and the score summed filter by
+    /// filter. Seeded host and GC writes with a small filter (false positives happen) and a short window:
+    /// the same score and stream for every write, and the same hash-operation count.
+    #[test]
+    fn matches_a_plain_multi_bloom_filter() {
+        for (seed, hashes, filters, hot) in [
+            (1u64, 2u32, 4u32, None),
+            (2, 8, 3, Some(1)),
+            (3, 1, 1, None),
+            (4, 5, 7, Some(9)),
+        ] {
+            let cfg = MbfConfig {
+                filters,
+                hashes,
+                bits: 600,
+                decay_writes: 37,
+                hot_threshold: hot,
+                ..MbfConfig::default()
+            };
+            let mut m = Mbf::new(cfg.clone());
+            let n = filters as usize;
+            let mut bits = vec![vec![false; 600]; n];
+            let (mut current, mut in_window, mut hash_ops) = (0usize, 0u32, 0u64);
+            let threshold = cfg
+                .hot_threshold
+                .unwrap_or(filters.saturating_sub(1).max(1));
+            let bit = |lpn: u32, i: u64| {
+                let h1 = (lpn as u64 ^ 0x9E37_79B9).wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+                let h1 = h1 ^ (h1 >> 33);
+                let h2 = (lpn as u64).wrapping_mul(0xC4CE_B9FE_1A85_EC53) | 1;
+                (h1.wrapping_add(i.wrapping_mul(h2)) % 600) as usize
+            };
+            let mut rng = nandstack_core::Rng::new(seed);
+            for step in 0..20_000 {
+                let lpn = rng.below(400) as u32;
+                let host = rng.chance(0.8);
+                let mut score = 0;
+                for age in 0..n {
+                    let f = (current + n - age) % n;
+                    hash_ops += u64::from(hashes);
+                    if (0..u64::from(hashes)).all(|i| bits[f][bit(lpn, i)]) {
+                        score += (n - age) as u32;
+                    }
+                }
+                assert_eq!(m.score(lpn), score, "seed {seed}, step {step}");
+                hash_ops += u64::from(hashes) * n as u64; // the score just asked, and the write's own
+                let want = if score >= threshold { 0 } else { 1 };
+                if host {
+                    hash_ops += u64::from(hashes);
+                    for i in 0..u64::from(hashes) {
+                        bits[current][bit(lpn, i)] = true;
+                    }
+                    in_window += 1;
+                    if in_window == cfg.decay_writes {
+                        in_window = 0;
+                        current = (current + 1) % n;
+                        bits[current].iter_mut().for_each(|b| *b = false);
+                    }
+                }
+                let ctx = WriteCtx {
+                    lpn,
+                    cause: if host {
+                        WriteCause::Host
+                    } else {
+                        WriteCause::Gc
+                    },
+                    source_stream: None,
+                    request_bytes: 4096,
+                };
+                assert_eq!(m.stream_for(&ctx), want, "seed {seed}, step {step}");
+                assert_eq!(m.hash_ops, hash_ops, "seed {seed}, step {step}");
+            }
+        }
     }
 }
