@@ -128,9 +128,8 @@ class ResultsDB:
         # `writer` blocks open on this object (its lock is taken once, by the outermost).
         self._writers = 0
         self._writers_guard = threading.Lock()
-        # Inside a writer block: the connection kept between runs, and when it was opened (`connect`).
+        # Inside a writer block: the connection kept between runs (`connect`).
         self._held: duckdb.DuckDBPyConnection | None = None
-        self._held_since = 0.0
 
     def __repr__(self) -> str:
         return f"ResultsDB({str(self.path)!r})"
@@ -141,11 +140,11 @@ class ResultsDB:
         """A short-lived connection (schema created on first use), retried while another process
         holds DuckDB's write lock, for at most `lock_timeout` seconds.
 
-        Inside a `writer` block the connection is kept for the next use, up to `HOLD_SECONDS` after it
-        was opened: opening and closing a DuckDB file costs tens of milliseconds (the close checkpoints
-        the log), so a sweep recording a run every fraction of a second would spend more on connections
-        than on its runs. Another process that reads the file meanwhile waits at most that long (it
-        retries on DuckDB's lock). Every run is still its own transaction."""
+        Inside a `writer` block the connection is kept for the next use, until a timer closes it
+        `HOLD_SECONDS` after it was opened: opening and closing a DuckDB file costs tens of milliseconds
+        (the close checkpoints the log), so a sweep recording a run every fraction of a second would
+        spend more on connections than on its runs. Another process that reads the file meanwhile waits
+        at most that long (it retries on DuckDB's lock). Every run is still its own transaction."""
         import duckdb
 
         with _file_lock(self.path):
@@ -160,12 +159,11 @@ class ResultsDB:
                 with self._writers_guard:
                     writing = self._writers > 0
                 if writing and con is not self._held:
-                    self._held, self._held_since = con, time.monotonic()
-                    # Closed when its time is up even if no run comes to close it (a long run).
+                    self._held = con
                     timer = threading.Timer(HOLD_SECONDS, self._release, args=(con,))
                     timer.daemon = True
                     timer.start()
-                keep = writing and time.monotonic() - self._held_since < HOLD_SECONDS
+                keep = writing
             except (duckdb.IOException, duckdb.SerializationException, duckdb.InternalException) as e:
                 raise _damaged(self.path, e) from None
             except duckdb.Error as e:

@@ -104,8 +104,9 @@ impl HybridFtl {
                 }
                 continue;
             }
-            if upp.quotient(cur) != last_page {
-                last_page = upp.quotient(cur);
+            let page = upp.quotient(cur);
+            if page != last_page {
+                last_page = page;
                 let slc = self.blocks.mode(self.block_of(cur)) == BlockMode::Slc;
                 self.counters.read_ns += if slc {
                     self.p.slc.read.0

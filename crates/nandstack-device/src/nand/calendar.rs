@@ -75,15 +75,8 @@ impl Calendar {
         if self.bookings.get(self.b0).is_none_or(|&(_, e)| e > now) {
             return;
         }
-        // A few end at a time (a request's worth of transfers): counted from the front.
-        self.b0 += self.bookings[self.b0..]
-            .iter()
-            .take_while(|&&(_, e)| e <= now)
-            .count();
-        self.u0 += self.busy[self.u0..]
-            .iter()
-            .take_while(|&&(_, e)| e <= now)
-            .count();
+        forget_ended(&mut self.bookings, &mut self.b0, now);
+        forget_ended(&mut self.busy, &mut self.u0, now);
         // The first interval left holds the first booking left, and runs on unbroken from its start.
         if let (Some(first), Some(&(s, _))) =
             (self.busy.get_mut(self.u0), self.bookings.get(self.b0))
@@ -91,8 +84,6 @@ impl Calendar {
             debug_assert!(first.0 <= s && s < first.1);
             first.0 = s;
         }
-        compact(&mut self.bookings, &mut self.b0);
-        compact(&mut self.busy, &mut self.u0);
     }
 
     /// When the first booking ends (None: nothing booked): `advance` to an earlier time forgets
@@ -117,10 +108,12 @@ impl Calendar {
     }
 }
 
-/// Drop the `head` forgotten entries of `v` once they are at least `COMPACT_AT` and at least half of it
-/// (each entry is moved O(1) times on average).
+/// Move `head` past the live entries of `v` (sorted by end) that ended by `now` — a few at a time, a
+/// request's worth of transfers, so counted from the front — and drop the forgotten prefix once it is at
+/// least `COMPACT_AT` entries and at least half of `v` (each entry is moved O(1) times on average).
 #[inline]
-fn compact(v: &mut Vec<(u64, u64)>, head: &mut usize) {
+fn forget_ended(v: &mut Vec<(u64, u64)>, head: &mut usize, now: u64) {
+    *head += v[*head..].iter().take_while(|&&(_, e)| e <= now).count();
     if *head >= COMPACT_AT && 2 * *head >= v.len() {
         v.drain(..*head);
         *head = 0;
