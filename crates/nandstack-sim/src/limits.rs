@@ -108,9 +108,11 @@ const MEMO_PER_ENTRY: f64 = 76.0;
 /// A page-key memo's entry: 4 B, in a table grown to the next power of two above the largest key
 /// (up to 8 B a page), old and new tables together while it grows (up to 12 B a page).
 const KEYED_MEMO_PER_PAGE: f64 = 12.0;
-/// A trace record waiting in the reorder window: 64 bytes, in a heap that doubles its capacity as it
-/// grows (old and new storage live together while it moves: up to 3 × 64 bytes a record).
-const REORDER_PER_ROW: f64 = 192.0;
+/// A trace record waiting in the reorder window: 64 bytes, in one of two containers (the in-order run
+/// and the heap of earlier records) that each double their capacity as they grow and keep it: each up
+/// to twice the window, plus the window again while one moves (old and new storage together) — up to
+/// 5 × 64 bytes a record. A trace in time order uses the run alone (3 × 64).
+const REORDER_PER_ROW: f64 = 320.0;
 /// A time-series value kept in memory.
 const SERIES_PER_VALUE: f64 = 8.0;
 /// Columns of an in-memory time series, about (common columns + gauges).

@@ -2,8 +2,10 @@
 //! the first record, so a trace whose rows are not sorted (SYSTOR'17, Tencent CBS, merged per-CPU
 //! blkparse output) is replayed in arrival order.
 //!
-//! The window holds the records read but not yet released, in a min-heap by (time, read order). The
-//! earliest is released once the window holds more than `window_rows` records, or once it spans more
+//! The window holds the records read but not yet released, ordered by (time, read order): those at or
+//! after the last record of the in-order run join its end (a deque: a trace in time order never leaves
+//! it, and each record costs O(1)), the others go to a min-heap; the earlier of the run's first and the
+//! heap's top is the earliest held. The earliest is released once the window holds more than `window_rows` records, or once it spans more
 //! than `window_ns` of trace time (latest time read − earliest held) while holding more than
 //! [`MIN_WINDOW_ROWS`] records (so a sparse trace, a few rows a second, is still sorted over a useful
 //! number of rows), and every record is released at the end. A record is *out of order* when it is earlier than the record read just before it (a place where
@@ -14,7 +16,7 @@
 //! Records without a time (ARC, u32 blocks, fio v2) keep their file order.
 
 use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use nandstack_core::{Error, Result};
 
@@ -68,6 +70,10 @@ pub(crate) struct Reorder {
     window_ns: u128,
     window_rows: usize,
     max_late_rows: u64,
+    /// Held records in (key, read order) order, each at or after the one before: in a trace already in
+    /// time order every record comes here and leaves from the front, in O(1).
+    run: VecDeque<Held>,
+    /// The held records that came earlier than the run's last one.
     heap: BinaryHeap<Reverse<Held>>,
     seq: u64,
     /// Latest time read so far, and the time of the record read last.
@@ -87,6 +93,7 @@ impl Reorder {
             window_ns: u128::from(window_ns),
             window_rows: usize::try_from(window_rows).unwrap_or(usize::MAX),
             max_late_rows,
+            run: VecDeque::new(),
             heap: BinaryHeap::new(),
             seq: 0,
             latest: None,
@@ -100,6 +107,7 @@ impl Reorder {
 
     /// Drop the records held (after an error: nothing follows it); the counts stay.
     pub(crate) fn clear(&mut self) {
+        self.run.clear();
         self.heap.clear();
     }
 
@@ -126,7 +134,7 @@ impl Reorder {
             }
         };
         self.seq += 1;
-        self.heap.push(Reverse(Held {
+        let held = Held {
             key,
             seq: self.seq,
             line: s.line,
@@ -135,14 +143,28 @@ impl Reorder {
             device: s.raw.device,
             op: s.raw.op,
             timed: s.raw.time_ns.is_some(),
-        }));
+        };
+        // A later read order breaks ties, so a key at or after the run's last keeps the run sorted.
+        if self.run.back().is_none_or(|b| key >= b.key) {
+            self.run.push_back(held);
+        } else {
+            self.heap.push(Reverse(held));
+        }
         Ok(())
     }
 
     /// The next record the window lets go of (`end`: the input has ended, release everything).
     pub(crate) fn pop(&mut self, end: bool, file: &str) -> Option<Result<TraceRecord>> {
-        let min = self.heap.peek()?.0.key;
-        let held = self.heap.len();
+        // The earliest held record is the run's first or the heap's top.
+        let first = self.run.front().map(|h| (h.key, h.seq));
+        let top = self.heap.peek().map(|Reverse(h)| (h.key, h.seq));
+        let from_run = match (first, top) {
+            (None, None) => return None,
+            (Some(f), Some(t)) => f < t,
+            (f, _) => f.is_some(),
+        };
+        let min = if from_run { first } else { top }?.0;
+        let held = self.run.len() + self.heap.len();
         let due = end
             || held > self.window_rows
             || (held > MIN_WINDOW_ROWS.min(self.window_rows)
@@ -152,7 +174,11 @@ impl Reorder {
         if !due {
             return None;
         }
-        let Reverse(h) = self.heap.pop()?;
+        let h = if from_run {
+            self.run.pop_front()?
+        } else {
+            self.heap.pop()?.0
+        };
         Some(self.release(h, file))
     }
 
@@ -319,6 +345,192 @@ mod tests {
             .map(|r| r.unwrap().offset / 4096)
             .collect();
         assert_eq!(lines, [0, 1, 2]);
+    }
+
+    /// The window as its contract states it, with no shared code: every held record in one vector,
+    /// the earliest (time key, read order) found by a full scan.
+    struct PlainWindow {
+        window_ns: u128,
+        window_rows: usize,
+        max_late: u64,
+        /// (key, read order, record id, timed)
+        held: Vec<(u128, u64, u64, bool)>,
+        reads: u64,
+        latest: Option<u128>,
+        previous: Option<u128>,
+        released: Option<u128>,
+        base: Option<u128>,
+        out_of_order: u64,
+        late: u64,
+    }
+
+    impl PlainWindow {
+        fn new(window_ns: u64, window_rows: u64, max_late: u64) -> PlainWindow {
+            PlainWindow {
+                window_ns: window_ns.into(),
+                window_rows: window_rows as usize,
+                max_late,
+                held: Vec::new(),
+                reads: 0,
+                latest: None,
+                previous: None,
+                released: None,
+                base: None,
+                out_of_order: 0,
+                late: 0,
+            }
+        }
+
+        /// False when this late record is one too many.
+        fn push(&mut self, time: Option<u128>, id: u64) -> bool {
+            let key = if let Some(t) = time {
+                if let Some(p) = self.previous {
+                    if t < p {
+                        self.out_of_order += 1;
+                    }
+                }
+                self.previous = Some(t);
+                self.latest = Some(match self.latest {
+                    Some(l) if l > t => l,
+                    _ => t,
+                });
+                match self.released {
+                    Some(r) if t < r => {
+                        self.late += 1;
+                        if self.late > self.max_late {
+                            return false;
+                        }
+                        r
+                    }
+                    _ => t,
+                }
+            } else {
+                self.latest.or(self.released).unwrap_or(0)
+            };
+            self.reads += 1;
+            self.held.push((key, self.reads, id, time.is_some()));
+            true
+        }
+
+        /// (record id, arrival) of the next record released.
+        fn pop(&mut self, end: bool) -> Option<(u64, Option<u64>)> {
+            let mut at = 0;
+            for i in 1..self.held.len() {
+                let (a, b) = (self.held[i], self.held[at]);
+                if (a.0, a.1) < (b.0, b.1) {
+                    at = i;
+                }
+            }
+            let (key, _, id, timed) = *self.held.get(at)?;
+            let n = self.held.len();
+            let spans = self
+                .latest
+                .is_some_and(|l| l > key && l - key > self.window_ns);
+            if !(end || n > self.window_rows || (n > self.window_rows.min(1024) && spans)) {
+                return None;
+            }
+            self.held.remove(at);
+            let arrival = timed.then(|| {
+                self.released = Some(key);
+                let base = *self.base.get_or_insert(key);
+                (key - base) as u64
+            });
+            Some((id, arrival))
+        }
+    }
+
+    /// Seeded streams of every shape — in time order, with equal times, nearly in order, merged from
+    /// several clocks, shuffled, with untimed records among them — through windows bounded by rows, by
+    /// time and by both: the same records released in the same order with the same arrivals, the same
+    /// counts and the same late-row error as the plain window.
+    #[test]
+    fn releases_what_a_plain_window_releases() {
+        use nandstack_core::Rng;
+        let mut rng = Rng::new(0x7265_6f72);
+        let mut used_heap = 0;
+        for case in 0..400u64 {
+            let n = 1 + rng.below(3000) as usize;
+            let shape = case % 6;
+            let clocks = 1 + rng.below(6);
+            let mut clock = vec![0u128; clocks as usize];
+            let times: Vec<Option<u128>> = (0..n as u64)
+                .map(|i| match shape {
+                    0 => Some(u128::from(i) * 1000),
+                    1 => Some(u128::from(i / (1 + rng.below(5))) * 10),
+                    2 => Some((u128::from(i) * 1000).saturating_sub(u128::from(rng.below(5000)))),
+                    3 => {
+                        let c = rng.below(clocks) as usize;
+                        clock[c] += u128::from(rng.below(3000));
+                        Some(clock[c])
+                    }
+                    4 => Some(u128::from(rng.below(1_000_000))),
+                    _ => {
+                        (!rng.chance(0.2)).then(|| u128::from(i) * 100 + u128::from(rng.below(400)))
+                    }
+                })
+                .collect();
+            let rows = [0, 1, 7, 100, 1500, 1 << 20][rng.below(6) as usize];
+            let ns = [0, 500, 20_000, u64::MAX][rng.below(4) as usize];
+            let max_late = [0, 3, 1 << 20][rng.below(3) as usize];
+            let mut fast = Reorder::new(ns, rows, max_late);
+            let mut plain = PlainWindow::new(ns, rows, max_late);
+            let (mut got, mut want) = (Vec::new(), Vec::new());
+            let mut failed = (false, false);
+            let mut heap_used = false;
+            for (id, &t) in times.iter().enumerate() {
+                let mut s = staged(t.unwrap_or(0), id as u64);
+                s.raw.time_ns = t;
+                if fast.push(s, "f").is_err() {
+                    failed.0 = true;
+                }
+                if !plain.push(t, id as u64) {
+                    failed.1 = true;
+                }
+                assert_eq!(
+                    failed.0, failed.1,
+                    "case {case}: the late-row error at record {id}"
+                );
+                heap_used |= !fast.heap.is_empty();
+                if failed.0 {
+                    break;
+                }
+                while let Some(r) = fast.pop(false, "f") {
+                    let r = r.unwrap();
+                    got.push((r.offset / 4096, r.arrival_ns));
+                }
+                while let Some(r) = plain.pop(false) {
+                    want.push(r);
+                }
+                assert_eq!(
+                    got.len(),
+                    want.len(),
+                    "case {case}: released by record {id}"
+                );
+            }
+            if !failed.0 {
+                while let Some(r) = fast.pop(true, "f") {
+                    let r = r.unwrap();
+                    got.push((r.offset / 4096, r.arrival_ns));
+                }
+                while let Some(r) = plain.pop(true) {
+                    want.push(r);
+                }
+            }
+            assert_eq!(
+                got, want,
+                "case {case} (shape {shape}, rows {rows}, ns {ns})"
+            );
+            assert_eq!(
+                (fast.out_of_order, fast.late),
+                (plain.out_of_order, plain.late),
+                "case {case}"
+            );
+            used_heap += u32::from(heap_used);
+        }
+        assert!(
+            used_heap > 100,
+            "the heap held records in {used_heap} cases only"
+        );
     }
 
     #[test]
