@@ -439,6 +439,23 @@ mod tests {
         }
     }
 
+    /// Release whatever each window lets go of: (record id, arrival) pairs.
+    fn drain(
+        fast: &mut Reorder,
+        plain: &mut PlainWindow,
+        end: bool,
+        got: &mut Vec<(u64, Option<u64>)>,
+        want: &mut Vec<(u64, Option<u64>)>,
+    ) {
+        while let Some(r) = fast.pop(end, "f") {
+            let r = r.unwrap();
+            got.push((r.offset / 4096, r.arrival_ns));
+        }
+        while let Some(r) = plain.pop(end) {
+            want.push(r);
+        }
+    }
+
     /// Seeded streams of every shape — in time order, with equal times, nearly in order, merged from
     /// several clocks, shuffled, with untimed records among them — through windows bounded by rows, by
     /// time and by both: the same records released in the same order with the same arrivals, the same
@@ -494,13 +511,7 @@ mod tests {
                 if failed.0 {
                     break;
                 }
-                while let Some(r) = fast.pop(false, "f") {
-                    let r = r.unwrap();
-                    got.push((r.offset / 4096, r.arrival_ns));
-                }
-                while let Some(r) = plain.pop(false) {
-                    want.push(r);
-                }
+                drain(&mut fast, &mut plain, false, &mut got, &mut want);
                 assert_eq!(
                     got.len(),
                     want.len(),
@@ -508,13 +519,7 @@ mod tests {
                 );
             }
             if !failed.0 {
-                while let Some(r) = fast.pop(true, "f") {
-                    let r = r.unwrap();
-                    got.push((r.offset / 4096, r.arrival_ns));
-                }
-                while let Some(r) = plain.pop(true) {
-                    want.push(r);
-                }
+                drain(&mut fast, &mut plain, true, &mut got, &mut want);
             }
             assert_eq!(
                 got, want,
