@@ -1,6 +1,6 @@
 """The sweep runner's grouping of tasks that age the same device (`nandstack.sweep.runner._units`): the
-engine keeps the last aged block device of a worker process (`nandstack_sim::aged`), so tasks with the
-same aging go to one worker in order, in groups small enough to keep every worker busy."""
+engine keeps the last aged block or hybrid device of a worker process (`nandstack_sim::aged`), so tasks
+with the same aging go to one worker in order, in groups small enough to keep every worker busy."""
 
 from nandstack.sweep.runner import _aging_key, _units
 
@@ -21,8 +21,16 @@ def test_only_runs_that_age_a_copyable_device_have_an_aging_key():
     assert _aging_key(block(precondition={"fill_fraction": 0, "warmup_capacity_multiples": 0})) is None
     assert _aging_key(host({})) is None  # host programs start fresh unless asked
     assert _aging_key(host({"fill_fraction": 0.75})) is not None
-    assert _aging_key({**block(), "device": {"kind": "hybrid"}}) is None
     assert _aging_key({**block(), "device": {"kind": "zoned"}}) is None
+    # Hybrid stand-ins: the warm-up draws from `[workload.synthetic]`, so stand-ins share their aging,
+    # unless an RL agent comes pre-trained or from a file.
+    hybrid = {**block(), "device": {"kind": "hybrid"}}
+    pc = {**hybrid, "workload": {"kind": "standin", "standin": {"name": "pc"}}}
+    phone = {**hybrid, "workload": {"kind": "standin", "standin": {"name": "phone"}}}
+    assert _aging_key(pc) is not None and _aging_key(pc) == _aging_key(phone)
+    assert _aging_key({**pc, "pretrain": [{"kind": "standin"}]}) is None
+    loaded = {"kind": "hybrid", "manager": {"kind": "rl", "rl": {"load_q_table": "q.json"}}}
+    assert _aging_key({**pc, "device": loaded}) is None
     # A trace run's trace file is not part of its aging; its other workload keys are.
     trace = {**block(), "workload": {"kind": "trace", "trace": {"path": "a"}}}
     assert _aging_key(trace) == _aging_key({**trace, "workload": {"kind": "trace", "trace": {"path": "b"}}})

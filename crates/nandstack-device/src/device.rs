@@ -278,7 +278,7 @@ pub trait Device: Send {
     fn reset_counters(&mut self);
     /// A copy of the whole device, which then behaves exactly as this one would from here on (a
     /// preconditioned device kept per process, `nandstack_sim::aged`). Default `None`: the kind
-    /// cannot be copied (the hybrid, zoned devices).
+    /// cannot be copied (the zoned device).
     fn snapshot(&self) -> Option<Box<dyn Device>> {
         None
     }

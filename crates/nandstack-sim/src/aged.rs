@@ -10,7 +10,7 @@
 //! runs that age and runs that take the copy).
 //!
 //! Not under verification (its periodic checks belong to a verified run) and only for kinds that can
-//! be copied (the block SSD; the hybrid and zoned devices return no snapshot). Off unless the caller
+//! be copied (the block SSD and the hybrid; the zoned device returns no snapshot). Off unless the caller
 //! expects another run with the same aging ([`set_keeping`]: the sweep runner sends tasks with the
 //! same aging to one worker as a group, `nandstack.sweep.runner._aging_key`, and keeps for every
 //! member but the last, which takes the kept device itself instead of a copy): a single run never

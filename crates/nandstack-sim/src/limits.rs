@@ -229,9 +229,11 @@ pub fn estimate(cfg: &SimConfig, verify: bool, series_in_memory: bool) -> Result
         }
     }
     // The aged device a run keeps for the next one (`aged`, when keeping): one more copy of the block
-    // device, two for a host program (the copy it takes arrives while the device its host was built
-    // on exists); not keeping, a host program may still take a kept device while its own exists.
-    if !verify && dev.kind == DeviceKindName::Block && crate::aged::ages(cfg) {
+    // or hybrid device, two for a host program (the copy it takes arrives while the device its host
+    // was built on exists); not keeping, a host program may still take a kept device while its own
+    // exists.
+    let copied = matches!(dev.kind, DeviceKindName::Block | DeviceKindName::Hybrid);
+    if !verify && copied && crate::aged::ages(cfg) {
         let host = cfg.workload.kind == WorkloadKind::Host;
         let copies = match (crate::aged::keeping(), host) {
             (true, true) => 2.0,

@@ -27,7 +27,7 @@ fn after(before: &str, toml: &str) -> (Value, bool) {
     run(before);
     assert!(
         aged::holds(),
-        "a block device aged without verification is kept"
+        "a block or hybrid device aged without verification is kept"
     );
     let copies = aged::copies();
     let report = run(toml);
@@ -61,6 +61,35 @@ fn phone(seed: u64, swap: &str) -> String {
          [host]\nram_mib = 48\n[host.pagecache]\noffset_mib = 0\n[host.swap]\nsize_mib = 96\noffset_mib = 200\n{swap}\n\
          {}",
         DEVICE.replace("blocks_per_plane = 256", "blocks_per_plane = 512")
+    )
+}
+
+/// Hybrid stand-ins: the warm-up draws from `[workload.synthetic]`, not from the stand-in, so two
+/// stand-ins on the same device and seed age the same drive (the RL paper's managers measure six
+/// workloads each).
+fn hybrid(seed: u64, standin: &str, manager: &str) -> String {
+    format!(
+        "seed = {seed}
+[workload]
+kind = \"standin\"
+standin = {{ name = \"{standin}\", scale = 0.003 }}
+\
+         [workload.io]
+queue_depth = 1
+[precondition]
+fill_fraction = 0.7
+warmup_capacity_multiples = 0.5
+\
+         [device]
+kind = \"hybrid\"
+[device.hybrid]
+total_blocks = 256
+page_bytes = 4096
+\
+         over_provisioning = 0.25
+[device.manager]
+kind = \"{manager}\"
+"
     )
 }
 
@@ -110,6 +139,26 @@ fn runs_from_a_kept_aged_device_report_what_aging_their_own_would() {
         let (report, took) = after(before, then);
         assert!(!took, "registration differs: no copy");
         assert_eq!(report, fresh(then));
+    }
+    // Hybrid runs: another stand-in after the same aging takes the copy, whatever the manager (its
+    // state is copied with the device); another seed or manager does not.
+    for manager in ["static", "ust", "rl"] {
+        let (pc, phone) = (hybrid(7, "pc", manager), hybrid(7, "phone", manager));
+        let (copied, took) = after(&pc, &phone);
+        assert!(
+            took,
+            "{manager}: the same hybrid aging takes the kept device"
+        );
+        assert_eq!(copied, fresh(&phone), "{manager}");
+        assert_ne!(copied, fresh(&pc), "{manager}: the two stand-ins differ");
+    }
+    for other in [hybrid(8, "phone", "static"), hybrid(7, "phone", "dwa")] {
+        let (report, took) = after(&hybrid(7, "pc", "static"), &other);
+        assert!(
+            !took,
+            "a different hybrid aging must not take the kept device"
+        );
+        assert_eq!(report, fresh(&other));
     }
     // The last run of a group takes the kept device itself (keeping off): the same report, nothing left.
     aged::clear();

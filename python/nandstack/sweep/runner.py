@@ -201,10 +201,13 @@ def _share_key(config: dict[str, Any]) -> str | None:
 
 def _aging_key(config: dict[str, Any]) -> str | None:
     """Configs with the same key age the same device (`nandstack_sim::aged`: the engine keeps the last
-    aged block device of a process and a run with the same aging starts from a copy of it). `None`
-    when the run ages nothing or its device cannot be copied. Only a hint, like `_share_key`."""
+    aged block or hybrid device of a process and a run with the same aging starts from a copy of it).
+    `None` when the run ages nothing or its device cannot be copied. Only a hint, like `_share_key`."""
     device = config.get("device") or {}
-    if device.get("kind", "block") != "block" or config.get("pretrain"):
+    rl = ((device.get("manager") or {}).get("rl")) or {}
+    # Copyable kinds; a pre-trained or loaded RL agent is not part of the aging (the engine keeps none).
+    copyable = device.get("kind", "block") in ("block", "hybrid")
+    if not copyable or config.get("pretrain") or rl.get("load_q_table"):
         return None
     pre = config.get("precondition") or {}
     workload = config.get("workload") or {}
@@ -213,7 +216,12 @@ def _aging_key(config: dict[str, Any]) -> str | None:
     # Host programs age only when asked; block workloads by the device kind's defaults unless both are 0.
     if (host and not any(fractions)) or (not host and fractions == (0, 0)):
         return None
-    synthetic = None if host else {k: v for k, v in workload.items() if k != "trace"}
+    if host:
+        synthetic = None
+    elif workload.get("kind") == "standin":  # the warm-up draws from `[workload.synthetic]` alone
+        synthetic = workload.get("synthetic")
+    else:
+        synthetic = {k: v for k, v in workload.items() if k != "trace"}
     facts = {"device": device, "precondition": pre, "seed": config.get("seed"), "synthetic": synthetic}
     return json.dumps(facts, sort_keys=True, default=str)
 

@@ -43,6 +43,9 @@ impl Device for HybridSsd {
     fn prefetch(&self, ahead: [Option<u64>; 3]) {
         self.ftl().prefetch(ahead);
     }
+    fn snapshot(&self) -> Option<Box<dyn Device>> {
+        Some(Box::new(self.clone()))
+    }
     fn submit(&mut self, at: Nanos, cmd: Command<'_>) -> Result<Completion> {
         let done = match cmd {
             Command::Write { offset, len, .. } => {

@@ -38,6 +38,7 @@ pub struct DeviceStats {
 }
 
 /// The hybrid SSD.
+#[derive(Clone)]
 pub struct HybridSsd {
     pub(crate) ftl: HybridFtl,
     manager: Box<dyn SlcManager>,

@@ -117,6 +117,7 @@ pub struct FtlCounters {
 }
 
 /// The hybrid FTL.
+#[derive(Clone)]
 pub struct HybridFtl {
     pub(crate) p: HybridParams,
     /// `p.qlc_units_per_block` and `p.units_per_page` as divisors (the per-unit paths divide by them).

@@ -90,8 +90,11 @@ pub struct ManagerReport {
     pub rl: Option<RlStats>,
 }
 
-/// An SLC-cache manager (see the module docs for the contract).
-pub trait SlcManager: Send {
+boxed_clone!(SlcManager, ManagerClone);
+
+/// An SLC-cache manager (see the module docs for the contract). Copied with its device
+/// (`Device::snapshot`: an aged device kept per process).
+pub trait SlcManager: Send + ManagerClone {
     fn name(&self) -> &'static str;
     /// How the SLC region is organised.
     fn layout(&self) -> SlcLayout {
