@@ -128,9 +128,9 @@ fn launch_correlation(
     .map_err(errors::to_py_err)
 }
 
-/// Keep the aged block or hybrid device of the runs that follow in this process for a later run with the same
-/// aging (`True`), or not (`False`, the default; a run then takes a kept device with its aging for
-/// itself). The sweep runner's groups of tasks that age the same device (`nandstack_sim::aged`).
+/// Keep the aged block or hybrid device of the runs that follow in this process for a later run with
+/// the same aging (`True`), or not (`False`, the default; a run then takes a kept device with its
+/// aging for itself). The sweep runner's groups of tasks that age the same device (`nandstack_sim::aged`).
 #[pyfunction]
 fn keep_aged(on: bool) {
     nandstack_sim::aged::set_keeping(on)

@@ -204,7 +204,7 @@ def _aging_key(config: dict[str, Any]) -> str | None:
     aged block or hybrid device of a process and a run with the same aging starts from a copy of it).
     `None` when the run ages nothing or its device cannot be copied. Only a hint, like `_share_key`."""
     device = config.get("device") or {}
-    rl = ((device.get("manager") or {}).get("rl")) or {}
+    rl = (device.get("manager") or {}).get("rl") or {}
     # Copyable kinds; a pre-trained or loaded RL agent is not part of the aging (the engine keeps none).
     copyable = device.get("kind", "block") in ("block", "hybrid")
     if not copyable or config.get("pretrain") or rl.get("load_q_table"):

@@ -5,13 +5,15 @@
 //! The window holds the records read but not yet released, ordered by (time, read order): those at or
 //! after the last record of the in-order run join its end (a deque: a trace in time order never leaves
 //! it, and each record costs O(1)), the others go to a min-heap; the earlier of the run's first and the
-//! heap's top is the earliest held. The earliest is released once the window holds more than `window_rows` records, or once it spans more
-//! than `window_ns` of trace time (latest time read − earliest held) while holding more than
-//! [`MIN_WINDOW_ROWS`] records (so a sparse trace, a few rows a second, is still sorted over a useful
-//! number of rows), and every record is released at the end. A record is *out of order* when it is earlier than the record read just before it (a place where
-//! the file's time goes backwards; the window sorts it); it is *late* when it is earlier than a record
-//! already released — the window was too small for it. A late record is kept (never lost) and released at once with the time of the last released
-//! record; past `max_late_rows` of them the reader stops with an error naming the line.
+//! heap's top is the earliest held. The earliest is released once the window holds more than
+//! `window_rows` records, or once it spans more than `window_ns` of trace time (latest time read −
+//! earliest held) while holding more than [`MIN_WINDOW_ROWS`] records (so a sparse trace, a few rows a
+//! second, is still sorted over a useful number of rows), and every record is released at the end. A
+//! record is *out of order* when it is earlier than the record read just before it (a place where the
+//! file's time goes backwards; the window sorts it); it is *late* when it is earlier than a record
+//! already released — the window was too small for it. A late record is kept (never lost) and released
+//! at once with the time of the last released record; past `max_late_rows` of them the reader stops
+//! with an error naming the line.
 //!
 //! Records without a time (ARC, u32 blocks, fio v2) keep their file order.
 
@@ -155,15 +157,14 @@ impl Reorder {
 
     /// The next record the window lets go of (`end`: the input has ended, release everything).
     pub(crate) fn pop(&mut self, end: bool, file: &str) -> Option<Result<TraceRecord>> {
-        // The earliest held record is the run's first or the heap's top.
-        let first = self.run.front().map(|h| (h.key, h.seq));
-        let top = self.heap.peek().map(|Reverse(h)| (h.key, h.seq));
-        let from_run = match (first, top) {
+        // The earliest held record (`Held`'s order: time key, then read order) is the run's first or
+        // the heap's top.
+        let (min, from_run) = match (self.run.front(), self.heap.peek()) {
             (None, None) => return None,
-            (Some(f), Some(t)) => f < t,
-            (f, _) => f.is_some(),
+            (Some(f), Some(Reverse(t))) if t < f => (t.key, false),
+            (Some(f), _) => (f.key, true),
+            (None, Some(Reverse(t))) => (t.key, false),
         };
-        let min = if from_run { first } else { top }?.0;
         let held = self.run.len() + self.heap.len();
         let due = end
             || held > self.window_rows
@@ -349,6 +350,7 @@ mod tests {
 
     /// The window as its contract states it, with no shared code: every held record in one vector,
     /// the earliest (time key, read order) found by a full scan.
+    #[derive(Default)]
     struct PlainWindow {
         window_ns: u128,
         window_rows: usize,
@@ -370,14 +372,7 @@ mod tests {
                 window_ns: window_ns.into(),
                 window_rows: window_rows as usize,
                 max_late,
-                held: Vec::new(),
-                reads: 0,
-                latest: None,
-                previous: None,
-                released: None,
-                base: None,
-                out_of_order: 0,
-                late: 0,
+                ..PlainWindow::default()
             }
         }
 
