@@ -9,8 +9,9 @@ use super::ops::{OpCause, OpKind};
 use super::placement::{WriteCause, WriteCtx};
 use super::{Ftl, GcBurst, GcEvent, GcScope, GcTrigger, Migration};
 
-/// How many moves ahead GC brings a move's mapping-cache lines into cache (when the map is cached).
-const MAPCACHE_LEAD: usize = 8;
+/// How many units ahead of the one it checks GC brings a forward entry (and, when the map is cached,
+/// its mapping-cache lines) into cache.
+const GC_LEAD: u32 = 12;
 
 impl Ftl {
     /// The GC schedule's threshold test (see `GcTrigger`): if free blocks in the scope of a host write to
@@ -156,15 +157,16 @@ impl Ftl {
 
     /// Move every valid unit out of block `v` (in offset order).
     ///
-    /// Three passes. The first prefetches the forward entry of every unit's last writer (independent
-    /// hints: their cache misses overlap). The second finds the valid units without a branch on the
-    /// loaded data (a validity branch mispredicts about once in four units on a steady-state victim, and
-    /// each misprediction would wait for its load before the next load could start) and checks the count
-    /// against the block's valid counter; reads are counted per page of a valid unit. The third moves
-    /// them, with the mapping entries in cache.
+    /// One pass, software-pipelined: while unit `i` is checked (its reverse entry names a logical unit
+    /// whose forward entry maps back) and moved, the forward entry of unit `i +` [`GC_LEAD`] is being
+    /// fetched (a pure hint), so the cache misses of the checks overlap the work of the moves instead of
+    /// preceding it. Reads are counted per page of a valid unit. In the recorded operation stream every
+    /// page read of the victim precedes its first program, as a controller reads before it programs:
+    /// the reads are noted during the pass and placed in front of the pass's operations afterwards.
     pub(super) fn migrate_block(&mut self, v: u32, cause: WriteCause) -> Result<()> {
         let base = v * self.upb;
         let written = self.blocks.written[v as usize];
+        let expected = self.blocks.valid[v as usize];
         let source_stream = Some(self.blocks.stream[v as usize]);
         let src_plane = self.blocks.plane_of(v);
         let op_cause = if cause == WriteCause::Gc {
@@ -172,30 +174,37 @@ impl Ftl {
         } else {
             OpCause::WearLeveling
         };
-        let mut moves = std::mem::take(&mut self.scratch);
-        self.map.prefetch_owners(base, base + written);
-        self.map.owners_into(base, base + written, &mut moves);
-        let mut pages_read = 0u64;
-        let mut last_page = NONE;
-        for &(old, _) in &moves {
-            let page = old / self.upp;
-            if page != last_page {
-                last_page = page;
-                pages_read += 1;
-                self.op(OpKind::Read, op_cause, old);
+        let ops_start = self.ops.len();
+        let mut reads = std::mem::take(&mut self.gc_reads);
+        reads.clear();
+        for ahead in base..base + written.min(GC_LEAD) {
+            self.prefetch_move(ahead);
+        }
+        let (mut pages_read, mut moved, mut swap) = (0u64, 0u32, 0u64);
+        // Offset of the current page's first unit, and whether a valid unit of it was read already.
+        let (mut page_first, mut page_read) = (0u32, false);
+        for i in 0..written {
+            if i + GC_LEAD < written {
+                self.prefetch_move(base + i + GC_LEAD);
             }
-        }
-        if moves.len() as u32 != self.blocks.valid[v as usize] {
-            return Err(Error::Invariant(format!(
-                "GC of block {v}: valid count {} but {} units map back",
-                self.blocks.valid[v as usize],
-                moves.len()
-            )));
-        }
-        for (i, &(old, lpn)) in moves.iter().enumerate() {
-            // The mapping cache's lines of a move some moves ahead (pure hint).
-            if let (Some(mc), Some(&(_, ahead))) = (&self.mapcache, moves.get(i + MAPCACHE_LEAD)) {
-                mc.prefetch(ahead);
+            if i - page_first == self.upp {
+                page_first = i;
+                page_read = false;
+            }
+            let old = base + i;
+            let Some(lpn) = self.map.owner(old) else {
+                continue;
+            };
+            if !page_read {
+                page_read = true;
+                pages_read += 1;
+                if self.record_ops {
+                    reads.push(old);
+                }
+            }
+            moved += 1;
+            if let Some((a, b)) = self.swap_range {
+                swap += u64::from((a..b).contains(&lpn));
             }
             let ctx = WriteCtx {
                 lpn,
@@ -216,22 +225,26 @@ impl Ftl {
                 ver.moved(old, new);
             }
         }
-        let n = moves.len() as u64;
+        if moved != expected {
+            return Err(Error::Invariant(format!(
+                "GC of block {v}: valid count {expected} but {moved} units mapped back"
+            )));
+        }
+        if self.record_ops {
+            for &old in &reads {
+                self.op(OpKind::Read, op_cause, old);
+            }
+            self.ops[ops_start..].rotate_right(reads.len());
+        }
+        self.gc_reads = reads;
+        let n = u64::from(moved);
         self.blocks.valid[v as usize] = 0;
-        self.scratch = moves;
         match cause {
             WriteCause::Gc => {
                 self.counters.gc_read_pages += pages_read;
                 self.counters.program_units_gc += n;
                 self.counters.gc_migrated_units += n;
-                if let Some((a, b)) = self.swap_range {
-                    let swap = self
-                        .scratch
-                        .iter()
-                        .filter(|m| (a..b).contains(&m.1))
-                        .count();
-                    self.counters.gc_migrated_swap_units += swap as u64;
-                }
+                self.counters.gc_migrated_swap_units += swap;
             }
             _ => {
                 self.counters.wear_leveling_read_pages += pages_read;
@@ -240,6 +253,18 @@ impl Ftl {
             }
         }
         Ok(())
+    }
+
+    /// Cache hints for a move GC will check [`GC_LEAD`] units from now: the forward entry of the
+    /// logical unit last written to physical unit `pua` and, when the map is cached, its lines of the
+    /// mapping cache (pure hints).
+    #[inline]
+    fn prefetch_move(&self, pua: u32) {
+        let lpn = self.map.p2l[pua as usize];
+        self.map.prefetch(lpn as usize);
+        if let (Some(mc), true) = (&self.mapcache, lpn != NONE) {
+            mc.prefetch(lpn);
+        }
     }
 
     /// Erase an emptied victim and return it to its plane's free pool.

@@ -31,7 +31,7 @@ pub use verify::UnitCensus;
 use std::collections::VecDeque;
 
 use nandstack_core::stats::Summary;
-use nandstack_core::{Error, Result, Rng, MAPPING_UNIT_BYTES};
+use nandstack_core::{Divisor, Error, Result, Rng, MAPPING_UNIT_BYTES};
 
 use crate::nand::{Geometry, PlaneAddr};
 use blocks::{BlockState, BlockTable, NONE};
@@ -54,6 +54,9 @@ pub struct Ftl {
     planes: u32,
     upp: u32,
     upb: u32,
+    /// `upp` and `upb` as divisors (multiply by a reciprocal instead of dividing on per-unit paths).
+    upp_div: Divisor,
+    upb_div: Divisor,
     logical_units: u32,
     /// Forward and reverse maps (validity derived from them; see [`MappingTable`]).
     map: MappingTable,
@@ -86,8 +89,8 @@ pub struct Ftl {
     mapcache: Option<crate::cache::MappingCache>,
     /// Maintain `BlockTable::modified_at` (only for policies that read it).
     track_age: bool,
-    /// Reused buffer of (physical, logical) pairs a migration moves.
-    scratch: Vec<(u32, u32)>,
+    /// Reused buffer of the physical units whose pages a migration reads (only when recording).
+    gc_reads: Vec<u32>,
     /// GC victims since the last drain (only when recording).
     gc_log: Option<Vec<GcEvent>>,
 }
@@ -128,6 +131,8 @@ impl Ftl {
             planes,
             upp,
             upb,
+            upp_div: Divisor::new(upp),
+            upb_div: Divisor::new(upb),
             logical_units,
             map: MappingTable::new(logical_units as usize, geo.total_units() as usize),
             free: crate::exact::Exact(free),
@@ -151,7 +156,7 @@ impl Ftl {
             erase_baseline: vec![0; total_blocks as usize],
             erases_since_wl_check: vec![0; planes as usize],
             in_wear_leveling: false,
-            scratch: Vec::new(),
+            gc_reads: Vec::new(),
             gc_log: None,
             track_age,
             ops: Vec::new(),
@@ -250,25 +255,39 @@ impl Ftl {
         std::mem::swap(out, &mut self.ops);
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn op(&mut self, kind: ops::OpKind, cause: ops::OpCause, pua: u32) {
         if self.record_ops {
-            let block = pua / self.upb;
-            self.ops.push(ops::FlashOp {
-                kind,
-                cause,
-                plane: block / self.geo.blocks_per_plane,
-                units: 1,
-                block,
-                page: pua % self.upb / self.upp,
-            });
+            self.record_op(kind, cause, pua);
         }
+    }
+
+    /// The recording half of [`Ftl::op`] (out of line: the untimed FTL never records).
+    #[inline(never)]
+    fn record_op(&mut self, kind: ops::OpKind, cause: ops::OpCause, pua: u32) {
+        let block = self.upb_div.quotient(pua);
+        self.ops.push(ops::FlashOp {
+            kind,
+            cause,
+            plane: block / self.geo.blocks_per_plane,
+            units: 1,
+            block,
+            page: self.upp_div.quotient(self.upb_div.remainder(pua)),
+        });
     }
 
     /// Look up (and for `update`, modify) the mapping entry of `lpn` through the mapping cache, if one
     /// is configured: a miss reads a translation page, a dirty eviction programs one.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn map_access(&mut self, lpn: u32, update: bool) {
+        if self.mapcache.is_some() {
+            self.cached_map_access(lpn, update);
+        }
+    }
+
+    /// [`Ftl::map_access`] when the map is cached (out of line: most configurations do not cache it).
+    #[inline(never)]
+    fn cached_map_access(&mut self, lpn: u32, update: bool) {
         let Some(mc) = self.mapcache.as_mut() else {
             return;
         };
@@ -339,7 +358,7 @@ impl Ftl {
     pub fn prefetch_units(&self, ahead: [Option<u64>; 3]) {
         let old_block = |u: u64| {
             let pua = *self.map.l2p.get(u as usize)?;
-            (pua != NONE).then_some(pua / self.upb)
+            (pua != NONE).then_some(self.upb_div.quotient(pua))
         };
         if let Some(u) = ahead[2] {
             self.map.prefetch(u as usize);

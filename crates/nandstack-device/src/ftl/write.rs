@@ -142,11 +142,18 @@ impl Ftl {
 
     /// Make sure (stream, plane) has an open block with room. Host allocations may trigger GC first;
     /// GC allocations never do (they draw on the reserve GC keeps).
+    #[inline(always)]
     pub(super) fn ensure_open(&mut self, stream: u32, plane: u32, host: bool) -> Result<()> {
-        let slot = (stream * self.planes + plane) as usize;
-        if self.active[slot] != NONE {
+        if self.active[(stream * self.planes + plane) as usize] != NONE {
             return Ok(());
         }
+        self.open_block(stream, plane, host)
+    }
+
+    /// [`Ftl::ensure_open`] when (stream, plane) has no open block (out of line: once per block).
+    #[inline(never)]
+    fn open_block(&mut self, stream: u32, plane: u32, host: bool) -> Result<()> {
+        let slot = (stream * self.planes + plane) as usize;
         if host {
             self.maybe_gc(plane, slot)?;
             if self.active[slot] != NONE {
@@ -171,14 +178,14 @@ impl Ftl {
 
     /// Take the next unit of the open block of (stream, plane); the caller commits it. Host units are
     /// transferred to the die as they arrive; the page is programmed when its last unit is filled.
-    #[inline]
+    #[inline(always)]
     pub(super) fn append(&mut self, stream: u32, plane: u32, cause: OpCause) -> u32 {
         let b = self.active[(stream * self.planes + plane) as usize];
         debug_assert!(b != NONE);
         let w = &mut self.blocks.written[b as usize];
         let pua = b * self.upb + *w;
         *w += 1;
-        let full = (*w).is_multiple_of(self.upp);
+        let full = self.upp_div.remainder(*w) == 0;
         self.counters.units_by_stream[stream as usize] += 1;
         self.blocks.content[b as usize] |= if cause == OpCause::Host {
             blocks::HOLDS_HOST
@@ -196,10 +203,10 @@ impl Ftl {
     }
 
     /// Map `lpn` to the freshly appended `pua`; seal the block if it is full.
-    #[inline]
+    #[inline(always)]
     pub(super) fn commit(&mut self, pua: u32, lpn: u32) {
         self.map.bind(lpn, pua);
-        let b = pua / self.upb;
+        let b = self.upb_div.quotient(pua);
         self.blocks.valid[b as usize] += 1;
         if self.track_age {
             self.blocks.modified_at[b as usize] = self.clock;
@@ -211,6 +218,7 @@ impl Ftl {
         }
     }
 
+    #[inline(never)]
     pub(super) fn seal(&mut self, b: u32, slot: usize) {
         debug_assert_eq!(self.active[slot], b);
         self.active[slot] = NONE;
@@ -233,7 +241,7 @@ impl Ftl {
         if old == NONE {
             return;
         }
-        let b = old / self.upb;
+        let b = self.upb_div.quotient(old);
         self.blocks.valid[b as usize] -= 1;
         if self.track_age {
             self.blocks.modified_at[b as usize] = self.clock;
