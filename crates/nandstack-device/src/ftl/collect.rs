@@ -3,7 +3,7 @@
 
 use nandstack_core::{Error, Result};
 
-use super::blocks::{BlockState, NONE};
+use super::blocks::{self, BlockState, NONE};
 use super::gc::Scope;
 use super::ops::{OpCause, OpKind};
 use super::placement::{WriteCause, WriteCtx};
@@ -180,6 +180,17 @@ impl Ftl {
         for ahead in base..base + written.min(GC_LEAD) {
             self.prefetch_move(ahead);
         }
+        // A placement that sends every move of this victim to one stream, with same-plane migration:
+        // one destination, so the moves append to a run kept in registers (`Run`) instead of each
+        // asking the placement and the open-block table (the same writes, in the same order).
+        let fixed = match self.cfg.gc.migration {
+            Migration::SamePlane => self
+                .placement
+                .migration_stream(self.blocks.stream[v as usize], cause)
+                .map(u32::from),
+            Migration::AnyPlane => None,
+        };
+        let mut run = Run::EMPTY;
         let (mut pages_read, mut moved, mut swap) = (0u64, 0u32, 0u64);
         // Offset of the current page's first unit, and whether a valid unit of it was read already.
         let (mut page_first, mut page_read) = (0u32, false);
@@ -206,6 +217,29 @@ impl Ftl {
             if let Some((a, b)) = self.swap_range {
                 swap += u64::from((a..b).contains(&lpn));
             }
+            if let Some(stream) = fixed {
+                // Same destination for every move: append to the run in registers.
+                if run.left == 0 {
+                    self.ensure_open(stream, src_plane, false)?;
+                    run = Run::open(self, stream, src_plane);
+                }
+                let new = run.block * self.upb + run.written;
+                run.written += 1;
+                run.left -= 1;
+                self.map_access(lpn, true);
+                self.map.bind(lpn, new);
+                if self.upp_div.remainder(run.written) == 0 {
+                    self.counters.flash_program_pages += 1;
+                    self.op(OpKind::Program, op_cause, new);
+                }
+                if let Some(ver) = self.versions.as_mut() {
+                    ver.moved(old, new);
+                }
+                if run.left == 0 {
+                    run.close(self);
+                }
+                continue;
+            }
             let ctx = WriteCtx {
                 lpn,
                 cause,
@@ -224,6 +258,9 @@ impl Ftl {
             if let Some(ver) = self.versions.as_mut() {
                 ver.moved(old, new);
             }
+        }
+        if run.left > 0 {
+            run.close(self);
         }
         if moved != expected {
             return Err(Error::Invariant(format!(
@@ -330,5 +367,59 @@ impl Ftl {
         self.migrate_block(c, WriteCause::WearLeveling)?;
         self.erase(c, WriteCause::WearLeveling);
         Ok(())
+    }
+}
+
+/// Moves appended to one open block without going through [`Ftl::append`] and [`Ftl::commit`] per
+/// unit: the block's written count is kept here, and its counters are brought up to date when the run
+/// closes (the block is full, or the victim is done) — nothing reads them in between.
+#[derive(Copy, Clone)]
+struct Run {
+    block: u32,
+    stream: u32,
+    /// The block's written units, counting this run's moves.
+    written: u32,
+    /// Units the block can still take.
+    left: u32,
+}
+
+impl Run {
+    const EMPTY: Run = Run {
+        block: NONE,
+        stream: 0,
+        written: 0,
+        left: 0,
+    };
+
+    /// A run on the open block of (stream, plane), which must exist and have room.
+    fn open(f: &Ftl, stream: u32, plane: u32) -> Run {
+        let block = f.active[(stream * f.planes + plane) as usize];
+        let written = f.blocks.written[block as usize];
+        debug_assert!(block != NONE && written < f.upb);
+        Run {
+            block,
+            stream,
+            written,
+            left: f.upb - written,
+        }
+    }
+
+    /// Write the run's moves into the block table and counters (as `append` + `commit` per unit would
+    /// have); seal the block if full.
+    fn close(&mut self, f: &mut Ftl) {
+        let b = self.block as usize;
+        let moved = self.written - f.blocks.written[b];
+        f.blocks.written[b] = self.written;
+        f.blocks.valid[b] += moved;
+        f.blocks.content[b] |= blocks::HOLDS_MIGRATED;
+        f.counters.units_by_stream[self.stream as usize] += u64::from(moved);
+        if f.track_age {
+            f.blocks.modified_at[b] = f.clock;
+        }
+        if self.written == f.upb {
+            let slot = (self.stream * f.planes + f.blocks.plane_of(self.block)) as usize;
+            f.seal(self.block, slot);
+        }
+        *self = Run::EMPTY;
     }
 }

@@ -681,4 +681,6 @@ impl Ftl {
 }
 
 #[cfg(test)]
+mod run_tests;
+#[cfg(test)]
 mod tests;

@@ -14,6 +14,9 @@ impl PlacementPolicy for HostGc {
         2
     }
     #[inline]
+    fn migration_stream(&self, _source_stream: u8, _cause: WriteCause) -> Option<u8> {
+        Some(1)
+    }
     fn stream_for(&mut self, ctx: &WriteCtx) -> u8 {
         match ctx.cause {
             WriteCause::Host => 0,

@@ -5,7 +5,10 @@
 //! * [`PlacementPolicy::streams`] is fixed for the policy's lifetime and ≥ 1; `stream_for` returns a
 //!   value below it.
 //! * `stream_for` is called exactly once per unit written, in simulation order, and may update internal
-//!   state (hotness filters, counters). It must be deterministic.
+//!   state (hotness filters, counters). It must be deterministic. The one exception: migrations out of
+//!   a block of a stream for which `migration_stream` answers `Some(s)` — the FTL may write those to
+//!   `s` without calling `stream_for`, so a policy answers `Some` only where `stream_for` would return
+//!   `s` for every such unit and change no state.
 //! * `on_trim` is called for each unit a TRIM unmaps (policies tracking hotness may forget it).
 
 mod host_gc;
@@ -46,6 +49,12 @@ pub trait PlacementPolicy: PlacementClone + Send {
     fn streams(&self) -> u32;
     fn stream_for(&mut self, ctx: &WriteCtx) -> u8;
     fn on_trim(&mut self, _lpn: u32) {}
+    /// The stream every migration (`cause` GC or wear levelling) out of a block of `source_stream` goes
+    /// to, when that depends on nothing else (not the unit) and `stream_for` keeps no state for it; the
+    /// FTL then moves a victim's units as one run. `None` (the default): ask `stream_for` per unit.
+    fn migration_stream(&self, _source_stream: u8, _cause: WriteCause) -> Option<u8> {
+        None
+    }
     /// The host registered its swap partition: logical units `[first, end)` (DISS). Default: ignored.
     fn on_swap_range(&mut self, _first: u32, _end: u32) {}
     /// Controller CPU time the policy has spent so far, in ns (firmware cost model; 0 for policies that

@@ -1,6 +1,6 @@
 //! Single stream: host and GC writes share one open block per plane (the classic FTL).
 
-use super::{PlacementPolicy, WriteCtx};
+use super::{PlacementPolicy, WriteCause, WriteCtx};
 
 #[derive(Clone)]
 pub struct Single;
@@ -13,6 +13,9 @@ impl PlacementPolicy for Single {
         1
     }
     #[inline]
+    fn migration_stream(&self, _source_stream: u8, _cause: WriteCause) -> Option<u8> {
+        Some(0)
+    }
     fn stream_for(&mut self, _ctx: &WriteCtx) -> u8 {
         0
     }
