@@ -88,7 +88,7 @@ fn drive(mut f: Ftl, seed: u64, n: u32) -> String {
     for i in 0..n {
         // Skewed so that victims hold both valid and invalid units.
         let r = rng.next_u64();
-        let lpn = if r % 4 == 0 {
+        let lpn = if r.is_multiple_of(4) {
             r % units
         } else {
             r % (units / 5 + 1)
