@@ -89,30 +89,51 @@ pub fn drive(
     let cpu0 = crate::usage::cpu_seconds();
     let mut rec = Recorder::new(intervals, dev, sink)?;
     let (mut reads, mut writes, mut trims) = (Histogram::new(), Histogram::new(), Histogram::new());
+    // Completion times of the requests in flight (closed loop). Those at or before `now` are only
+    // counted (`done_by_now`): `now` never decreases, so popping any of them leaves `now` as it is, and
+    // the heap's minimum is one of them whenever there is one — the same `now` as a heap of all.
     let mut outstanding: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
+    let mut done_by_now = 0usize;
     let qd = io.queue_depth as usize;
     let mut now = 0u64; // issue time of the latest request (non-decreasing)
     let mut last_done = 0u64;
     let mut n = 0u64;
     let mut interrupted = false;
-    // `LOOKAHEAD` requests ahead feed the device's prefetch pipeline (`Device::prefetch`).
-    let mut queue: std::collections::VecDeque<Result<Timed>> =
-        source.by_ref().take(LOOKAHEAD).collect();
-    while let Some(item) = queue.pop_front() {
-        let (req, arrival) = item?;
-        if let Some(next) = source.next() {
-            queue.push_back(next);
+    // `LOOKAHEAD` requests ahead feed the device's prefetch pipeline (`Device::prefetch`). A source
+    // error is kept aside and returned when the requests before it have been issued.
+    let mut queue: std::collections::VecDeque<Timed> = std::collections::VecDeque::new();
+    let mut failed = None;
+    let mut pull = |queue: &mut std::collections::VecDeque<Timed>, failed: &mut Option<_>| {
+        if failed.is_none() {
+            match source.next() {
+                Some(Ok(t)) => queue.push_back(t),
+                Some(Err(e)) => *failed = Some(e),
+                None => {}
+            }
         }
-        let offset_at = |i: usize| match queue.get(i) {
-            Some(Ok((r, _))) => Some(r.offset),
-            _ => None,
+    };
+    for _ in 0..LOOKAHEAD {
+        pull(&mut queue, &mut failed);
+    }
+    loop {
+        let Some((req, arrival)) = queue.pop_front() else {
+            match failed {
+                Some(e) => return Err(e),
+                None => break,
+            }
         };
+        pull(&mut queue, &mut failed);
+        let offset_at = |i: usize| queue.get(i).map(|(r, _)| r.offset);
         dev.prefetch(STAGES.map(|d| offset_at(d - 1)));
         let (issue, base) = match io.mode {
             IoMode::ClosedLoop => {
-                if outstanding.len() >= qd {
-                    let Reverse(t) = outstanding.pop().expect("non-empty");
-                    now = now.max(t);
+                if outstanding.len() + done_by_now >= qd {
+                    if done_by_now > 0 {
+                        done_by_now -= 1;
+                    } else {
+                        let Reverse(t) = outstanding.pop().expect("non-empty");
+                        now = now.max(t);
+                    }
                 }
                 (now, now)
             }
@@ -141,7 +162,11 @@ pub fn drive(
             Op::Trim => trims.record(latency),
         }
         if io.mode == IoMode::ClosedLoop {
-            outstanding.push(Reverse(done));
+            if done <= now {
+                done_by_now += 1;
+            } else {
+                outstanding.push(Reverse(done));
+            }
         }
         last_done = last_done.max(done);
         n += 1;
