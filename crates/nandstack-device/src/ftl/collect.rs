@@ -163,12 +163,13 @@ impl Ftl {
     /// preceding it. Reads are counted per page of a valid unit. In the recorded operation stream every
     /// page read of the victim precedes its first program, as a controller reads before it programs:
     /// the reads are noted during the pass and placed in front of the pass's operations afterwards.
+    ///
+    /// When the placement sends every move of the victim to one stream (`migration_stream`), migration
+    /// is same-plane and the map is not cached, every move has the same destination: the moves append
+    /// to the open block in runs ([`Ftl::move_runs`]); otherwise each asks the placement and goes
+    /// through `append`/`commit` ([`Ftl::move_units`]). Both make the same writes in the same order.
     pub(super) fn migrate_block(&mut self, v: u32, cause: WriteCause) -> Result<()> {
-        let base = v * self.upb;
-        let written = self.blocks.written[v as usize];
         let expected = self.blocks.valid[v as usize];
-        let source_stream = Some(self.blocks.stream[v as usize]);
-        let src_plane = self.blocks.plane_of(v);
         let op_cause = if cause == WriteCause::Gc {
             OpCause::Gc
         } else {
@@ -177,69 +178,82 @@ impl Ftl {
         let ops_start = self.ops.len();
         let mut reads = std::mem::take(&mut self.gc_reads);
         reads.clear();
+        let fixed = match (self.cfg.gc.migration, &self.mapcache) {
+            (Migration::SamePlane, None) => self
+                .placement
+                .migration_stream(self.blocks.stream[v as usize], cause),
+            _ => None,
+        };
+        let done = match fixed {
+            Some(stream) => self.move_runs(v, u32::from(stream), op_cause, &mut reads),
+            None => self.move_units(v, cause, op_cause, &mut reads),
+        };
+        let moved = match done {
+            Ok(m) => m,
+            Err(e) => {
+                self.gc_reads = reads;
+                return Err(e);
+            }
+        };
+        if moved.units != expected {
+            return Err(Error::Invariant(format!(
+                "GC of block {v}: valid count {expected} but {} units mapped back",
+                moved.units
+            )));
+        }
+        if self.record_ops {
+            for &old in &reads {
+                self.op(OpKind::Read, op_cause, old);
+            }
+            self.ops[ops_start..].rotate_right(reads.len());
+        }
+        self.gc_reads = reads;
+        let n = u64::from(moved.units);
+        self.blocks.valid[v as usize] = 0;
+        match cause {
+            WriteCause::Gc => {
+                self.counters.gc_read_pages += moved.pages_read;
+                self.counters.program_units_gc += n;
+                self.counters.gc_migrated_units += n;
+                self.counters.gc_migrated_swap_units += moved.swap_units;
+            }
+            _ => {
+                self.counters.wear_leveling_read_pages += moved.pages_read;
+                self.counters.program_units_wear_leveling += n;
+                self.counters.wear_leveling_migrated_units += n;
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Ftl::migrate_block`]'s moves, each placed by the placement policy and written through
+    /// `append`/`commit`.
+    fn move_units(
+        &mut self,
+        v: u32,
+        cause: WriteCause,
+        op_cause: OpCause,
+        reads: &mut Vec<u32>,
+    ) -> Result<Moved> {
+        let base = v * self.upb;
+        let written = self.blocks.written[v as usize];
+        let source_stream = Some(self.blocks.stream[v as usize]);
+        let src_plane = self.blocks.plane_of(v);
         for ahead in base..base + written.min(GC_LEAD) {
             self.prefetch_move(ahead);
         }
-        // A placement that sends every move of this victim to one stream, with same-plane migration:
-        // one destination, so the moves append to a run kept in registers (`Run`) instead of each
-        // asking the placement and the open-block table (the same writes, in the same order).
-        let fixed = match self.cfg.gc.migration {
-            Migration::SamePlane => self
-                .placement
-                .migration_stream(self.blocks.stream[v as usize], cause)
-                .map(u32::from),
-            Migration::AnyPlane => None,
-        };
-        let mut run = Run::EMPTY;
-        let (mut pages_read, mut moved, mut swap) = (0u64, 0u32, 0u64);
-        // Offset of the current page's first unit, and whether a valid unit of it was read already.
-        let (mut page_first, mut page_read) = (0u32, false);
+        let mut scan = Scan::new(self.upp);
+        let mut moved = Moved::default();
         for i in 0..written {
             if i + GC_LEAD < written {
                 self.prefetch_move(base + i + GC_LEAD);
             }
-            if i - page_first == self.upp {
-                page_first = i;
-                page_read = false;
-            }
+            scan.step(i);
             let old = base + i;
             let Some(lpn) = self.map.owner(old) else {
                 continue;
             };
-            if !page_read {
-                page_read = true;
-                pages_read += 1;
-                if self.record_ops {
-                    reads.push(old);
-                }
-            }
-            moved += 1;
-            if let Some((a, b)) = self.swap_range {
-                swap += u64::from((a..b).contains(&lpn));
-            }
-            if let Some(stream) = fixed {
-                // Same destination for every move: append to the run in registers.
-                if run.left == 0 {
-                    self.ensure_open(stream, src_plane, false)?;
-                    run = Run::open(self, stream, src_plane);
-                }
-                let new = run.block * self.upb + run.written;
-                run.written += 1;
-                run.left -= 1;
-                self.map_access(lpn, true);
-                self.map.bind(lpn, new);
-                if self.upp_div.remainder(run.written) == 0 {
-                    self.counters.flash_program_pages += 1;
-                    self.op(OpKind::Program, op_cause, new);
-                }
-                if let Some(ver) = self.versions.as_mut() {
-                    ver.moved(old, new);
-                }
-                if run.left == 0 {
-                    run.close(self);
-                }
-                continue;
-            }
+            moved.note(&mut scan, old, lpn, self.swap_range, self.record_ops, reads);
             let ctx = WriteCtx {
                 lpn,
                 cause,
@@ -259,37 +273,92 @@ impl Ftl {
                 ver.moved(old, new);
             }
         }
-        if run.left > 0 {
-            run.close(self);
+        Ok(moved)
+    }
+
+    /// [`Ftl::migrate_block`]'s moves when all go to the open block of (`stream`, the victim's plane) and
+    /// the map is not cached: each run of moves into one open block is a loop over the two maps alone
+    /// (the block's written count in a register); the block table and counters are brought up to date
+    /// when the block is full or the victim done — nothing reads them in between.
+    fn move_runs(
+        &mut self,
+        v: u32,
+        stream: u32,
+        op_cause: OpCause,
+        reads: &mut Vec<u32>,
+    ) -> Result<Moved> {
+        let (upb, upp_div, record) = (self.upb, self.upp_div, self.record_ops);
+        let base = v * upb;
+        let written = self.blocks.written[v as usize];
+        let plane = self.blocks.plane_of(v);
+        let slot = (stream * self.planes + plane) as usize;
+        let unit_op = self.unit_op();
+        for ahead in base..base + written.min(GC_LEAD) {
+            self.prefetch_move(ahead);
         }
-        if moved != expected {
-            return Err(Error::Invariant(format!(
-                "GC of block {v}: valid count {expected} but {moved} units mapped back"
-            )));
-        }
-        if self.record_ops {
-            for &old in &reads {
-                self.op(OpKind::Read, op_cause, old);
+        let mut scan = Scan::new(self.upp);
+        let mut moved = Moved::default();
+        let mut i = 0;
+        while i < written {
+            // Find the next valid unit (there may be none left: then no block is opened).
+            let map = &self.map;
+            while i < written && map.owner(base + i).is_none() {
+                if i + GC_LEAD < written {
+                    map.prefetch(map.p2l[(base + i + GC_LEAD) as usize] as usize);
+                }
+                scan.step(i);
+                i += 1;
             }
-            self.ops[ops_start..].rotate_right(reads.len());
-        }
-        self.gc_reads = reads;
-        let n = u64::from(moved);
-        self.blocks.valid[v as usize] = 0;
-        match cause {
-            WriteCause::Gc => {
-                self.counters.gc_read_pages += pages_read;
-                self.counters.program_units_gc += n;
-                self.counters.gc_migrated_units += n;
-                self.counters.gc_migrated_swap_units += swap;
+            if i == written {
+                break;
             }
-            _ => {
-                self.counters.wear_leveling_read_pages += pages_read;
-                self.counters.program_units_wear_leveling += n;
-                self.counters.wear_leveling_migrated_units += n;
+            self.ensure_open(stream, plane, false)?;
+            let block = self.active[slot];
+            let first = self.blocks.written[block as usize];
+            let mut w = first;
+            let mut programs = 0u64;
+            // Move from unit `i` (valid) on until the block is full or the victim done.
+            let (map, ops, versions) = (&mut self.map, &mut self.ops, &mut self.versions);
+            while i < written && w < upb {
+                if i + GC_LEAD < written {
+                    map.prefetch(map.p2l[(base + i + GC_LEAD) as usize] as usize);
+                }
+                scan.step(i);
+                let old = base + i;
+                i += 1;
+                let Some(lpn) = map.owner(old) else {
+                    continue;
+                };
+                moved.note(&mut scan, old, lpn, self.swap_range, record, reads);
+                let new = block * upb + w;
+                w += 1;
+                map.bind(lpn, new);
+                if upp_div.remainder(w) == 0 {
+                    programs += 1;
+                    if record {
+                        ops.push(unit_op(OpKind::Program, op_cause, new));
+                    }
+                }
+                if let Some(ver) = versions.as_mut() {
+                    ver.moved(old, new);
+                }
+            }
+            // Close the run: what `append` + `commit` would have written per move.
+            let b = block as usize;
+            let n = w - first;
+            self.blocks.written[b] = w;
+            self.blocks.valid[b] += n;
+            self.blocks.content[b] |= blocks::HOLDS_MIGRATED;
+            self.counters.units_by_stream[stream as usize] += u64::from(n);
+            self.counters.flash_program_pages += programs;
+            if self.track_age {
+                self.blocks.modified_at[b] = self.clock;
+            }
+            if w == upb {
+                self.seal(block, slot);
             }
         }
-        Ok(())
+        Ok(moved)
     }
 
     /// Cache hints for a move GC will check [`GC_LEAD`] units from now: the forward entry of the
@@ -370,56 +439,64 @@ impl Ftl {
     }
 }
 
-/// Moves appended to one open block without going through [`Ftl::append`] and [`Ftl::commit`] per
-/// unit: the block's written count is kept here, and its counters are brought up to date when the run
-/// closes (the block is full, or the victim is done) — nothing reads them in between.
-#[derive(Copy, Clone)]
-struct Run {
-    block: u32,
-    stream: u32,
-    /// The block's written units, counting this run's moves.
-    written: u32,
-    /// Units the block can still take.
-    left: u32,
+/// What a migration moved: units, pages read, units in the swap range.
+#[derive(Default)]
+struct Moved {
+    units: u32,
+    pages_read: u64,
+    swap_units: u64,
 }
 
-impl Run {
-    const EMPTY: Run = Run {
-        block: NONE,
-        stream: 0,
-        written: 0,
-        left: 0,
-    };
-
-    /// A run on the open block of (stream, plane), which must exist and have room.
-    fn open(f: &Ftl, stream: u32, plane: u32) -> Run {
-        let block = f.active[(stream * f.planes + plane) as usize];
-        let written = f.blocks.written[block as usize];
-        debug_assert!(block != NONE && written < f.upb);
-        Run {
-            block,
-            stream,
-            written,
-            left: f.upb - written,
+impl Moved {
+    /// A valid unit `old` (holding `lpn`) is moved: count it, and its page's read if it is the page's
+    /// first valid unit (noted in `reads` when recording).
+    #[inline(always)]
+    fn note(
+        &mut self,
+        scan: &mut Scan,
+        old: u32,
+        lpn: u32,
+        swap_range: Option<(u32, u32)>,
+        record: bool,
+        reads: &mut Vec<u32>,
+    ) {
+        if !scan.page_read {
+            scan.page_read = true;
+            self.pages_read += 1;
+            if record {
+                reads.push(old);
+            }
+        }
+        self.units += 1;
+        if let Some((a, b)) = swap_range {
+            self.swap_units += u64::from((a..b).contains(&lpn));
         }
     }
+}
 
-    /// Write the run's moves into the block table and counters (as `append` + `commit` per unit would
-    /// have); seal the block if full.
-    fn close(&mut self, f: &mut Ftl) {
-        let b = self.block as usize;
-        let moved = self.written - f.blocks.written[b];
-        f.blocks.written[b] = self.written;
-        f.blocks.valid[b] += moved;
-        f.blocks.content[b] |= blocks::HOLDS_MIGRATED;
-        f.counters.units_by_stream[self.stream as usize] += u64::from(moved);
-        if f.track_age {
-            f.blocks.modified_at[b] = f.clock;
+/// Page boundaries of a victim scanned unit by unit (no division per unit).
+struct Scan {
+    upp: u32,
+    /// Offset of the current page's first unit.
+    page_first: u32,
+    /// Whether a valid unit of the current page was read already.
+    page_read: bool,
+}
+
+impl Scan {
+    fn new(upp: u32) -> Scan {
+        Scan {
+            upp,
+            page_first: 0,
+            page_read: false,
         }
-        if self.written == f.upb {
-            let slot = (self.stream * f.planes + f.blocks.plane_of(self.block)) as usize;
-            f.seal(self.block, slot);
+    }
+    /// The scan reached offset `i` (called for every offset, in order).
+    #[inline(always)]
+    fn step(&mut self, i: u32) {
+        if i - self.page_first == self.upp {
+            self.page_first = i;
+            self.page_read = false;
         }
-        *self = Run::EMPTY;
     }
 }

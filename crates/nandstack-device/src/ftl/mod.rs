@@ -265,15 +265,26 @@ impl Ftl {
     /// The recording half of [`Ftl::op`] (out of line: the untimed FTL never records).
     #[inline(never)]
     fn record_op(&mut self, kind: ops::OpKind, cause: ops::OpCause, pua: u32) {
-        let block = self.upb_div.quotient(pua);
-        self.ops.push(ops::FlashOp {
-            kind,
-            cause,
-            plane: block / self.geo.blocks_per_plane,
-            units: 1,
-            block,
-            page: self.upp_div.quotient(self.upb_div.remainder(pua)),
-        });
+        let op = self.unit_op()(kind, cause, pua);
+        self.ops.push(op);
+    }
+
+    /// Builds the [`ops::FlashOp`] of one unit at a physical address (a copy of the layout it needs, so
+    /// that it can be used while the FTL's tables are borrowed).
+    #[inline]
+    fn unit_op(&self) -> impl Fn(ops::OpKind, ops::OpCause, u32) -> ops::FlashOp + Copy {
+        let (upb, upp, blocks_per_plane) = (self.upb_div, self.upp_div, self.geo.blocks_per_plane);
+        move |kind, cause, pua| {
+            let block = upb.quotient(pua);
+            ops::FlashOp {
+                kind,
+                cause,
+                plane: block / blocks_per_plane,
+                units: 1,
+                block,
+                page: upp.quotient(upb.remainder(pua)),
+            }
+        }
     }
 
     /// Look up (and for `update`, modify) the mapping entry of `lpn` through the mapping cache, if one
