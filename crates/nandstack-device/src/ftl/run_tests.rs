@@ -1,7 +1,8 @@
 //! Differential test of batched migrations: a placement that answers `migration_stream` lets GC move a
 //! victim's units as one run (`collect::Run`); the same placement hiding that answer makes GC ask
 //! `stream_for` and go through `append`/`commit` per unit. On the same seeded streams both must leave
-//! identical devices: mappings, block tables, counters, recorded operations and GC victims.
+//! identical devices: mappings, block tables, counters, recorded operations and GC victims. (The
+//! batched side runs `Ftl::move_runs`, the other `Ftl::move_units`.)
 
 use super::placement::{HostGc, PlacementPolicy, Single, WriteCause, WriteCtx};
 use super::*;
@@ -62,8 +63,12 @@ fn cases() -> Vec<Case> {
                 threshold: 2,
                 check_every_erases: 3,
             };
+            // Cost-benefit (which keeps block ages) under the block-open trigger; FIFO with a cached map
+            // (whose moves never run batched: both sides go unit by unit, as a control).
             if k == 1 {
                 cfg.gc.trigger = GcTrigger::BlockOpen;
+            }
+            if k == 2 {
                 cfg.mapping_cache.entries = 16;
             }
             out.push(Case {
