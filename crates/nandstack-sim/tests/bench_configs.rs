@@ -14,7 +14,7 @@ fn read(name: &str) -> String {
 
 #[test]
 fn bench_configs_parse_and_validate() {
-    for name in ["ftl_in_cache.toml", "ftl_64g.toml"] {
+    for name in ["ftl_in_cache.toml", "timed_in_cache.toml", "ftl_64g.toml"] {
         let c = SimConfig::from_toml(&read(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         c.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(c.device.kind.name(), "block", "{name}");
