@@ -16,7 +16,21 @@ const GC_LEAD: u32 = 12;
 impl Ftl {
     /// The GC schedule's threshold test (see `GcTrigger`): if free blocks in the scope of a host write to
     /// `plane` are below `start_free_blocks`, collect victims until the burst target is reached.
+    #[inline(always)]
     pub(super) fn gc_if_below_start(&mut self, plane: u32) -> Result<()> {
+        let free = match self.cfg.gc.scope {
+            GcScope::Plane => self.free[plane as usize].len() as u32,
+            GcScope::Device => self.free_total,
+        };
+        if free >= self.cfg.gc.start_free_blocks {
+            return Ok(());
+        }
+        self.collect_below_start(plane)
+    }
+
+    /// [`Ftl::gc_if_below_start`] below the threshold (out of line: most writes do not collect).
+    #[inline(never)]
+    fn collect_below_start(&mut self, plane: u32) -> Result<()> {
         let gc = &self.cfg.gc;
         let (free, scope) = match gc.scope {
             GcScope::Plane => (self.free[plane as usize].len() as u32, Scope::Plane(plane)),

@@ -57,6 +57,7 @@ pub struct Ftl {
     /// `upp` and `upb` as divisors (multiply by a reciprocal instead of dividing on per-unit paths).
     upp_div: Divisor,
     upb_div: Divisor,
+    planes_div: Divisor,
     logical_units: u32,
     /// Forward and reverse maps (validity derived from them; see [`MappingTable`]).
     map: MappingTable,
@@ -133,6 +134,7 @@ impl Ftl {
             upb,
             upp_div: Divisor::new(upp),
             upb_div: Divisor::new(upb),
+            planes_div: Divisor::new(planes),
             logical_units,
             map: MappingTable::new(logical_units as usize, geo.total_units() as usize),
             free: crate::exact::Exact(free),
@@ -219,7 +221,7 @@ impl Ftl {
     /// The plane a host write of `lpn` goes to, when allocation is static.
     pub fn static_plane_of(&self, lpn: u32) -> Option<u32> {
         (self.cfg.allocation == Allocation::Static)
-            .then(|| self.stripe[((lpn / self.upp) % self.planes) as usize])
+            .then(|| self.stripe[self.planes_div.remainder(self.upp_div.quotient(lpn)) as usize])
     }
 
     /// Controller CPU time spent by the placement policy so far (firmware cost model), ns.

@@ -66,7 +66,9 @@ impl Ftl {
     #[inline]
     fn host_plane(&mut self, lpn: u32) -> u32 {
         match self.cfg.allocation {
-            Allocation::Static => self.stripe[((lpn / self.upp) % self.planes) as usize],
+            Allocation::Static => {
+                self.stripe[self.planes_div.remainder(self.upp_div.quotient(lpn)) as usize]
+            }
             Allocation::Dynamic => {
                 // Page-granular round robin: fill one page of a plane, then move on.
                 let k = (self.dyn_units / self.upp as u64) % self.planes as u64;
@@ -235,7 +237,7 @@ impl Ftl {
     }
 
     /// Drop the current physical copy of `lpn`, if any.
-    #[inline]
+    #[inline(always)]
     pub(super) fn invalidate(&mut self, lpn: u32) {
         let old = self.map.unbind(lpn);
         if old == NONE {
