@@ -3,6 +3,7 @@
 
 use nandstack_core::{Error, Result};
 
+use super::bigvec;
 use super::blocks::{self, BlockState, NONE};
 use super::gc::Scope;
 use super::ops::{OpCause, OpKind};
@@ -315,10 +316,16 @@ impl Ftl {
         let mut i = 0;
         while i < written {
             // Find the next valid unit (there may be none left: then no block is opened).
-            let map = &self.map;
-            while i < written && map.owner(base + i).is_none() {
+            // The maps as plain slices (pointer and length in registers: stores into the tables cannot
+            // alias them), with validity and binding spelled out as `MappingTable::owner` and `bind`.
+            let (l2p, p2l) = (&self.map.l2p[..], &self.map.p2l[..]);
+            let owner = |l2p: &[u32], p2l: &[u32], pua: u32| {
+                let lpn = p2l[pua as usize];
+                (lpn != NONE && l2p.get(lpn as usize) == Some(&pua)).then_some(lpn)
+            };
+            while i < written && owner(l2p, p2l, base + i).is_none() {
                 if i + GC_LEAD < written {
-                    map.prefetch(map.p2l[(base + i + GC_LEAD) as usize] as usize);
+                    bigvec::prefetch(l2p, p2l[(base + i + GC_LEAD) as usize] as usize);
                 }
                 scan.step(i);
                 i += 1;
@@ -332,21 +339,24 @@ impl Ftl {
             let mut w = first;
             let mut programs = 0u64;
             // Move from unit `i` (valid) on until the block is full or the victim done.
-            let (map, ops, versions) = (&mut self.map, &mut self.ops, &mut self.versions);
+            let swap_range = self.swap_range;
+            let (ops, versions) = (&mut self.ops, &mut self.versions);
+            let (l2p, p2l) = (&mut self.map.l2p[..], &mut self.map.p2l[..]);
             while i < written && w < upb {
                 if i + GC_LEAD < written {
-                    map.prefetch(map.p2l[(base + i + GC_LEAD) as usize] as usize);
+                    bigvec::prefetch(l2p, p2l[(base + i + GC_LEAD) as usize] as usize);
                 }
                 scan.step(i);
                 let old = base + i;
                 i += 1;
-                let Some(lpn) = map.owner(old) else {
+                let Some(lpn) = owner(l2p, p2l, old) else {
                     continue;
                 };
-                moved.note(&mut scan, old, lpn, self.swap_range, record, reads);
+                moved.note(&mut scan, old, lpn, swap_range, record, reads);
                 let new = block * upb + w;
                 w += 1;
-                map.bind(lpn, new);
+                p2l[new as usize] = lpn;
+                l2p[lpn as usize] = new;
                 if upp_div.remainder(w) == 0 {
                     programs += 1;
                     if record {
