@@ -8,7 +8,7 @@ use super::blocks::{self, BlockState, NONE};
 use super::gc::Scope;
 use super::ops::{OpCause, OpKind};
 use super::placement::{WriteCause, WriteCtx};
-use super::{Ftl, GcBurst, GcEvent, GcScope, GcTrigger, Migration};
+use super::{Ftl, GcBurst, GcEvent, GcScope, GcTrigger, MappingTable, Migration};
 
 /// How many units ahead of the one it checks GC brings a forward entry (and, when the map is cached,
 /// its mapping-cache lines) into cache.
@@ -203,13 +203,7 @@ impl Ftl {
             Some(stream) => self.move_runs(v, u32::from(stream), op_cause, &mut reads),
             None => self.move_units(v, cause, op_cause, &mut reads),
         };
-        let moved = match done {
-            Ok(m) => m,
-            Err(e) => {
-                self.gc_reads = reads;
-                return Err(e);
-            }
-        };
+        let moved = done?;
         if moved.units != expected {
             return Err(Error::Invariant(format!(
                 "GC of block {v}: valid count {expected} but {} units mapped back",
@@ -315,15 +309,11 @@ impl Ftl {
         let mut moved = Moved::default();
         let mut i = 0;
         while i < written {
-            // Find the next valid unit (there may be none left: then no block is opened).
-            // The maps as plain slices (pointer and length in registers: stores into the tables cannot
-            // alias them), with validity and binding spelled out as `MappingTable::owner` and `bind`.
+            // The maps as plain slices here (pointer and length in registers: stores into the tables
+            // cannot alias them). Find the next valid unit (there may be none left: then no block is
+            // opened).
             let (l2p, p2l) = (&self.map.l2p[..], &self.map.p2l[..]);
-            let owner = |l2p: &[u32], p2l: &[u32], pua: u32| {
-                let lpn = p2l[pua as usize];
-                (lpn != NONE && l2p.get(lpn as usize) == Some(&pua)).then_some(lpn)
-            };
-            while i < written && owner(l2p, p2l, base + i).is_none() {
+            while i < written && MappingTable::owner_in(l2p, p2l, base + i).is_none() {
                 if i + GC_LEAD < written {
                     bigvec::prefetch(l2p, p2l[(base + i + GC_LEAD) as usize] as usize);
                 }
@@ -349,12 +339,13 @@ impl Ftl {
                 scan.step(i);
                 let old = base + i;
                 i += 1;
-                let Some(lpn) = owner(l2p, p2l, old) else {
+                let Some(lpn) = MappingTable::owner_in(l2p, p2l, old) else {
                     continue;
                 };
                 moved.note(&mut scan, old, lpn, swap_range, record, reads);
                 let new = block * upb + w;
                 w += 1;
+                // `MappingTable::bind` on the slices.
                 p2l[new as usize] = lpn;
                 l2p[lpn as usize] = new;
                 if upp_div.remainder(w) == 0 {

@@ -96,8 +96,15 @@ impl MappingTable {
     /// The logical unit whose current copy `pua` holds, if any.
     #[inline]
     pub fn owner(&self, pua: u32) -> Option<u32> {
-        let lpn = self.p2l[pua as usize];
-        (lpn != NONE && self.l2p.get(lpn as usize) == Some(&pua)).then_some(lpn)
+        Self::owner_in(&self.l2p, &self.p2l, pua)
+    }
+
+    /// [`MappingTable::owner`] on the two maps as slices (for loops that hold them while they write
+    /// into them: a slice's pointer and length stay in registers).
+    #[inline(always)]
+    pub(crate) fn owner_in(l2p: &[u32], p2l: &[u32], pua: u32) -> Option<u32> {
+        let lpn = p2l[pua as usize];
+        (lpn != NONE && l2p.get(lpn as usize) == Some(&pua)).then_some(lpn)
     }
 
     /// Whether `pua` holds the current copy of its logical unit.

@@ -220,8 +220,13 @@ impl Ftl {
     }
     /// The plane a host write of `lpn` goes to, when allocation is static.
     pub fn static_plane_of(&self, lpn: u32) -> Option<u32> {
-        (self.cfg.allocation == Allocation::Static)
-            .then(|| self.stripe[self.planes_div.remainder(self.upp_div.quotient(lpn)) as usize])
+        (self.cfg.allocation == Allocation::Static).then(|| self.striped_plane(lpn))
+    }
+
+    /// Static allocation's plane of `lpn`: its page's place in the striping order.
+    #[inline(always)]
+    fn striped_plane(&self, lpn: u32) -> u32 {
+        self.stripe[self.planes_div.remainder(self.upp_div.quotient(lpn)) as usize]
     }
 
     /// Controller CPU time spent by the placement policy so far (firmware cost model), ns.

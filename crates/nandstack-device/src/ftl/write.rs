@@ -66,9 +66,7 @@ impl Ftl {
     #[inline]
     fn host_plane(&mut self, lpn: u32) -> u32 {
         match self.cfg.allocation {
-            Allocation::Static => {
-                self.stripe[self.planes_div.remainder(self.upp_div.quotient(lpn)) as usize]
-            }
+            Allocation::Static => self.striped_plane(lpn),
             Allocation::Dynamic => {
                 // Page-granular round robin: fill one page of a plane, then move on.
                 let k = (self.dyn_units / self.upp as u64) % self.planes as u64;

@@ -13,10 +13,10 @@ impl PlacementPolicy for HostGc {
     fn streams(&self) -> u32 {
         2
     }
-    #[inline]
     fn migration_stream(&self, _source_stream: u8, _cause: WriteCause) -> Option<u8> {
         Some(1)
     }
+    #[inline]
     fn stream_for(&mut self, ctx: &WriteCtx) -> u8 {
         match ctx.cause {
             WriteCause::Host => 0,

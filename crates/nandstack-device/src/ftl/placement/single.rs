@@ -12,10 +12,10 @@ impl PlacementPolicy for Single {
     fn streams(&self) -> u32 {
         1
     }
-    #[inline]
     fn migration_stream(&self, _source_stream: u8, _cause: WriteCause) -> Option<u8> {
         Some(0)
     }
+    #[inline]
     fn stream_for(&mut self, _ctx: &WriteCtx) -> u8 {
         0
     }
