@@ -75,21 +75,25 @@ struct Mobile {
 
 impl Mobile {
     fn refs(&mut self, app: usize, n: u32, out: &mut Vec<MemRef>) {
+        // The generator's state in a local for the loop (registers, not stores through `self`).
+        let mut rng = self.rng.clone();
+        let a = &self.apps[app];
+        out.reserve(n as usize);
         for _ in 0..n {
-            let a = &self.apps[app];
-            if a.files.is_empty() || self.rng.chance(a.anon_share) {
-                let p = a.anon.pick(&mut self.rng);
-                let w = self.rng.chance(self.write_ratio) && p - a.anon.start >= a.read_mostly;
+            if a.files.is_empty() || rng.chance(a.anon_share) {
+                let p = a.anon.pick(&mut rng);
+                let w = rng.chance(self.write_ratio) && p - a.anon.start >= a.read_mostly;
                 out.push(MemRef::access(p, w));
-            } else if self.rng.chance(0.1) {
-                let p = a.data.pick(&mut self.rng);
-                let w = self.rng.chance(self.data_write_ratio);
+            } else if rng.chance(0.1) {
+                let p = a.data.pick(&mut rng);
+                let w = rng.chance(self.data_write_ratio);
                 out.push(MemRef::access(p, w));
             } else {
-                let f = &a.files[self.rng.below(a.files.len() as u64) as usize];
-                out.push(MemRef::read(f.pick(&mut self.rng)));
+                let f = &a.files[rng.below(a.files.len() as u64) as usize];
+                out.push(MemRef::read(f.pick(&mut rng)));
             }
         }
+        self.rng = rng;
     }
 }
 

@@ -36,8 +36,8 @@ impl Region {
         }
     }
 
-    /// One page, drawn by popularity.
-    #[inline]
+    /// One page, drawn by popularity (inline always: a generator's loop keeps its `Rng` in registers).
+    #[inline(always)]
     pub fn pick(&self, rng: &mut Rng) -> u32 {
         let r = self.zipf.sample(rng) - 1;
         let offset = match self.head.get(r as usize) {

@@ -393,7 +393,29 @@ impl Zipf {
     }
 
     /// A rank in `[1, n]`; rank 1 is the most popular.
+    ///
+    /// Inline, the first draw's guide lookup only: most draws end there (a popular rank's bucket says
+    /// keep), without the call and the saved registers of the rest ([`Zipf::sample_on`], out of line).
+    #[inline]
     pub fn sample(&self, rng: &mut Rng) -> u64 {
+        let bits = rng.bits53();
+        let e = match self.split.get() {
+            Some(sp) => sp.guide[(bits >> self.shift) as usize],
+            None => self.guide[(bits >> self.shift) as usize],
+        };
+        if e & 3 == KEEP {
+            return (e >> 2) as u64;
+        }
+        self.sample_on(bits, rng)
+    }
+
+    /// [`Zipf::sample`] past its first guide lookup: the first trial at `bits`, then trials on fresh
+    /// bits until one keeps its rank (the draws of the plain loop).
+    #[inline(never)]
+    fn sample_on(&self, bits: u64, rng: &mut Rng) -> u64 {
+        if let Some(k) = self.guided_trial(bits) {
+            return k;
+        }
         loop {
             if let Some(k) = self.guided_trial(rng.bits53()) {
                 return k;
