@@ -88,6 +88,7 @@ impl Rng {
     }
 
     /// Standard normal variate (Box–Muller, one of the pair).
+    #[inline]
     pub fn normal(&mut self) -> f64 {
         let u1 = 1.0 - self.unit_f64();
         let u2 = self.unit_f64();
