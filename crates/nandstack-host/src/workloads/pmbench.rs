@@ -27,18 +27,18 @@ impl RefStream for Pmbench {
         let centre = self.pages as f64 / 2.0;
         let sigma = self.pages as f64 / 12.0;
         if self.init_left == 0 {
-            // The generator's state and the count in locals for the loop (registers across the libm
-            // calls, not loads and stores through `self`).
-            let (mut rng, mut remaining) = (self.rng.clone(), self.remaining);
-            let take = remaining.min((max - n) as u64);
+            // The generator's state in a local for the loop (registers across the libm calls, not
+            // loads and stores through `self`).
+            let mut rng = self.rng.clone();
+            let take = self.remaining.min((max - n) as u64);
             out.reserve(take as usize);
             for _ in 0..take {
                 let page = page_at(centre + rng.normal() * sigma, self.pages - 1);
                 let read = rng.chance(self.read_ratio);
                 out.push(MemRef::access(page, !read));
             }
-            remaining -= take;
-            (self.rng, self.remaining) = (rng, remaining);
+            self.remaining -= take;
+            self.rng = rng;
         }
         Ok(self.init_left > 0 || self.remaining > 0)
     }

@@ -348,14 +348,27 @@ impl Zipf {
         (u >= self.h_integral(k + 0.5) - self.h(k)).then_some(k as u64)
     }
 
+    /// The guide entry of 53 random bits' bucket (with the split buckets, once built) and the splits
+    /// a `SPLIT` entry indexes.
+    #[inline]
+    fn entry_at(&self, bits: u64) -> (u16, &[Split]) {
+        let b = (bits >> self.shift) as usize;
+        match self.split.get() {
+            Some(sp) => (sp.guide[b], &sp.splits[..]),
+            None => (self.guide[b], &[][..]),
+        }
+    }
+
     /// One trial from 53 random bits: the guide's decision, else the computed one.
     #[inline]
     fn guided_trial(&self, bits: u64) -> Option<u64> {
-        let b = (bits >> self.shift) as usize;
-        let (mut e, splits) = match self.split.get() {
-            Some(sp) => (sp.guide[b], &sp.splits[..]),
-            None => (self.guide[b], &[][..]),
-        };
+        let (e, splits) = self.entry_at(bits);
+        self.trial_at(bits, e, splits)
+    }
+
+    /// [`Zipf::guided_trial`] with the bucket's entry `e` already read.
+    #[inline]
+    fn trial_at(&self, bits: u64, mut e: u16, splits: &[Split]) -> Option<u64> {
         if e & 3 == SPLIT {
             let split = splits[(e >> 2) as usize];
             let sub = ((bits >> (self.shift - SPLIT_BITS)) & ((1 << SPLIT_BITS) - 1)) as u16;
@@ -399,21 +412,18 @@ impl Zipf {
     #[inline]
     pub fn sample(&self, rng: &mut Rng) -> u64 {
         let bits = rng.bits53();
-        let e = match self.split.get() {
-            Some(sp) => sp.guide[(bits >> self.shift) as usize],
-            None => self.guide[(bits >> self.shift) as usize],
-        };
+        let (e, splits) = self.entry_at(bits);
         if e & 3 == KEEP {
             return (e >> 2) as u64;
         }
-        self.sample_on(bits, rng)
+        self.sample_on(bits, e, splits, rng)
     }
 
-    /// [`Zipf::sample`] past its first guide lookup: the first trial at `bits`, then trials on fresh
-    /// bits until one keeps its rank (the draws of the plain loop).
+    /// [`Zipf::sample`] past its first guide lookup: the first trial at `bits` (entry `e`), then trials
+    /// on fresh bits until one keeps its rank (the draws of the plain loop).
     #[inline(never)]
-    fn sample_on(&self, bits: u64, rng: &mut Rng) -> u64 {
-        if let Some(k) = self.guided_trial(bits) {
+    fn sample_on(&self, bits: u64, e: u16, splits: &[Split], rng: &mut Rng) -> u64 {
+        if let Some(k) = self.trial_at(bits, e, splits) {
             return k;
         }
         loop {
