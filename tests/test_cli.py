@@ -66,6 +66,17 @@ def test_missing_command_is_a_usage_error(cli):
     assert "usage:" in proc.stderr
 
 
+def test_version_names_the_build():
+    """`--version` says which build of the engine is loaded: `make build` gives `release`,
+    `make build-pgo` (tools/pgo-build, which sets NANDSTACK_BUILD=pgo) `pgo`."""
+    from nandstack import _core
+
+    proc = subprocess.run([sys.executable, "-m", "nandstack", "--version"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert _core.__build__ in ("release", "pgo")
+    assert proc.stdout.strip() == f"nandstack {_core.__version__} ({_core.__build__} build)"
+
+
 def test_console_script_points_at_main():
     eps = distribution("nandstack").entry_points
     (script,) = [ep for ep in eps if ep.group == "console_scripts" and ep.name == "nandstack"]
@@ -174,6 +185,9 @@ def test_bench_quick(cli):
     assert table.returncode == 0, table.stderr
     names = [line.split()[1] for line in table.stdout.splitlines() if line.startswith("name ")]
     assert names == ["ftl", "timed", "hybrid", "compressed", "host"]
+    from nandstack import _core
+
+    assert table.stdout.splitlines()[-1] == f"(nandstack {_core.__version__}, {_core.__build__} build)"
 
 
 def test_bench_host_quick(cli):

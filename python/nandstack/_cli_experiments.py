@@ -292,7 +292,10 @@ def finish_suite(args: argparse.Namespace, rows: list[list[Any]], failed: list[s
     """The end of `--all`: the timing table (with --timing) and the experiments that failed."""
     if args.timing:
         rows.append(total.row("total", None, runs=sum(r[1] for r in rows if r[1] is not None)))
-        print("\n" + format_frame(TIMING_COLUMNS, rows))
+        from . import _core
+
+        print(f"\ntiming of nandstack {_core.__version__} ({_core.__build__} build):")
+        print(format_frame(TIMING_COLUMNS, rows))
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0

@@ -2,6 +2,8 @@
 from typing import Callable
 
 __version__: str
+#: `pgo` for a profile-guided build (`make build-pgo`), else `release`.
+__build__: str
 
 class NandstackError(Exception):
     """Base class of every nandstack error."""

@@ -87,7 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="nandstack: an SSD/flash storage-stack simulator.",
         epilog="Run `nandstack <command> --help` for the options of a command.",
     )
-    parser.add_argument("--version", action="version", version=f"nandstack {_core.__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"nandstack {_core.__version__} ({_core.__build__} build)"
+    )
     parser.add_argument(
         "--debug", action="store_true", help="show the Python traceback of an error (before the command)"
     )
@@ -386,6 +388,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     results = json.loads(report)  # a list of results, one per benchmark (a single object is accepted too)
     results = results if isinstance(results, list) else [results]
     print("\n\n".join(format_table(flatten(r).items()) for r in results))
+    print(f"\n(nandstack {_core.__version__}, {_core.__build__} build)")
     return 0
 
 

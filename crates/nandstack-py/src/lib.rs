@@ -139,6 +139,11 @@ fn keep_aged(on: bool) {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // `pgo` when built by `tools/pgo-build` (profile-guided; same results), else `release`.
+    m.add(
+        "__build__",
+        option_env!("NANDSTACK_BUILD").unwrap_or("release"),
+    )?;
     m.add_function(wrap_pyfunction!(run::run, m)?)?;
     m.add_function(wrap_pyfunction!(run::run_many, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
