@@ -6,6 +6,11 @@
 //! `advance` forgets does (whole bookings go). So the calendar keeps the bookings for forgetting, and
 //! the busy time as maximal intervals (back-to-back bookings joined) for placing: a burst of transfers
 //! is one interval to pass, not one each.
+//!
+//! A booking is kept as its end alone. Bookings never overlap, so sorted by end is sorted by start,
+//! and a booking's start is the end of the booking before it when the two touch, else the start of
+//! its interval: after `advance`, the first interval starts at the later of its own start and the
+//! last forgotten end — where the first booking left starts (see `advance`).
 
 /// Ended bookings and intervals are skipped by a head index and dropped in one move once they are
 /// most of the vector (at least `COMPACT_AT`): `advance` does no per-call shifting.
@@ -13,9 +18,9 @@ const COMPACT_AT: usize = 32;
 
 #[derive(Clone, Debug, Default)]
 pub(super) struct Calendar {
-    /// Each booking (start, end) from `b0` on, sorted, non-overlapping (back to back allowed); those
-    /// before `b0` have been forgotten.
-    bookings: Vec<(u64, u64)>,
+    /// The end of each booking from `b0` on, sorted (bookings are non-overlapping, back to back
+    /// allowed); those before `b0` have been forgotten.
+    ends: Vec<u64>,
     b0: usize,
     /// Their union as maximal intervals from `u0` on: sorted, non-overlapping and not touching.
     busy: Vec<(u64, u64)>,
@@ -57,14 +62,15 @@ impl Calendar {
             (false, true) => busy[i].0 = start,
             (false, false) => busy.insert(i, (start, end)),
         }
-        // Bookings are mostly made in time order: most go at the back.
-        match self.bookings.last() {
-            Some(&(_, e)) if e > start => {
+        // Bookings are mostly made in time order: most go at the back. Non-overlapping, the bookings
+        // before this one are those that end by its start.
+        match self.ends.last() {
+            Some(&e) if e > start => {
                 let b0 = self.b0;
-                let at = b0 + self.bookings[b0..].partition_point(|&(s, _)| s < start);
-                self.bookings.insert(at, (start, end));
+                let at = b0 + self.ends[b0..].partition_point(|&e| e <= start);
+                self.ends.insert(at, end);
             }
-            _ => self.bookings.push((start, end)),
+            _ => self.ends.push(end),
         }
         start
     }
@@ -72,24 +78,24 @@ impl Calendar {
     /// Forget the bookings that ended by `now`.
     pub(super) fn advance(&mut self, now: u64) {
         // Bookings end in order (sorted, non-overlapping): the ended ones are a prefix, often empty.
-        if self.bookings.get(self.b0).is_none_or(|&(_, e)| e > now) {
+        if self.ends.get(self.b0).is_none_or(|&e| e > now) {
             return;
         }
-        forget_ended(&mut self.bookings, &mut self.b0, now);
-        forget_ended(&mut self.busy, &mut self.u0, now);
-        // The first interval left holds the first booking left, and runs on unbroken from its start.
-        if let (Some(first), Some(&(s, _))) =
-            (self.busy.get_mut(self.u0), self.bookings.get(self.b0))
-        {
-            debug_assert!(first.0 <= s && s < first.1);
-            first.0 = s;
+        let last_forgotten = forget_ended(&mut self.ends, &mut self.b0, |&e| e, now);
+        forget_ended(&mut self.busy, &mut self.u0, |&(_, e)| e, now);
+        // The first interval left holds the first booking left, and runs on unbroken from its start:
+        // the end of the booking before it when that one was in the interval too (back to back), else
+        // the interval's start (an earlier interval ended before it: intervals never touch).
+        if let Some(first) = self.busy.get_mut(self.u0) {
+            first.0 = first.0.max(last_forgotten);
+            debug_assert!(first.0 < first.1);
         }
     }
 
     /// When the first booking ends (None: nothing booked): `advance` to an earlier time forgets
     /// nothing.
     pub(super) fn first_end(&self) -> Option<u64> {
-        self.bookings.get(self.b0).map(|&(_, e)| e)
+        self.ends.get(self.b0).copied()
     }
 
     /// When the last booking ends (None: nothing booked).
@@ -103,21 +109,25 @@ impl Calendar {
     }
 
     #[cfg(test)]
-    fn live_bookings(&self) -> &[(u64, u64)] {
-        &self.bookings[self.b0..]
+    fn live_ends(&self) -> &[u64] {
+        &self.ends[self.b0..]
     }
 }
 
-/// Move `head` past the live entries of `v` (sorted by end) that ended by `now` — a few at a time, a
+/// Move `head` past the live entries of `v` (sorted by `end`) that ended by `now` — a few at a time, a
 /// request's worth of transfers, so counted from the front — and drop the forgotten prefix once it is at
 /// least `COMPACT_AT` entries and at least half of `v` (each entry is moved O(1) times on average).
+/// Returns the end of the last entry forgotten (0 if none was).
 #[inline]
-fn forget_ended(v: &mut Vec<(u64, u64)>, head: &mut usize, now: u64) {
-    *head += v[*head..].iter().take_while(|&&(_, e)| e <= now).count();
+fn forget_ended<T>(v: &mut Vec<T>, head: &mut usize, end: impl Fn(&T) -> u64, now: u64) -> u64 {
+    let gone = v[*head..].iter().take_while(|x| end(x) <= now).count();
+    *head += gone;
+    let last = if gone > 0 { end(&v[*head - 1]) } else { 0 };
     if *head >= COMPACT_AT && 2 * *head >= v.len() {
         v.drain(..*head);
         *head = 0;
     }
+    last
 }
 
 #[cfg(test)]
@@ -187,11 +197,8 @@ mod tests {
                     }
                 }
                 assert_eq!(cal.intervals(), &union[..], "seed {seed}, step {step}");
-                assert_eq!(
-                    cal.live_bookings(),
-                    &plain.0[..],
-                    "seed {seed}, step {step}"
-                );
+                let ends: Vec<u64> = plain.0.iter().map(|&(_, e)| e).collect();
+                assert_eq!(cal.live_ends(), &ends[..], "seed {seed}, step {step}");
             }
         }
     }
