@@ -1,8 +1,8 @@
 """The sweep runner's grouping of tasks that age the same device (`nandstack.sweep.runner._units`): the
-engine keeps the last aged block or hybrid device of a worker process (`nandstack_sim::aged`), so tasks
+engine keeps the last few aged block or hybrid devices of a worker process (`nandstack_sim::aged`), so tasks
 with the same aging go to one worker in order, in groups small enough to keep every worker busy."""
 
-from nandstack.sweep.runner import _aging_key, _units
+from nandstack.sweep.runner import _aging_hints, _aging_key, _unit_payload, _units
 
 
 def block(seed=1, fill=0.5, **extra):
@@ -43,3 +43,23 @@ def test_tasks_with_the_same_aging_run_in_groups_that_spread_over_the_workers():
     assert units == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 12], [10], [11]]
     assert sorted(k for u in units for k in u) == list(range(13))
     assert _units(configs, workers=1) == [[0, 1, 2, 3, 4, 5, 6], [7, 8, 9, 12], [10], [11]]
+
+
+def test_units_keep_aged_devices_for_later_units_and_forget_them_when_none_comes_back():
+    a, b, c, d = block(seed=1), block(seed=2), block(seed=3), block(seed=4)
+    configs = [a, b, c, a, host({}), d]
+    units = [[0, 1], [2], [3], [4], [5]]
+    hints = _aging_hints(configs, units)
+    # Unit 0: nothing before it -> forget; its aging `a` comes back in unit 2 -> its last member keeps.
+    assert hints[0] == {"forget": True, "keep_last": True}
+    # Unit 1 (`c`): `a`, aged before, still comes back later -> keep what the worker holds.
+    assert hints[1] == {"forget": False, "keep_last": False}
+    # Unit 2 takes `a`; nothing of it comes back, but nothing is forgotten before it runs.
+    assert hints[2] == {"forget": False, "keep_last": False}
+    # Unit 3 ages nothing and no earlier aging comes back: the worker may drop what it keeps.
+    assert hints[3] == {"forget": True, "keep_last": False}
+    assert hints[4] == {"forget": True, "keep_last": False}
+    # Every unit is a group payload carrying its hint (a single task too).
+    payload = _unit_payload([{"config": a}], aging=hints[0])
+    assert payload == {"group": [{"config": a}], "aging": {"forget": True, "keep_last": True}}
+    assert _unit_payload([{"config": a}, {"config": b}], lockstep=True)["lockstep"] is True

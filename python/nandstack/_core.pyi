@@ -90,8 +90,12 @@ def bench_host(quick: bool = False) -> str:
     """The host memory/swap model's benchmark (GIL released); returns its report JSON."""
 
 def keep_aged(on: bool) -> None:
-    """Keep the aged block device of the runs that follow for a later run with the same aging (the
-    sweep runner's groups); `False` (the default) keeps none."""
+    """Keep the aged block or hybrid device of the runs that follow for a later run with the same
+    aging (the sweep runner's groups; a few are kept, the least recently used leaving first); `False`
+    (the default) keeps none."""
+
+def forget_aged() -> None:
+    """Drop the aged devices this process keeps (`keep_aged`)."""
 
 def kswap_request_counts(path: str) -> str:
     """A kernel-swap capture's requests counted in Rust: `{"read": [[pages, n], ...], "write": [...],

@@ -136,6 +136,13 @@ fn keep_aged(on: bool) {
     nandstack_sim::aged::set_keeping(on)
 }
 
+/// Drop the aged devices this process keeps (`keep_aged`; a few, the least recently used leaving
+/// first): the sweep runner's unit none of whose agings came before.
+#[pyfunction]
+fn forget_aged() {
+    nandstack_sim::aged::clear()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -149,6 +156,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(bench_host, m)?)?;
     m.add_function(wrap_pyfunction!(keep_aged, m)?)?;
+    m.add_function(wrap_pyfunction!(forget_aged, m)?)?;
     m.add_function(wrap_pyfunction!(kswap_setup_json, m)?)?;
     m.add_function(wrap_pyfunction!(kcswap_figures_json, m)?)?;
     m.add_function(wrap_pyfunction!(kswap_request_counts, m)?)?;

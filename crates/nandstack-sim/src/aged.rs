@@ -4,17 +4,21 @@
 //! device was told before (a host's swapon registers the swap range with a DISS device: the host
 //! run's key includes the swap backend's report, which names it). Experiments run many programs on
 //! the same aged drive (DISS's schemes differ in the host only; SUP-GC's sweeps vary the workload),
-//! so the last aged device is kept, copied ([`Device::snapshot`]), with the generator the warm-up
-//! left, and a run with the same key starts from a copy of it instead of aging again: the same
-//! device state and the same generator, so the same report (`tests/aged.rs` compares the reports of
-//! runs that age and runs that take the copy).
+//! so the last few aged devices are kept ([`KEPT_MAX`], the least recently used leaves first), copied
+//! ([`Device::snapshot`]), with the generator the warm-up left, and a run with the same key starts
+//! from a copy of one instead of aging again: the same device state and the same generator, so the
+//! same report (`tests/aged.rs` compares the reports of runs that age and runs that take the copy).
 //!
 //! Not under verification (its periodic checks belong to a verified run) and only for kinds that can
 //! be copied (the block SSD and the hybrid; the zoned device returns no snapshot). Off unless the caller
 //! expects another run with the same aging ([`set_keeping`]: the sweep runner sends tasks with the
 //! same aging to one worker as a group, `nandstack.sweep.runner._aging_key`, and keeps for every
-//! member but the last, which takes the kept device itself instead of a copy): a single run never
-//! pays for a copy it leaves behind. One device is kept; `limits` counts it.
+//! member but the last, which takes the kept device itself instead of a copy, unless a later group
+//! ages the same way): a single run never pays for a copy it leaves behind. A run not keeping leaves
+//! the other kept devices alone; [`clear`] drops them (the runner does, before a group none of whose
+//! agings came earlier). `limits` counts the copy a run will keep; the ones kept before are memory
+//! the process already holds, given back when a run would not fit otherwise
+//! (`limits::ensure_fits`).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -29,10 +33,14 @@ use crate::config::{SimConfig, WorkloadKind};
 /// An aged device and the generator its warm-up left (block runs continue it).
 type Aged = (Box<dyn Device>, Option<BlockGenerator>);
 
-/// The last aged device of this process, by key.
-static KEPT: Mutex<Option<(String, Aged)>> = Mutex::new(None);
+/// Aged devices kept at most: DISS's schemes age three ways per scenario (iTRIM and STRIM alike,
+/// CL-SDI, DISS), and a worker's next scenario finds all three.
+pub const KEPT_MAX: usize = 4;
 
-fn lock() -> std::sync::MutexGuard<'static, Option<(String, Aged)>> {
+/// The aged devices of this process by key, the most recently kept or taken last.
+static KEPT: Mutex<Vec<(String, Aged)>> = Mutex::new(Vec::new());
+
+fn lock() -> std::sync::MutexGuard<'static, Vec<(String, Aged)>> {
     // A panic while holding the lock leaves a whole entry or none: the data is still good.
     KEPT.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -90,18 +98,19 @@ pub fn keeping() -> bool {
     KEEPING.load(Ordering::Relaxed)
 }
 
-/// The device kept under `key` and its generator, if one is kept: a copy while keeping, else the kept
-/// device itself (nothing is left kept).
+/// The device kept under `key` and its generator, if one is kept: a copy while keeping (the kept one
+/// becomes the most recently used), else the kept device itself (no longer kept).
 pub(crate) fn copy(key: &str) -> Option<Aged> {
     let mut kept = lock();
-    if kept.as_ref()?.0 != key {
-        return None;
-    }
+    let i = kept.iter().position(|(k, _)| k == key)?;
+    let entry = kept.remove(i);
     let taken = if KEEPING.load(Ordering::Relaxed) {
-        let (_, (dev, gen)) = kept.as_ref()?;
-        (dev.snapshot()?, gen.clone())
+        let (dev, gen) = &entry.1;
+        let copied = (dev.snapshot()?, gen.clone());
+        kept.push(entry);
+        copied
     } else {
-        kept.take()?.1
+        entry.1
     };
     COPIES.fetch_add(1, Ordering::Relaxed);
     Some(taken)
@@ -112,25 +121,35 @@ pub fn copies() -> u64 {
     COPIES.load(Ordering::Relaxed)
 }
 
-/// Keep a copy of `dev` (just aged) and of `gen` under `key`, in place of the device kept before;
-/// nothing when the kind cannot be copied.
+/// While keeping, keep a copy of `dev` (just aged) and of `gen` under `key` as the most recently used,
+/// the least recently used one leaving first when [`KEPT_MAX`] are kept; nothing when the kind cannot
+/// be copied.
 pub(crate) fn keep(key: String, dev: &dyn Device, gen: Option<&BlockGenerator>) {
-    let mut kept = lock();
-    *kept = None; // the old copy goes first: at most one kept device in memory
     if !KEEPING.load(Ordering::Relaxed) {
         return;
     }
+    let mut kept = lock();
+    kept.retain(|(k, _)| *k != key);
+    if kept.len() >= KEPT_MAX {
+        kept.remove(0); // the old copy goes before the new one is made
+    }
     if let Some(copy) = dev.snapshot() {
-        *kept = Some((key, (copy, gen.cloned())));
+        kept.push((key, (copy, gen.cloned())));
     }
 }
 
-/// Forget the kept device (tests: the next run ages its own).
+/// Forget every kept device (the next run ages its own).
 pub fn clear() {
-    *lock() = None;
+    let gone = std::mem::take(&mut *lock());
+    drop(gone);
 }
 
-/// Whether a device is kept (tests).
+/// Whether a device is kept.
 pub fn holds() -> bool {
-    lock().is_some()
+    !lock().is_empty()
+}
+
+/// How many devices are kept (tests).
+pub fn held() -> usize {
+    lock().len()
 }

@@ -496,8 +496,9 @@ pub fn check(e: &Estimate, limit: &Limit) -> Result<()> {
 /// estimate could not see is then an `Error::Memory` before anything is built).
 ///
 /// The tables the last device handed back (`nandstack_core::alloc::keep`, reused by the next build or
-/// freed by it) are memory the process holds but would give back: when the check fails while some are
-/// kept, they are freed and the check made again, so keeping them never refuses a run.
+/// freed by it) and the aged devices kept for later runs (`crate::aged`) are memory the process holds
+/// but would give back: when the check fails while some are kept, they are freed and the check made
+/// again, so keeping them never refuses a run.
 pub fn ensure_fits(cfg: &SimConfig, verify: bool, series_in_memory: bool) -> Result<Estimate> {
     let e = estimate(cfg, verify, series_in_memory)?;
     let fits = || -> Result<()> {
@@ -507,8 +508,9 @@ pub fn ensure_fits(cfg: &SimConfig, verify: bool, series_in_memory: bool) -> Res
         nandstack_core::alloc::probe(e.total_bytes(), "tables this config needs")
     };
     match fits() {
-        Err(_) if nandstack_core::alloc::kept_bytes() > 0 => {
+        Err(_) if nandstack_core::alloc::kept_bytes() > 0 || crate::aged::holds() => {
             nandstack_core::alloc::release_kept();
+            crate::aged::clear();
             fits()?;
         }
         other => other?,

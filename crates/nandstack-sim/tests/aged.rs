@@ -168,5 +168,61 @@ fn runs_from_a_kept_aged_device_report_what_aging_their_own_would() {
     let last = run(&block(3, "greedy", true));
     assert!(aged::copies() > copies && !aged::holds());
     assert_eq!(last, fresh(&block(3, "greedy", true)));
+
+    // Several agings kept at once (DISS's schemes, scenario after scenario): each later run finds its
+    // own, whatever ran between, and reports what aging its own would.
+    let agings: Vec<String> = (0..aged::KEPT_MAX as u64 + 1)
+        .map(|s| block(10 + s, "greedy", false))
+        .collect();
     aged::clear();
+    aged::set_keeping(true);
+    for a in &agings[..3] {
+        run(a);
+    }
+    assert_eq!(aged::held(), 3, "three agings, three kept devices");
+    for a in agings[..3].iter().rev() {
+        let copies = aged::copies();
+        let report = run(&a.replace("interval_host_bytes = 0", "interval_host_bytes = 8388608"));
+        assert!(
+            aged::copies() > copies,
+            "a kept aging is found among several"
+        );
+        assert_eq!(
+            report,
+            fresh(&a.replace("interval_host_bytes = 0", "interval_host_bytes = 8388608"))
+        );
+        // `fresh` forgot them all: keep the three again for the next round.
+        aged::set_keeping(true);
+        for b in &agings[..3] {
+            run(b);
+        }
+    }
+    // At most KEPT_MAX: one more aging sends the least recently used away (the first one kept).
+    for a in &agings[3..] {
+        run(a);
+    }
+    assert_eq!(aged::held(), aged::KEPT_MAX);
+    let copies = aged::copies();
+    run(&agings[0]);
+    assert_eq!(
+        aged::copies(),
+        copies,
+        "the least recently used aging left first"
+    );
+    // (It aged and was kept in place of the next least recent, the second.)
+    run(&agings[2]);
+    assert!(aged::copies() > copies, "a more recent one stayed");
+    // A run that does not keep takes its own aging's device and leaves the others.
+    aged::set_keeping(false);
+    let held = aged::held();
+    run(&agings[3]);
+    assert_eq!(aged::held(), held - 1);
+    run(&agings[1]);
+    assert_eq!(
+        aged::held(),
+        held - 1,
+        "a run not keeping ages its own and keeps nothing"
+    );
+    aged::clear();
+    assert!(!aged::holds());
 }

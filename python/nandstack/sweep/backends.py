@@ -45,12 +45,19 @@ def execute_task(payload: dict[str, Any]) -> Outcome:
     not grow while other processes hold the cores)."""
     if "group" in payload:  # tasks that share work run in order in this process (`runner._units`)
         members = payload["group"]
+        aging = payload.get("aging") or {"forget": True, "keep_last": False}
+        if aging.get("forget", True):
+            from .._core import forget_aged
+
+            forget_aged()
+        keep_last = bool(aging.get("keep_last", False))
         if payload.get("lockstep"):
-            return {"group": _execute_lockstep(members)}
+            return {"group": _execute_lockstep(members, keep_last)}
         outcomes = []
         for i, member in enumerate(members):
-            # Every member but the last keeps its aged device for the next (`nandstack_sim::aged`).
-            outcomes.append(_execute_one(member, keep=i < len(members) - 1))
+            # Every member but the last keeps its aged device for the next (`nandstack_sim::aged`); the
+            # last too when a later unit ages the same way.
+            outcomes.append(_execute_one(member, keep=keep_last or i < len(members) - 1))
         return {"group": outcomes}
     return _execute_one(payload, keep=False)
 
@@ -76,11 +83,12 @@ def _execute_one(payload: dict[str, Any], keep: bool) -> Outcome:
     return {"summary": summary, "config": result.config, "cpu_seconds": cpu}
 
 
-def _execute_lockstep(members: Sequence[dict[str, Any]]) -> list[Outcome]:
+def _execute_lockstep(members: Sequence[dict[str, Any]], keep_last: bool = False) -> list[Outcome]:
     """A group whose host programs read the same reference streams: one engine call runs them side by
     side, each stream generated once (`nandstack_sim::hostrun::lockstep`); the reports are those of the
     members run one by one. A member's `cpu_seconds` is the CPU time the engine charged to it (the
-    shared generation falls to whichever run read a chunk first)."""
+    shared generation falls to whichever run read a chunk first). `keep_last`: the last run keeps its
+    aged device too (a later unit ages the same way)."""
     from .._api import resolve_config, result_of
     from .._config_obj import canonical_json
     from .._core import NandstackError, keep_aged, run_many
@@ -89,7 +97,7 @@ def _execute_lockstep(members: Sequence[dict[str, Any]]) -> list[Outcome]:
     verify = any(bool(m.get("verify", False)) for m in members)
     effective = [resolve_config(m["config"]) for m in members]
     cpu0 = time.process_time()
-    reports = run_many([canonical_json(e) for e in effective], verify, False)
+    reports = run_many([canonical_json(e) for e in effective], verify, keep_last)
     share = (time.process_time() - cpu0) / max(1, len(members))
     outcomes: list[Outcome] = []
     for report, config in zip(reports, effective):

@@ -118,12 +118,14 @@ def run_tasks(
         progress(phase, done, len(tasks))
     runner = backend if backend is not None else LocalBackend()
     units = _units([tasks[i].config for i in unique], getattr(runner, "workers", None) or os.cpu_count() or 1)
+    hints = _aging_hints([tasks[i].config for i in unique], units)
     payloads = [
         _unit_payload(
             [tasks[unique[k]].payload(verify) for k in unit],
             lockstep=_lockstep([tasks[unique[k]].config for k in unit]),
+            aging=hint,
         )
-        for unit in units
+        for unit, hint in zip(units, hints)
     ]
     tag_list = list(tags)
     # One recording process per database file: a second sweep or reproduction on it is refused by name.
@@ -278,12 +280,36 @@ def _units(configs: Sequence[dict[str, Any]], workers: int = 2) -> list[list[int
     return units
 
 
-def _unit_payload(payloads: list[dict[str, Any]], lockstep: bool = False) -> dict[str, Any]:
+def _aging_hints(configs: Sequence[dict[str, Any]], units: Sequence[Sequence[int]]) -> list[dict[str, bool]]:
+    """Per unit, what its worker does with the aged devices it keeps (`nandstack_sim::aged`, a few per
+    process): `forget` them first when no aging of an earlier unit comes back in this one or a later
+    one (a new experiment, say), and `keep_last` — the last member keeps its aged device too — when an
+    aging of this unit comes back in a later one (DISS's schemes age the same three ways for every
+    scenario; the worker that runs the next scenario may be this one). Hints only, like `_aging_key`:
+    a worker that guesses wrong ages again, with the same results."""
+    keys = [{k for i in unit if (k := _aging_key(configs[i])) is not None} for unit in units]
+    later: list[set[str]] = [set() for _ in units]
+    for u in range(len(units) - 2, -1, -1):
+        later[u] = later[u + 1] | keys[u + 1]
+    hints, earlier = [], set()
+    for u in range(len(units)):
+        hints.append({"forget": not (earlier & (keys[u] | later[u])), "keep_last": bool(keys[u] & later[u])})
+        earlier |= keys[u]
+    return hints
+
+
+def _unit_payload(
+    payloads: list[dict[str, Any]], lockstep: bool = False, aging: dict[str, bool] | None = None
+) -> dict[str, Any]:
     """One task's payload, or a group's (`execute_task` runs its members in order, or side by side when
-    they read the same streams)."""
-    if len(payloads) == 1:
-        return payloads[0]
-    return {"group": payloads, "lockstep": True} if lockstep else {"group": payloads}
+    they read the same streams); `aging`: `_aging_hints`' entry for it (none: forget, keep nothing
+    after the last member)."""
+    group: dict[str, Any] = {"group": payloads}
+    if lockstep:
+        group["lockstep"] = True
+    if aging is not None:
+        group["aging"] = aging
+    return group
 
 
 def _result(data: dict[str, Any]) -> Result:
