@@ -103,14 +103,14 @@ pub fn keeping() -> bool {
 pub(crate) fn copy(key: &str) -> Option<Aged> {
     let mut kept = lock();
     let i = kept.iter().position(|(k, _)| k == key)?;
-    let entry = kept.remove(i);
     let taken = if KEEPING.load(Ordering::Relaxed) {
-        let (dev, gen) = &entry.1;
+        let (dev, gen) = &kept[i].1;
         let copied = (dev.snapshot()?, gen.clone());
+        let entry = kept.remove(i);
         kept.push(entry);
         copied
     } else {
-        entry.1
+        kept.remove(i).1
     };
     COPIES.fetch_add(1, Ordering::Relaxed);
     Some(taken)
