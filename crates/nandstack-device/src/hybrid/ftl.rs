@@ -611,8 +611,14 @@ impl HybridFtl {
     /// `lpn`'s copy (of `version`) is now at the freshly appended `addr`.
     #[inline(always)]
     pub(crate) fn attach(&mut self, lpn: u32, addr: u32, version: u64) {
+        self.attach_in(lpn, addr, self.block_of(addr), version);
+    }
+
+    /// [`HybridFtl::attach`] with `addr`'s block `b` at hand.
+    #[inline(always)]
+    fn attach_in(&mut self, lpn: u32, addr: u32, b: u32, version: u64) {
         self.map.bind(lpn, addr);
-        let b = self.block_of(addr) as usize;
+        let b = b as usize;
         self.blocks.t.valid[b] += 1;
         if self.track_age {
             self.blocks.t.modified_at[b] = self.clock;
@@ -685,12 +691,13 @@ impl HybridFtl {
             }
             (Region::Qlc, _) => self.append_stream(Stream::HostQlc, kind)?,
         };
-        if self.blocks.mode(self.block_of(addr)) == BlockMode::Slc {
+        let b = self.block_of(addr);
+        if self.blocks.mode(b) == BlockMode::Slc {
             self.counters.host_units_to_slc += 1;
         } else {
             self.counters.host_units_to_qlc += 1;
         }
-        self.attach(lpn, addr, version);
+        self.attach_in(lpn, addr, b, version);
         Ok(())
     }
 }
