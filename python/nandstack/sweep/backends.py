@@ -45,7 +45,7 @@ def execute_task(payload: dict[str, Any]) -> Outcome:
     not grow while other processes hold the cores)."""
     if "group" in payload:  # tasks that share work run in order in this process (`runner._units`)
         members = payload["group"]
-        aging = payload.get("aging") or {"forget": True, "keep_last": False}
+        aging = payload.get("aging") or {}  # no hint: forget what is kept, keep nothing after the last
         if aging.get("forget", True):
             from .._core import forget_aged
 

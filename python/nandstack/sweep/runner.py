@@ -301,9 +301,9 @@ def _aging_hints(configs: Sequence[dict[str, Any]], units: Sequence[Sequence[int
 def _unit_payload(
     payloads: list[dict[str, Any]], lockstep: bool = False, aging: dict[str, bool] | None = None
 ) -> dict[str, Any]:
-    """One task's payload, or a group's (`execute_task` runs its members in order, or side by side when
-    they read the same streams); `aging`: `_aging_hints`' entry for it (none: forget, keep nothing
-    after the last member)."""
+    """A unit's payload: a group, even of one task, so that it carries its aging hint (`execute_task`
+    runs the members in order, or side by side when they read the same streams); `aging`:
+    `_aging_hints`' entry for it (none: forget, keep nothing after the last member)."""
     group: dict[str, Any] = {"group": payloads}
     if lockstep:
         group["lockstep"] = True
