@@ -1,10 +1,12 @@
-//! DRAM caches of the SSD controller: the shared LRU index, the write buffer, and the DFTL-style mapping
+//! DRAM caches of the SSD controller: the shared LRU and FIFO indexes, the write buffer, and the DFTL-style mapping
 //! cache (which lives inside the FTL because the FTL is what touches mapping entries).
 
+pub mod fifo;
 pub mod lru;
 pub mod mapping;
 pub mod write_buffer;
 
+pub use fifo::FifoMap;
 pub use lru::LruMap;
 pub use mapping::{MappingCache, MappingCacheConfig};
-pub use write_buffer::{Eviction, WriteBuffer, WriteBufferConfig};
+pub use write_buffer::{Entries, Eviction, WriteBuffer, WriteBufferConfig};

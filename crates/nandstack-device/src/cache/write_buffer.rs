@@ -8,7 +8,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::LruMap;
+use super::{FifoMap, LruMap};
 
 /// Write buffer. Off by default.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -68,7 +68,7 @@ impl Default for WriteBufferConfig {
 /// The buffer: its entries (keyed by logical unit, in eviction order) and its parameters.
 #[derive(Clone, Debug)]
 pub struct WriteBuffer<V = bool> {
-    pub lru: LruMap<V>,
+    pub lru: Entries<V>,
     pub dram_access_ns: u64,
     pub eviction: Eviction,
     pub scan: u32,
@@ -82,13 +82,124 @@ impl<V: Copy + Default> WriteBuffer<V> {
         let cap = units.min(u32::MAX as u64) as u32;
         (units > 0).then(|| WriteBuffer {
             lru: match cfg.eviction {
-                Eviction::Fifo => LruMap::fifo(logical_units, cap),
-                Eviction::Lru | Eviction::GcAware => LruMap::new(logical_units, cap),
+                Eviction::Fifo => Entries::Fifo(FifoMap::new(logical_units, cap)),
+                Eviction::Lru | Eviction::GcAware => Entries::Lru(LruMap::new(logical_units, cap)),
             },
             dram_access_ns: cfg.dram_access_ns,
             eviction: cfg.eviction,
             scan: cfg.gc_aware_scan.max(1),
             ns_per_scanned_entry: cfg.ns_per_scanned_entry,
         })
+    }
+}
+
+/// The buffer's entries in eviction order: a linked list for LRU order ([`LruMap`]), a ring for FIFO
+/// order ([`FifoMap`]: no neighbours to relink when the oldest leaves). The same operations on both;
+/// "lru" in a name means the end that leaves first.
+#[derive(Clone, Debug)]
+pub enum Entries<V> {
+    Lru(LruMap<V>),
+    Fifo(FifoMap<V>),
+}
+
+/// `Entries::iter_lru`: either map's walk.
+pub enum Walk<A, B> {
+    Lru(A),
+    Fifo(B),
+}
+
+impl<A: Iterator<Item = u32>, B: Iterator<Item = u32>> Iterator for Walk<A, B> {
+    type Item = u32;
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        match self {
+            Walk::Lru(a) => a.next(),
+            Walk::Fifo(b) => b.next(),
+        }
+    }
+}
+
+/// Forward a method to whichever map the buffer has.
+macro_rules! either {
+    ($self:ident, $m:ident => $e:expr) => {
+        match $self {
+            Entries::Lru($m) => $e,
+            Entries::Fifo($m) => $e,
+        }
+    };
+}
+
+impl<V: Copy + Default> Entries<V> {
+    #[inline]
+    pub fn len(&self) -> u32 {
+        either!(self, m => m.len())
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        either!(self, m => m.is_empty())
+    }
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        either!(self, m => m.is_full())
+    }
+    #[inline]
+    pub fn contains(&self, key: u32) -> bool {
+        either!(self, m => m.contains(key))
+    }
+    #[inline]
+    pub fn prefetch(&self, key: u32) {
+        either!(self, m => m.prefetch(key))
+    }
+    #[inline]
+    pub fn get(&self, key: u32) -> Option<V> {
+        either!(self, m => m.get(key))
+    }
+    #[inline]
+    pub fn get_mut(&mut self, key: u32) -> Option<&mut V> {
+        either!(self, m => m.get_mut(key))
+    }
+    /// If present: refresh it (LRU order only), apply `update` to its value, return true.
+    #[inline]
+    pub fn touch_with(&mut self, key: u32, update: impl FnOnce(&mut V)) -> bool {
+        either!(self, m => m.touch_with(key, update))
+    }
+    /// Insert an absent key as the newest; if full, first evict and return the entry that leaves.
+    #[inline]
+    pub fn insert(&mut self, key: u32, value: V) -> Option<(u32, V)> {
+        either!(self, m => m.insert(key, value))
+    }
+    /// Remove and return the entry that leaves first.
+    #[inline(always)]
+    pub fn pop_lru(&mut self) -> Option<(u32, V)> {
+        either!(self, m => m.pop_lru())
+    }
+    #[inline]
+    pub fn remove(&mut self, key: u32) -> Option<V> {
+        either!(self, m => m.remove(key))
+    }
+    /// The key that leaves first, if any.
+    #[inline]
+    pub fn lru_key(&self) -> Option<u32> {
+        either!(self, m => m.lru_key())
+    }
+    /// Keys from the one that leaves first on, lazily.
+    #[inline]
+    pub fn iter_lru(&self) -> Walk<impl Iterator<Item = u32> + '_, impl Iterator<Item = u32> + '_> {
+        match self {
+            Entries::Lru(m) => Walk::Lru(m.iter_lru()),
+            Entries::Fifo(m) => Walk::Fifo(m.iter_lru()),
+        }
+    }
+    /// Keys from the one that leaves first to the newest.
+    pub fn keys_lru_first(&self) -> Vec<u32> {
+        either!(self, m => m.keys_lru_first())
+    }
+}
+
+impl Entries<bool> {
+    /// If present: refresh it (LRU order only), OR the dirty bit in, return true.
+    #[inline]
+    pub fn touch(&mut self, key: u32, dirty: bool) -> bool {
+        either!(self, m => m.touch(key, dirty))
     }
 }

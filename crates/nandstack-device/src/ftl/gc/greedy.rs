@@ -159,10 +159,48 @@ impl VictimPolicy for Greedy {
     fn on_sealed(&mut self, block: u32, table: &BlockTable) {
         self.push_back(block, table.valid[block as usize], table);
     }
+    /// `unlink`, then `push_back` at the block's new count, with the plane found once (the hot path
+    /// of every overwrite of a sealed block).
     #[inline]
     fn on_invalidated(&mut self, block: u32, table: &BlockTable) {
-        self.unlink(block, table);
-        self.push_back(block, table.valid[block as usize], table);
+        let plane = table.plane_of(block);
+        let base = plane as usize * self.buckets_per_plane;
+        let b = block as usize;
+        let Link {
+            next: n,
+            prev: p,
+            bucket: old,
+        } = self.links[b];
+        if old != NONE {
+            let s = base + old as usize;
+            if p == NONE {
+                self.head[s] = n;
+            } else {
+                self.links[p as usize].next = n;
+            }
+            if n == NONE {
+                self.tail[s] = p;
+            } else {
+                self.links[n as usize].prev = p;
+            }
+        }
+        let bucket = table.valid[b];
+        let s = base + bucket as usize;
+        let t = self.tail[s];
+        self.links[b] = Link {
+            next: NONE,
+            prev: t,
+            bucket,
+        };
+        if t == NONE {
+            self.head[s] = block;
+        } else {
+            self.links[t as usize].next = block;
+        }
+        self.tail[s] = block;
+        if bucket < self.low[plane as usize] {
+            self.low[plane as usize] = bucket;
+        }
     }
     fn remove(&mut self, block: u32, table: &BlockTable) {
         self.unlink(block, table);
