@@ -678,7 +678,7 @@ impl HybridFtl {
     }
 
     /// Put a unit leaving the host side (buffer or direct) on flash.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn place(&mut self, lpn: u32, dest: Region, version: u64) -> Result<()> {
         let kind = self.kind_of(lpn);
         let addr = match (dest, self.layout) {

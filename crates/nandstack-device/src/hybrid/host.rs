@@ -55,16 +55,19 @@ impl HybridFtl {
         } else {
             self.valid_units += 1;
         }
-        let Some(buf) = self.buf.as_mut() else {
-            return self.place(lpn, dest, version);
+        // What goes to flash now: this unit, or with a buffer the oldest buffered one when it is full
+        // (placed before this one enters). One call site, so that `place` inlines here.
+        let leaving = match self.buf.as_mut() {
+            None => Some((lpn, BufEntry { dest, version })),
+            Some(buf) if buf.lru.is_full() => buf.lru.pop_lru(),
+            Some(_) => None,
         };
-        if buf.lru.is_full() {
-            if let Some((old, e)) = buf.lru.pop_lru() {
-                self.place(old, e.dest, e.version)?;
-            }
+        if let Some((unit, e)) = leaving {
+            self.place(unit, e.dest, e.version)?;
         }
-        let buf = self.buf.as_mut().expect("buffered");
-        buf.lru.insert(lpn, BufEntry { dest, version });
+        if let Some(buf) = self.buf.as_mut() {
+            buf.lru.insert(lpn, BufEntry { dest, version });
+        }
         Ok(())
     }
 
