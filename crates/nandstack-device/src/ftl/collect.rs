@@ -5,7 +5,7 @@ use nandstack_core::{Error, Result};
 
 use super::bigvec;
 use super::blocks::{self, BlockState, NONE};
-use super::gc::Scope;
+use super::gc::{Scope, VictimPolicy};
 use super::ops::{OpCause, OpKind};
 use super::placement::{WriteCause, WriteCtx};
 use super::{Ftl, GcBurst, GcEvent, GcScope, GcTrigger, MappingTable, Migration};

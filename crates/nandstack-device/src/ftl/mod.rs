@@ -70,7 +70,7 @@ pub struct Ftl {
     stripe: Vec<u32>,
     dyn_units: u64,
     gc_rr: u32,
-    victim: Box<dyn VictimPolicy>,
+    victim: gc::Victims,
     placement: Box<dyn PlacementPolicy>,
     streams: u32,
     counters: Counters,

@@ -3,6 +3,7 @@
 use nandstack_core::{Error, Result};
 
 use super::blocks::{self, BlockState, NONE};
+use super::gc::VictimPolicy;
 use super::ops::{OpCause, OpKind};
 use super::placement::{WriteCause, WriteCtx};
 use super::{Allocation, Ftl, GcScope, GcTrigger};

@@ -25,7 +25,7 @@ use serde::Serialize;
 use crate::cache::{Eviction, WriteBuffer, WriteBufferConfig};
 use crate::ftl::blocks::BlockState;
 use crate::ftl::config::VictimConfig;
-use crate::ftl::gc::{self, VictimPolicy};
+use crate::ftl::gc::{self, VictimPolicy, Victims};
 use crate::ftl::mapping::MappingTable;
 use crate::ftl::versions::VersionTable;
 
@@ -129,9 +129,9 @@ pub struct HybridFtl {
     pub(crate) hot: Vec<bool>,
     pub(crate) blocks: Blocks,
     /// Victim policy of SLC→QLC migration (shared layout): told about sealed SLC blocks only.
-    pub(crate) slc_victims: Box<dyn VictimPolicy>,
+    pub(crate) slc_victims: Victims,
     /// Victim policy of QLC GC: told about sealed QLC blocks only.
-    pub(crate) qlc_victims: Box<dyn VictimPolicy>,
+    pub(crate) qlc_victims: Victims,
     /// A policy reads `BlockTable::modified_at` (kept up to date only then).
     track_age: bool,
     /// Randomized victim policies draw from this.
@@ -185,8 +185,8 @@ impl HybridFtl {
         layout: SlcLayout,
         verify: bool,
         seed: u64,
-        slc_victims: Box<dyn VictimPolicy>,
-        qlc_victims: Box<dyn VictimPolicy>,
+        slc_victims: Victims,
+        qlc_victims: Victims,
     ) -> HybridFtl {
         let n = p.total_blocks;
         let physical = n as usize * p.qlc_units_per_block as usize;

@@ -63,7 +63,7 @@ pub struct ZonedBlockLayer {
     /// Physical slot → logical unit that was written there (valid iff `l2p` points back).
     p2l: Vec<u32>,
     table: BlockTable,
-    victim: Box<dyn VictimPolicy>,
+    victim: gc::Victims,
     victim_name: &'static str,
     rng: Rng,
     free: VecDeque<u32>,

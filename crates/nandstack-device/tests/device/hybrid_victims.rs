@@ -212,17 +212,23 @@ fn run_sized(
     let counts = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let shared = layout == SlcLayout::Shared;
     let slc = Lockstep {
-        fast: gc::build(&slc_victim, 1, &table),
+        fast: Box::new(gc::build(&slc_victim, 1, &table)),
         twin: FullScan::new(n, SLC, &slc_victim, shared),
         selections: counts.0.clone(),
     };
     let qlc = Lockstep {
-        fast: gc::build(&VictimConfig::greedy(), 1, &table),
+        fast: Box::new(gc::build(&VictimConfig::greedy(), 1, &table)),
         twin: FullScan::new(n, QLC, &VictimConfig::greedy(), true),
         selections: counts.1.clone(),
     };
-    let mut f =
-        HybridFtl::with_victims(p.clone(), layout, true, seed, Box::new(slc), Box::new(qlc));
+    let mut f = HybridFtl::with_victims(
+        p.clone(),
+        layout,
+        true,
+        seed,
+        gc::Victims::Other(Box::new(slc)),
+        gc::Victims::Other(Box::new(qlc)),
+    );
     let mut rng = Rng::new(seed);
     let logical = p.logical_units as u64;
     let max_slc = size.blocks as u64 * 5 / 8;

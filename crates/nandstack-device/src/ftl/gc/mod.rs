@@ -62,13 +62,66 @@ pub trait VictimPolicy: VictimClone + Send {
 }
 
 /// Build the policy a config names.
-pub fn build(cfg: &VictimConfig, planes: u32, table: &BlockTable) -> Box<dyn VictimPolicy> {
+pub fn build(cfg: &VictimConfig, planes: u32, table: &BlockTable) -> Victims {
     match cfg {
-        VictimConfig::Greedy { tie_break } => Box::new(Greedy::new(planes, table, *tie_break)),
-        VictimConfig::CostBenefit => Box::new(CostBenefit::new(planes, table)),
-        VictimConfig::Fifo => Box::new(Fifo::new(planes, table)),
-        VictimConfig::Random => Box::new(RandomVictim::new(planes, table)),
-        VictimConfig::DChoices { d } => Box::new(DChoices::new(planes, table, *d)),
+        VictimConfig::Greedy { tie_break } => {
+            Victims::Greedy(Greedy::new(planes, table, *tie_break))
+        }
+        VictimConfig::CostBenefit => Victims::Other(Box::new(CostBenefit::new(planes, table))),
+        VictimConfig::Fifo => Victims::Other(Box::new(Fifo::new(planes, table))),
+        VictimConfig::Random => Victims::Other(Box::new(RandomVictim::new(planes, table))),
+        VictimConfig::DChoices { d } => Victims::Other(Box::new(DChoices::new(planes, table, *d))),
+    }
+}
+
+/// The policy an FTL holds: greedy (the default of every FTL, on every overwrite's path) called
+/// directly so that its updates inline into the write path, any other behind a trait object.
+#[derive(Clone)]
+pub enum Victims {
+    Greedy(Greedy),
+    Other(Box<dyn VictimPolicy>),
+}
+
+/// Forward a `VictimPolicy` method to the policy held.
+macro_rules! held {
+    ($self:ident, $p:ident => $e:expr) => {
+        match $self {
+            Victims::Greedy($p) => $e,
+            Victims::Other($p) => $e,
+        }
+    };
+}
+
+impl VictimPolicy for Victims {
+    fn name(&self) -> &'static str {
+        held!(self, p => p.name())
+    }
+    fn on_sealed(&mut self, block: u32, table: &BlockTable) {
+        held!(self, p => p.on_sealed(block, table))
+    }
+    #[inline]
+    fn on_invalidated(&mut self, block: u32, table: &BlockTable) {
+        held!(self, p => p.on_invalidated(block, table))
+    }
+    fn remove(&mut self, block: u32, table: &BlockTable) {
+        held!(self, p => p.remove(block, table))
+    }
+    fn select(&mut self, scope: Scope, table: &BlockTable, now: u64, rng: &mut Rng) -> Option<u32> {
+        held!(self, p => p.select(scope, table, now, rng))
+    }
+    fn memory_bytes(&self) -> usize {
+        held!(self, p => p.memory_bytes())
+    }
+    fn needs_age(&self) -> bool {
+        held!(self, p => p.needs_age())
+    }
+    #[inline]
+    fn prefetch(&self, block: u32) {
+        held!(self, p => p.prefetch(block))
+    }
+    #[inline]
+    fn prefetch_neighbours(&self, block: u32, table: &BlockTable) {
+        held!(self, p => p.prefetch_neighbours(block, table))
     }
 }
 
