@@ -135,8 +135,16 @@ impl Mbf {
         let h2 = (lpn as u64).wrapping_mul(0xC4CE_B9FE_1A85_EC53) | 1;
         let bits = self.cfg.bits as u64;
         let mut out = [0; MAX_HASHES];
-        for (i, b) in out.iter_mut().enumerate().take(self.cfg.hashes as usize) {
-            *b = (h1.wrapping_add((i as u64).wrapping_mul(h2)) % bits) as usize;
+        let hashes = out.iter_mut().enumerate().take(self.cfg.hashes as usize);
+        if bits.is_power_of_two() {
+            // The default (2048 bits): the remainder is a mask, not a hardware divide per hash.
+            for (i, b) in hashes {
+                *b = (h1.wrapping_add((i as u64).wrapping_mul(h2)) & (bits - 1)) as usize;
+            }
+        } else {
+            for (i, b) in hashes {
+                *b = (h1.wrapping_add((i as u64).wrapping_mul(h2)) % bits) as usize;
+            }
         }
         out
     }
@@ -159,12 +167,14 @@ impl Mbf {
     fn score_at(&mut self, pos: &[usize]) -> u32 {
         let n = self.cfg.filters as usize;
         let mut s = 0;
+        // From the current filter back to the oldest: filter (current − age) mod n, stepped down.
+        let mut f = self.current;
         for age in 0..n {
-            let f = (self.current + n - age) % n;
             self.hash_ops += self.cfg.hashes as u64;
             if self.test(f, pos) {
                 s += (n - age) as u32;
             }
+            f = if f == 0 { n - 1 } else { f - 1 };
         }
         s
     }
@@ -299,23 +309,26 @@ mod tests {
     /// the same score and stream for every write, and the same hash-operation count.
     #[test]
     fn matches_a_plain_multi_bloom_filter() {
-        for (seed, hashes, filters, hot) in [
-            (1u64, 2u32, 4u32, None),
-            (2, 8, 3, Some(1)),
-            (3, 1, 1, None),
-            (4, 5, 7, Some(9)),
+        // 600 bits: the remainder by division; 512: by mask (the default's path).
+        for (seed, hashes, filters, hot, nbits) in [
+            (1u64, 2u32, 4u32, None, 600u32),
+            (2, 8, 3, Some(1), 600),
+            (3, 1, 1, None, 600),
+            (4, 5, 7, Some(9), 600),
+            (5, 2, 4, None, 512),
+            (6, 3, 5, Some(7), 512),
         ] {
             let cfg = MbfConfig {
                 filters,
                 hashes,
-                bits: 600,
+                bits: nbits,
                 decay_writes: 37,
                 hot_threshold: hot,
                 ..MbfConfig::default()
             };
             let mut m = Mbf::new(cfg.clone());
             let n = filters as usize;
-            let mut bits = vec![vec![false; 600]; n];
+            let mut bits = vec![vec![false; nbits as usize]; n];
             let (mut current, mut in_window, mut hash_ops) = (0usize, 0u32, 0u64);
             let threshold = cfg
                 .hot_threshold
@@ -324,7 +337,7 @@ mod tests {
                 let h1 = (lpn as u64 ^ 0x9E37_79B9).wrapping_mul(0xFF51_AFD7_ED55_8CCD);
                 let h1 = h1 ^ (h1 >> 33);
                 let h2 = (lpn as u64).wrapping_mul(0xC4CE_B9FE_1A85_EC53) | 1;
-                (h1.wrapping_add(i.wrapping_mul(h2)) % 600) as usize
+                (h1.wrapping_add(i.wrapping_mul(h2)) % u64::from(nbits)) as usize
             };
             let mut rng = nandstack_core::Rng::new(seed);
             for step in 0..20_000 {
