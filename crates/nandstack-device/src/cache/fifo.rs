@@ -214,17 +214,6 @@ impl<V: Copy + Default> FifoMap<V> {
             .filter(|&k| k != NONE)
     }
 
-    /// The key `d` places from the oldest (0: the next to leave), if there are that many.
-    #[inline]
-    pub fn key_from_tail(&self, d: u32) -> Option<u32> {
-        self.iter_lru().nth(d as usize)
-    }
-
-    /// Up to `n` keys starting from the oldest.
-    pub fn peek_lru(&self, n: usize) -> Vec<u32> {
-        self.iter_lru().take(n).collect()
-    }
-
     /// Keys from the oldest to the newest.
     pub fn keys_lru_first(&self) -> Vec<u32> {
         self.iter_lru().collect()
@@ -236,9 +225,6 @@ impl FifoMap<bool> {
     #[inline]
     pub fn touch(&mut self, key: u32, dirty: bool) -> bool {
         self.touch_with(key, |d| *d |= dirty)
-    }
-    pub fn is_dirty(&self, key: u32) -> Option<bool> {
-        self.get(key)
     }
 }
 
@@ -289,9 +275,6 @@ mod tests {
                 assert_eq!(m.len() as usize, q.len());
                 assert_eq!(m.is_full(), q.len() == cap as usize);
                 assert_eq!(m.lru_key(), model.first().copied());
-                let d = rng.below(6) as usize;
-                assert_eq!(m.key_from_tail(d as u32), model.get(d).copied());
-                assert_eq!(m.peek_lru(d), model[..d.min(model.len())]);
                 for &(k, v) in q.iter() {
                     assert_eq!(m.get(k), Some(v), "seed {seed}, step {step}");
                     assert!(m.contains(k));
@@ -372,7 +355,7 @@ mod tests {
         assert!(m.touch(1, true) && !m.touch(7, true));
         assert_eq!(m.keys_lru_first(), vec![1, 2, 3]);
         assert!(m.touch(1, false));
-        assert_eq!(m.is_dirty(1), Some(true));
+        assert_eq!(m.get(1), Some(true));
         assert_eq!(m.insert(4, false), Some((1, true)));
         assert_eq!(m.capacity(), 3);
     }
