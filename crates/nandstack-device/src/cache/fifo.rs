@@ -6,14 +6,16 @@
 //! tombstone that `head` steps over; when tombstones fill the ring's spare half it is compacted in
 //! place (order kept), which happens at most once per `capacity` removals.
 //!
-//! The key index is a direct `Vec` (key → ring position + 1, 0 = absent), as in `LruMap`.
+//! The key index (key → ring position) is the caches' shared [`KeyIndex`].
+
+use super::keys::KeyIndex;
 
 const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Debug)]
 pub struct FifoMap<V = bool> {
-    /// Key → ring position + 1; 0 = absent (a fresh index is zeroed memory the OS maps lazily).
-    slot_of: Vec<u32>,
+    /// Key → slot.
+    slot_of: KeyIndex,
     /// The ring: the key at each position, `NONE` for a tombstone or an unused position.
     keys: Vec<u32>,
     values: Vec<V>,
@@ -27,14 +29,6 @@ pub struct FifoMap<V = bool> {
     cap: u32,
 }
 
-/// The key index goes back to the process's kept tables, for the next device
-/// (`nandstack_core::alloc::keep`), as `LruMap`'s does.
-impl<V> Drop for FifoMap<V> {
-    fn drop(&mut self) {
-        nandstack_core::alloc::keep(std::mem::take(&mut self.slot_of));
-    }
-}
-
 impl<V: Copy + Default> FifoMap<V> {
     /// A FIFO map for keys in `[0, key_space)` holding at most `capacity` (≥ 1) entries.
     pub fn new(key_space: u32, capacity: u32) -> FifoMap<V> {
@@ -42,7 +36,7 @@ impl<V: Copy + Default> FifoMap<V> {
         // At least twice the capacity (so compaction is rare), at most 2^31 positions.
         let size = (2 * cap as u64).next_power_of_two().min(1 << 31) as usize;
         FifoMap {
-            slot_of: nandstack_core::alloc::kept_or_filled(0, key_space as usize, "cache table"),
+            slot_of: KeyIndex::new(key_space),
             keys: nandstack_core::alloc::filled_or_unwind(NONE, size, "cache table"),
             values: nandstack_core::alloc::filled_or_unwind(V::default(), size, "cache table"),
             mask: (size - 1) as u32,
@@ -67,17 +61,17 @@ impl<V: Copy + Default> FifoMap<V> {
     }
     #[inline]
     pub fn contains(&self, key: u32) -> bool {
-        self.slot_of[key as usize] != 0
+        self.slot_of.contains(key)
     }
     /// The ring position of `key`, or `NONE`.
     #[inline]
     fn slot(&self, key: u32) -> u32 {
-        self.slot_of[key as usize].wrapping_sub(1)
+        self.slot_of.slot(key)
     }
     /// Hint the CPU to bring `key`'s index entry into cache (pure hint).
     #[inline]
     pub fn prefetch(&self, key: u32) {
-        nandstack_core::hint::prefetch(&self.slot_of, key as usize);
+        self.slot_of.prefetch(key);
     }
     /// The value of `key`, if present.
     #[inline]
@@ -118,7 +112,7 @@ impl<V: Copy + Default> FifoMap<V> {
         let s = self.tail & self.mask;
         self.keys[s as usize] = key;
         self.values[s as usize] = value;
-        self.slot_of[key as usize] = s + 1;
+        self.slot_of.set(key, s);
         self.tail = self.tail.wrapping_add(1);
         self.len += 1;
         evicted
@@ -132,7 +126,7 @@ impl<V: Copy + Default> FifoMap<V> {
         }
         let s = (self.head & self.mask) as usize;
         let (key, v) = (self.keys[s], self.values[s]);
-        self.slot_of[key as usize] = 0;
+        self.slot_of.clear(key);
         self.keys[s] = NONE;
         self.len -= 1;
         self.head = self.head.wrapping_add(1);
@@ -152,7 +146,7 @@ impl<V: Copy + Default> FifoMap<V> {
             return None;
         }
         let v = self.values[s as usize];
-        self.slot_of[key as usize] = 0;
+        self.slot_of.clear(key);
         self.keys[s as usize] = NONE;
         self.len -= 1;
         if self.len == 0 {
@@ -190,7 +184,7 @@ impl<V: Copy + Default> FifoMap<V> {
                     self.keys[to] = k;
                     self.values[to] = self.values[from];
                     self.keys[from] = NONE;
-                    self.slot_of[k as usize] = to as u32 + 1;
+                    self.slot_of.set(k, to as u32);
                 }
                 w = w.wrapping_add(1);
             }

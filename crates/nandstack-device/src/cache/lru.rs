@@ -1,19 +1,21 @@
 //! A recency-ordered set of integer keys, each with a small value (a dirty bit for the block controller's
-//! caches, a destination and a version for the hybrid's buffer), O(1) per operation: a direct index from
-//! key to slot (keys are logical unit numbers, so a `Vec` beats hashing and keeps iteration order out of
-//! the picture), and an intrusive doubly-linked list over the slots.
+//! caches), O(1) per operation: a direct index from key to slot ([`KeyIndex`]) and an intrusive
+//! doubly-linked list over the slots.
 //!
 //! The order is a parameter: **LRU** ([`LruMap::new`]: a touch makes the entry the most recent) or
 //! **FIFO** ([`LruMap::fifo`]: insertion order; touching an entry updates its value in place and leaves
-//! its position alone). Either way the "least recent" end is the one that leaves first.
+//! its position alone). Either way the "least recent" end is the one that leaves first. The write
+//! buffers in FIFO order use the ring [`super::FifoMap`]; `LruMap::fifo` is the linked-list twin it is
+//! tested against.
+
+use super::keys::KeyIndex;
 
 const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Debug)]
 pub struct LruMap<V = bool> {
-    /// Key → slot + 1; 0 = absent (so a fresh index is zeroed memory the OS maps lazily: a small map
-    /// over a large key space costs only the pages its keys touch).
-    slot_of: Vec<u32>,
+    /// Key → slot.
+    slot_of: KeyIndex,
     key_of: Vec<u32>,
     prev: Vec<u32>,
     next: Vec<u32>,
@@ -27,14 +29,6 @@ pub struct LruMap<V = bool> {
     len: u32,
     /// LRU: a touch moves the entry to the head; FIFO: it does not.
     refresh_on_touch: bool,
-}
-
-/// The key index goes back to the process's kept tables, for the next device
-/// (`nandstack_core::alloc::keep`).
-impl<V> Drop for LruMap<V> {
-    fn drop(&mut self) {
-        nandstack_core::alloc::keep(std::mem::take(&mut self.slot_of));
-    }
 }
 
 impl<V: Copy + Default> LruMap<V> {
@@ -52,7 +46,7 @@ impl<V: Copy + Default> LruMap<V> {
         let table = |n: usize| nandstack_core::alloc::filled_or_unwind(NONE, n, "cache table");
         LruMap {
             // slot + 1 per key; 0 = absent.
-            slot_of: nandstack_core::alloc::kept_or_filled(0, key_space as usize, "cache table"),
+            slot_of: KeyIndex::new(key_space),
             key_of: table(cap),
             prev: table(cap),
             // Free slots chained in order 0, 1, 2, …
@@ -86,12 +80,12 @@ impl<V: Copy + Default> LruMap<V> {
     }
     #[inline]
     pub fn contains(&self, key: u32) -> bool {
-        self.slot_of[key as usize] != 0
+        self.slot_of.contains(key)
     }
     /// The slot of `key`, or `NONE`.
     #[inline]
     fn slot(&self, key: u32) -> u32 {
-        self.slot_of[key as usize].wrapping_sub(1)
+        self.slot_of.slot(key)
     }
     /// The key `d` places from the least recent end (0: the next to leave), if there are that many.
     #[inline]
@@ -101,7 +95,7 @@ impl<V: Copy + Default> LruMap<V> {
     /// Hint the CPU to bring `key`'s index entry into cache (pure hint).
     #[inline]
     pub fn prefetch(&self, key: u32) {
-        nandstack_core::hint::prefetch(&self.slot_of, key as usize);
+        self.slot_of.prefetch(key);
     }
     /// The value of `key`, if present (no reordering).
     #[inline]
@@ -170,7 +164,7 @@ impl<V: Copy + Default> LruMap<V> {
         let s = self.free;
         debug_assert!(s != NONE, "a free slot after eviction");
         self.free = self.next[s as usize];
-        self.slot_of[key as usize] = s + 1;
+        self.slot_of.set(key, s);
         self.key_of[s as usize] = key;
         self.value[s as usize] = value;
         self.push_front(s);
@@ -207,7 +201,7 @@ impl<V: Copy + Default> LruMap<V> {
     fn remove_slot(&mut self, s: u32) {
         self.unlink(s);
         let key = self.key_of[s as usize];
-        self.slot_of[key as usize] = 0;
+        self.slot_of.clear(key);
         self.key_of[s as usize] = NONE;
         self.next[s as usize] = self.free;
         self.free = s;

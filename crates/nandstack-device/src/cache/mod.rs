@@ -2,6 +2,7 @@
 //! cache (which lives inside the FTL because the FTL is what touches mapping entries).
 
 pub mod fifo;
+mod keys;
 pub mod lru;
 pub mod mapping;
 pub mod write_buffer;
