@@ -149,11 +149,16 @@ impl Mbf {
         out
     }
 
-    /// Whether every bit at `pos` is set in `filter`.
+    /// 1 if every bit at `pos` is set in `filter`, else 0. Every bit is read (no early exit): whether a
+    /// page's bits are set is data, and a branch on it is mispredicted about as often as taken.
     #[inline]
-    fn test(&self, filter: usize, pos: &[usize]) -> bool {
+    fn test(&self, filter: usize, pos: &[usize]) -> u32 {
         let words = &self.words[filter * self.words_per_filter..];
-        pos.iter().all(|&b| words[b / 64] & (1 << (b % 64)) != 0)
+        let mut all = 1;
+        for &b in pos {
+            all &= words[b / 64] >> (b % 64);
+        }
+        (all & 1) as u32
     }
 
     /// Recency-weighted hotness of a logical page.
@@ -168,12 +173,10 @@ impl Mbf {
         let n = self.cfg.filters as usize;
         let mut s = 0;
         // From the current filter back to the oldest: filter (current − age) mod n, stepped down.
+        self.hash_ops += (n as u64) * self.cfg.hashes as u64;
         let mut f = self.current;
         for age in 0..n {
-            self.hash_ops += self.cfg.hashes as u64;
-            if self.test(f, pos) {
-                s += (n - age) as u32;
-            }
+            s += (n - age) as u32 * self.test(f, pos);
             f = if f == 0 { n - 1 } else { f - 1 };
         }
         s
