@@ -403,60 +403,63 @@ impl Sim {
                 );
             }
             t.pos += 1;
-            match r.op {
-                OP_READ | OP_WRITE => {
-                    if r.page >= t.pages {
-                        return Err(Error::Invariant(format!(
-                            "process `{}` referenced page {} beyond its {} pages",
-                            proc.name, r.page, t.pages
-                        )));
+            // A reference (read 0, write 1) before the markers: reads and writes interleave at random,
+            // so the hit test below takes the op as data, not as a branch.
+            const _: () = assert!(OP_READ == 0 && OP_WRITE == 1);
+            if r.op <= OP_WRITE {
+                if r.page >= t.pages {
+                    return Err(Error::Invariant(format!(
+                        "process `{}` referenced page {} beyond its {} pages",
+                        proc.name, r.page, t.pages
+                    )));
+                }
+                refs += 1;
+                t.ctx.now += ns;
+                let vpn = t.base + r.page;
+                let pte = host.vm.ptes[vpn as usize];
+                // A write needs a present, writable page and dirties it; a read needs it present.
+                let write = r.op as u32;
+                let need = PTE_PRESENT | write * PTE_WRITE;
+                if pte & need == need {
+                    host.vm.ptes[vpn as usize] = pte | PTE_YOUNG | write * PTE_DIRTY;
+                    hits += 1;
+                    continue;
+                }
+                // A read of a never-written page reads the zero page.
+                if pte == PTE_ZERO && write == 0 {
+                    hits += 1;
+                    continue;
+                }
+                // The references ahead that will fault on a swapped page: their swap and device
+                // entries come into cache while this fault runs (thousands of cycles).
+                for ahead in &t.buf[t.pos..t.buf.len().min(t.pos + PTE_LEAD)] {
+                    if matches!(ahead.op, OP_READ | OP_WRITE) && ahead.page < t.pages {
+                        host.prefetch_fault(t.base + ahead.page);
                     }
-                    refs += 1;
-                    t.ctx.now += ns;
-                    let vpn = t.base + r.page;
-                    let pte = host.vm.ptes[vpn as usize];
-                    if r.op == OP_WRITE {
-                        if pte & (PTE_PRESENT | PTE_WRITE) == PTE_PRESENT | PTE_WRITE {
-                            host.vm.ptes[vpn as usize] = pte | PTE_YOUNG | PTE_DIRTY;
-                            hits += 1;
-                            continue;
+                }
+                // The page image has seen every reference before this one.
+                host.advance_contents(t.proc, proc.references + refs - 1);
+                host.fault(&mut t.ctx, vpn, r.op == OP_WRITE)?;
+            } else {
+                match r.op {
+                    OP_BEGIN => {
+                        t.req_start = t.ctx.now;
+                        if let Some(z) = host.store.zswap.as_mut() {
+                            z.sample_density();
                         }
-                    } else if pte & PTE_PRESENT != 0 {
-                        host.vm.ptes[vpn as usize] = pte | PTE_YOUNG;
-                        hits += 1;
-                        continue;
-                    } else if pte == PTE_ZERO {
-                        hits += 1;
-                        continue;
                     }
-                    // The references ahead that will fault on a swapped page: their swap and device
-                    // entries come into cache while this fault runs (thousands of cycles).
-                    for ahead in &t.buf[t.pos..t.buf.len().min(t.pos + PTE_LEAD)] {
-                        if matches!(ahead.op, OP_READ | OP_WRITE) && ahead.page < t.pages {
-                            host.prefetch_fault(t.base + ahead.page);
-                        }
+                    OP_END => {
+                        proc.requests += 1;
+                        proc.latency.record((t.ctx.now - t.req_start).0);
+                        proc.first_ns = proc.first_ns.min(t.req_start.0);
+                        proc.last_ns = proc.last_ns.max(t.ctx.now.0);
                     }
-                    // The page image has seen every reference before this one.
-                    host.advance_contents(t.proc, proc.references + refs - 1);
-                    host.fault(&mut t.ctx, vpn, r.op == OP_WRITE)?;
-                }
-                OP_BEGIN => {
-                    t.req_start = t.ctx.now;
-                    if let Some(z) = host.store.zswap.as_mut() {
-                        z.sample_density();
+                    OP_SLEEP => t.ctx.now += Nanos(r.page as u64 * 1000),
+                    OP_UNTIL => {
+                        t.ctx.now = t.ctx.now.max(t.start_ns + Nanos(r.page as u64 * 1_000_000))
                     }
+                    _ => {}
                 }
-                OP_END => {
-                    proc.requests += 1;
-                    proc.latency.record((t.ctx.now - t.req_start).0);
-                    proc.first_ns = proc.first_ns.min(t.req_start.0);
-                    proc.last_ns = proc.last_ns.max(t.ctx.now.0);
-                }
-                OP_SLEEP => t.ctx.now += Nanos(r.page as u64 * 1000),
-                OP_UNTIL => {
-                    t.ctx.now = t.ctx.now.max(t.start_ns + Nanos(r.page as u64 * 1_000_000))
-                }
-                _ => {}
             }
             if t.ctx.now > horizon {
                 break;
