@@ -393,20 +393,20 @@ impl Sim {
         let proc = &mut self.procs[t.proc];
         let (mut refs, mut hits) = (0u64, 0u64);
         while t.pos < t.buf.len() {
-            let r = t.buf[t.pos];
-            // The page-table entry of the reference PTE_LEAD ahead (the table is MiBs: most
-            // references would miss the cache); markers' page fields name no page, a wasted hint.
-            if let Some(ahead) = t.buf.get(t.pos + PTE_LEAD) {
-                nandstack_core::hint::prefetch(
-                    &host.vm.ptes,
-                    t.base as usize + ahead.page as usize,
-                );
-            }
+            // The run of plain hits from here, in a loop of its own (the page table and the
+            // buffer in registers); it stops at the first reference that needs more.
+            let from = t.pos;
+            t.pos = hits_from(&t.buf, from, &mut host.vm.ptes, t.base, t.pages);
+            let n = (t.pos - from) as u64;
+            refs += n;
+            hits += n;
+            t.ctx.now += Nanos(ns.0 * n);
+            let Some(&r) = t.buf.get(t.pos) else {
+                break;
+            };
             t.pos += 1;
-            // A reference (read 0, write 1) before the markers: reads and writes interleave at random,
-            // so the hit test below takes the op as data, not as a branch.
-            const _: () = assert!(OP_READ == 0 && OP_WRITE == 1);
             if r.op <= OP_WRITE {
+                // Not a hit (`hits_from` stopped here): beyond the process, or a fault.
                 if r.page >= t.pages {
                     return Err(Error::Invariant(format!(
                         "process `{}` referenced page {} beyond its {} pages",
@@ -416,20 +416,6 @@ impl Sim {
                 refs += 1;
                 t.ctx.now += ns;
                 let vpn = t.base + r.page;
-                let pte = host.vm.ptes[vpn as usize];
-                // A write needs a present, writable page and dirties it; a read needs it present.
-                let write = r.op as u32;
-                let need = PTE_PRESENT | write * PTE_WRITE;
-                if pte & need == need {
-                    host.vm.ptes[vpn as usize] = pte | PTE_YOUNG | write * PTE_DIRTY;
-                    hits += 1;
-                    continue;
-                }
-                // A read of a never-written page reads the zero page.
-                if pte == PTE_ZERO && write == 0 {
-                    hits += 1;
-                    continue;
-                }
                 // The references ahead that will fault on a swapped page: their swap and device
                 // entries come into cache while this fault runs (thousands of cycles).
                 for ahead in &t.buf[t.pos..t.buf.len().min(t.pos + PTE_LEAD)] {
@@ -493,4 +479,35 @@ impl Sim {
     pub fn threads(&self) -> usize {
         self.tasks.len()
     }
+}
+
+/// From `pos` on, the references of `buf` that are plain hits — a read of a present page or of the zero
+/// page, a write to a present writable one — with their page-table entries marked (young; dirty for a
+/// write), up to the first one that is not (a marker, a page beyond the process's `pages`, a fault) or
+/// the end; returns where it stopped. `ptes[base + page]` is the process's page `page`. Reads and writes
+/// interleave at random, so the op is data in the hit test (0 read, 1 write), not a branch.
+#[inline]
+fn hits_from(buf: &[MemRef], mut pos: usize, ptes: &mut [u32], base: u32, pages: u32) -> usize {
+    const _: () = assert!(OP_READ == 0 && OP_WRITE == 1);
+    while let Some(&r) = buf.get(pos) {
+        // The page-table entry of the reference PTE_LEAD ahead (the table is MiBs: most references
+        // would miss the cache); markers' page fields name no page, a wasted hint.
+        if let Some(ahead) = buf.get(pos + PTE_LEAD) {
+            nandstack_core::hint::prefetch(ptes, base as usize + ahead.page as usize);
+        }
+        if r.op > OP_WRITE || r.page >= pages {
+            break;
+        }
+        let vpn = (base + r.page) as usize;
+        let pte = ptes[vpn];
+        let write = r.op as u32;
+        let need = PTE_PRESENT | (write * PTE_WRITE);
+        if pte & need == need {
+            ptes[vpn] = pte | PTE_YOUNG | (write * PTE_DIRTY);
+        } else if !(pte == PTE_ZERO && write == 0) {
+            break;
+        }
+        pos += 1;
+    }
+    pos
 }
