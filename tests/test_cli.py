@@ -199,6 +199,10 @@ def test_bench_host_quick(cli):
     assert result["references"] == 5_000_000 + 81_920
     assert result["pswpout"] > 0 and result["pswpin"] > 0, "the working set exceeds the cgroup: it swaps"
     assert result["cpu_seconds"] > 0 and result["references_per_cpu_second"] > 0
+    # The generator alone is part of the run: less CPU than the run, and the model's own rate is the
+    # faster one.
+    assert 0 < result["generator_cpu_seconds"] < result["cpu_seconds"]
+    assert result["model_references_per_cpu_second"] > result["references_per_cpu_second"]
 
 
 def test_unknown_bench_exits_2(cli):

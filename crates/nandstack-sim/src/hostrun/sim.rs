@@ -22,7 +22,7 @@ use super::series::Series;
 use crate::config::SimConfig;
 
 /// References fetched from a stream at a time.
-const CHUNK: usize = 4096;
+pub(crate) const CHUNK: usize = 4096;
 /// How many references ahead the event loop prefetches a page-table entry.
 const PTE_LEAD: usize = 8;
 
