@@ -511,3 +511,41 @@ fn hits_from(buf: &[MemRef], mut pos: usize, ptes: &mut [u32], base: u32, pages:
     }
     pos
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hand-made page table (process at base 2 of 6 entries, 3 pages): what `hits_from` marks, and
+    /// where it stops — a write to a read-only page, a marker, a read of a swapped page, a page beyond.
+    #[test]
+    fn hits_from_marks_hits_and_stops_at_the_first_other_reference() {
+        let present = PTE_PRESENT | 7;
+        let writable = PTE_PRESENT | PTE_WRITE | 8;
+        let swapped = PTE_SWAP | 9;
+        let table = [0, 0, present, writable, PTE_ZERO, swapped];
+        let run = |buf: &[MemRef], pages: u32| {
+            let mut ptes = table;
+            let end = hits_from(buf, 0, &mut ptes, 2, pages);
+            (end, ptes)
+        };
+        // Reads of present and zero pages, a write to a writable page: all hits, then the end.
+        let (end, ptes) = run(
+            &[MemRef::read(0), MemRef::write(1), MemRef::read(2), MemRef::read(1)],
+            3,
+        );
+        assert_eq!(end, 4);
+        assert_eq!(ptes[2], present | PTE_YOUNG);
+        assert_eq!(ptes[3], writable | PTE_YOUNG | PTE_DIRTY);
+        assert_eq!(ptes[4], PTE_ZERO, "the zero page's entry is left alone");
+        // A write to a present read-only page faults (copy on write): it stops there, unmarked.
+        let (end, ptes) = run(&[MemRef::read(1), MemRef::write(0)], 3);
+        assert_eq!((end, ptes[2]), (1, present));
+        // A write to the zero page faults too.
+        assert_eq!(run(&[MemRef::write(2)], 3).0, 0);
+        // A marker, a swapped page, a page beyond the process: each stops the run.
+        assert_eq!(run(&[MemRef::read(0), MemRef::marker(OP_BEGIN, 0)], 3).0, 1);
+        assert_eq!(run(&[MemRef::read(0), MemRef::read(3)], 4).0, 1);
+        assert_eq!(run(&[MemRef::read(0), MemRef::read(3)], 3).0, 1);
+    }
+}
