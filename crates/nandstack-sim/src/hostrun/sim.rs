@@ -531,7 +531,12 @@ mod tests {
         };
         // Reads of present and zero pages, a write to a writable page: all hits, then the end.
         let (end, ptes) = run(
-            &[MemRef::read(0), MemRef::write(1), MemRef::read(2), MemRef::read(1)],
+            &[
+                MemRef::read(0),
+                MemRef::write(1),
+                MemRef::read(2),
+                MemRef::read(1),
+            ],
             3,
         );
         assert_eq!(end, 4);
