@@ -4,7 +4,7 @@
 //! check that a change to it leaves its stream bit for bit the same.
 use std::time::Instant;
 
-use nandstack_host::workloads::{build, config::WorkloadConfig, MemRef};
+use nandstack_host::workloads::{build, config::WorkloadConfig, drain, MemRef};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -23,20 +23,15 @@ fn main() {
     });
     let t0 = Instant::now();
     let (mut n, mut sum) = (0u64, 0xcbf2_9ce4_8422_2325u64);
-    let mut buf: Vec<MemRef> = Vec::with_capacity(8192);
     for s in &mut w.threads {
-        loop {
-            buf.clear();
-            let more = s.fill(&mut buf, 4096).expect("fill");
-            for r in &buf {
+        drain(s.as_mut(), 4096, |refs: &[MemRef]| {
+            for r in refs {
                 sum = (sum ^ (u64::from(r.page) << 8 | u64::from(r.op)))
                     .wrapping_mul(0x100_0000_01b3);
             }
-            n += buf.len() as u64;
-            if !more {
-                break;
-            }
-        }
+            n += refs.len() as u64;
+        })
+        .expect("fill");
     }
     let s = t0.elapsed().as_secs_f64();
     println!(

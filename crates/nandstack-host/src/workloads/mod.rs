@@ -100,6 +100,24 @@ pub struct Mapping {
     pub kind: MapKind,
 }
 
+/// Read `stream` to its end in fills of `chunk` references (as the simulation does), handing each
+/// fill's references to `each` — to time a generator alone or to checksum its stream.
+pub fn drain(
+    stream: &mut dyn RefStream,
+    chunk: usize,
+    mut each: impl FnMut(&[MemRef]),
+) -> Result<()> {
+    let mut buf = Vec::with_capacity(chunk + 64);
+    loop {
+        buf.clear();
+        let more = stream.fill(&mut buf, chunk)?;
+        each(&buf);
+        if !more {
+            return Ok(());
+        }
+    }
+}
+
 /// A built workload: its address space and its threads.
 pub struct Workload {
     /// Size of the address space, pages.

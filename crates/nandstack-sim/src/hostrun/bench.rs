@@ -64,18 +64,12 @@ pub fn bench_host_value(quick: bool) -> Result<serde_json::Value> {
 /// in the simulation's chunks, discarded (None where CPU time cannot be read).
 fn generator_cpu(cfg: &SimConfig) -> Result<Option<f64>> {
     let cpu0 = cpu_seconds();
-    let mut buf = Vec::with_capacity(super::sim::CHUNK + 64);
     for (i, p) in cfg.host_processes().iter().enumerate() {
         let w = nandstack_host::workloads::build(&p.workload, cfg.seed, i as u64)?;
         for mut stream in w.threads {
-            loop {
-                buf.clear();
-                let more = stream.fill(&mut buf, super::sim::CHUNK)?;
-                std::hint::black_box(&buf);
-                if !more {
-                    break;
-                }
-            }
+            nandstack_host::workloads::drain(stream.as_mut(), super::sim::CHUNK, |refs| {
+                std::hint::black_box(refs);
+            })?;
         }
     }
     Ok(cpu0.zip(cpu_seconds()).map(|(a, b)| b - a))
